@@ -1,0 +1,112 @@
+# j2kcuda top-level Makefile. Run ./configure first (make does it with defaults if needed).
+#   make            library (static + shared + pkg-config), j2kc, j2kc-check
+#   make check      installs test dependencies (as root, from Debian), builds, runs every GPU-less test
+#   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
+#   make bench      side-by-side speed benchmark (see bench/README.md)
+#   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
+-include config.mak
+
+B        ?= build
+CC       ?= cc
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS_J := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g -fPIC -ffp-contract=off $(WARN) \
+            -Ij2kcuda/include -Ij2kcuda/src $(EXTRA_CFLAGS)
+ifeq ($(SANITIZE),1)
+CFLAGS_J += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS_J += -fsanitize=address,undefined
+endif
+LIBS_J   := -lm -lpthread
+
+LIB_C    := $(sort $(wildcard j2kcuda/src/*.c))
+LIB_CU   := $(sort $(wildcard j2kcuda/src/*.cu))
+ifeq ($(HAVE_CUDA),1)
+CFLAGS_J += -DJ2KC_HAVE_CUDA=1
+NVFLAGS  := -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-ffp-contract=off -lineinfo \
+            -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1 $(NVCC_GENCODE)
+LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o) $(LIB_CU:%.cu=$(B)/obj/%.o)
+LIBS_J   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+PC_LIBS_PRIVATE := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
+else
+LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o)
+PC_LIBS_PRIVATE := -lm -lpthread
+endif
+
+TOOL_COMMON := $(sort $(filter-out tools/j2kc.c tools/j2kc_check.c,$(wildcard tools/*.c)))
+TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(B)/obj/%.o)
+TESTS_C  := $(sort $(wildcard tests/unit/test_*.c))
+TESTS_BIN := $(TESTS_C:tests/unit/%.c=$(B)/tests/%)
+
+all: $(B)/lib/libj2kcuda.a $(B)/lib/libj2kcuda.so $(B)/lib/pkgconfig/j2kcuda.pc \
+     $(B)/bin/j2kc $(B)/bin/j2kc-check
+
+config.mak:
+	./configure
+
+$(B)/obj/%.o: %.c config.mak $(wildcard j2kcuda/src/*.h) j2kcuda/include/j2kcuda.h $(wildcard tools/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_J) -Itools -c $< -o $@
+
+$(B)/obj/%.o: %.cu config.mak $(wildcard j2kcuda/src/*.h) $(wildcard j2kcuda/src/*.cuh) j2kcuda/include/j2kcuda.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(B)/lib/libj2kcuda.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/lib/libj2kcuda.so: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libj2kcuda.so.0 -Wl,--no-undefined -o $@ $^ $(LDFLAGS_J) $(LIBS_J)
+
+$(B)/lib/pkgconfig/j2kcuda.pc: config.mak Makefile
+	@mkdir -p $(dir $@)
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: j2kcuda\nDescription: JPEG 2000 encoder for NVIDIA GPUs\nVersion: 0.1.0\nLibs: -L$${libdir} -lj2kcuda\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	  "$(abspath $(B))" "$(abspath $(B))/lib" "$(abspath j2kcuda/include)" "$(PC_LIBS_PRIVATE)" > $@
+
+$(B)/bin/j2kc: $(B)/obj/tools/j2kc.o $(TOOL_COMMON_OBJ) $(B)/lib/libj2kcuda.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS_J) $(LIBS_J)
+
+$(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(TOOL_COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS_J) -lm
+
+$(B)/tests/%: tests/unit/%.c $(B)/lib/libj2kcuda.a tests/unit/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_J) -Itests/unit -o $@ $< $(B)/lib/libj2kcuda.a $(LDFLAGS_J) $(LIBS_J)
+
+unit-tests: $(TESTS_BIN)
+
+# ---- tests ---------------------------------------------------------------------------
+check-deps:
+	@tests/install-deps.sh
+
+check: check-deps all unit-tests
+	tests/run-all.sh $(B)
+
+check-cuda: all
+	tests/check-cuda.sh $(B)
+
+bench: all
+	bench/run.sh $(B)
+
+ffmpeg: all
+	tools/ffmpeg-build.sh $(B)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(B)/lib/libj2kcuda.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/lib/libj2kcuda.so $(DESTDIR)$(PREFIX)/lib/libj2kcuda.so.0
+	ln -sf libj2kcuda.so.0 $(DESTDIR)$(PREFIX)/lib/libj2kcuda.so
+	install -m 644 j2kcuda/include/j2kcuda.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(B)/bin/j2kc $(B)/bin/j2kc-check $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf $(B)
+
+distclean: clean
+	rm -f config.mak
+
+.PHONY: all check check-deps check-cuda bench ffmpeg install clean distclean unit-tests
+.SECONDARY:

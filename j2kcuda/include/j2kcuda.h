@@ -1,0 +1,228 @@
+/*
+ * j2kcuda: JPEG 2000 Part-1 encoder with a plain-C reference backend and a CUDA backend
+ * that writes byte-identical codestreams.
+ *
+ * This is the library's only public header. It is C99 and needs no CUDA header: device
+ * pointers, CUDA contexts and streams travel as plain pointers.
+ *
+ * Life of an encoder:
+ *   J2kcParams *p = j2kc_params_alloc();
+ *   j2kc_params_set(p, "profile", "dci2k"); j2kc_params_set(p, "fps", "24"); ...
+ *   J2kcImageDesc img = { .nb_comps = 3, .width = 2048, .height = 1080, ... };
+ *   j2kc_encoder_create(&enc, &img, p);          // validates, plans, allocates once
+ *   loop: j2kc_encoder_submit(enc, &frame);      // J2KC_ERR_AGAIN when every slot is busy
+ *         j2kc_encoder_receive(enc, &pkt, 1);     // oldest frame's codestream, in order
+ *   j2kc_encoder_free(&enc); j2kc_params_free(&p);
+ */
+#ifndef J2KCUDA_H
+#define J2KCUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define J2KC_VERSION_MAJOR 0
+#define J2KC_VERSION_MINOR 1
+#define J2KC_VERSION_MICRO 0
+
+/** Error codes: every function that can fail returns 0 or one of these (< 0). */
+enum J2kcError {
+    J2KC_OK              =   0,
+    J2KC_ERR_INVAL       =  -1, /**< invalid argument or parameter value */
+    J2KC_ERR_NOMEM       =  -2, /**< host memory allocation failed */
+    J2KC_ERR_UNSUPPORTED =  -3, /**< valid JPEG 2000 but not supported by this encoder */
+    J2KC_ERR_CUDA        =  -4, /**< a CUDA call failed (the log says which) */
+    J2KC_ERR_BUFSIZE     =  -5, /**< byte budget smaller than the headers, or buffer too small */
+    J2KC_ERR_AGAIN       =  -6, /**< submit: all slots busy, receive a packet first; receive: nothing ready */
+    J2KC_ERR_EOF         =  -7, /**< receive: no frame in flight */
+    J2KC_ERR_NOTBUILT    =  -8, /**< backend not compiled into this library */
+    J2KC_ERR_PROFILE     =  -9, /**< image or parameters violate the selected profile */
+    J2KC_ERR_NODEV       = -10, /**< no usable GPU (or the requested index does not exist) */
+    J2KC_ERR_DEVMEM      = -11, /**< GPU out of memory */
+    J2KC_ERR_BROKEN      = -12, /**< encoder unusable after an earlier device error */
+    J2KC_ERR_INTERNAL    = -13, /**< internal consistency check failed (a bug: please report) */
+};
+
+/** Returns a static, human-readable text for an error code. */
+const char *j2kc_strerror(int err);
+
+/** Library version as "MAJOR.MINOR.MICRO". */
+const char *j2kc_version(void);
+
+/** Log levels passed to the log callback (same order as FFmpeg's). */
+enum J2kcLogLevel {
+    J2KC_LOG_ERROR   = 16,
+    J2KC_LOG_WARNING = 24,
+    J2KC_LOG_INFO    = 32,
+    J2KC_LOG_VERBOSE = 40,
+    J2KC_LOG_DEBUG   = 48,
+};
+
+/** Log callback: msg is a complete line without the trailing newline. */
+typedef void (*J2kcLogFn)(void *opaque, int level, const char *msg);
+
+/* ------------------------------------------------------------------------------------- */
+/* Parameters                                                                             */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct J2kcParams J2kcParams;
+
+/** Allocates a parameter set holding the defaults (9/7, 5 levels, 64x64 blocks, LRCP...). */
+J2kcParams *j2kc_params_alloc(void);
+/** Frees *p and sets it to NULL; accepts NULL. */
+void j2kc_params_free(J2kcParams **p);
+
+/**
+ * Sets one parameter by key; values are text. Returns J2KC_ERR_INVAL (and logs through the
+ * parameter set's log callback) for an unknown key or a malformed value. Conflicts between
+ * keys (and with the profile) are reported by j2kc_encoder_create(), which sees them all.
+ *
+ * Keys (see j2kc_params_help() for the full list with defaults):
+ *   profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r
+ *   fps         frame rate (rational "24", "24000/1001") for profile rules and "bitrate"
+ *   bytes       exact byte budget per frame (never exceeded, markers included)
+ *   bitrate     Mbit/s; with fps gives "bytes"
+ *   comp_bytes  byte budget per component (tile-parts of one component, headers included)
+ *   quality     target PSNR in dB (rate control stops when reached); "slope" sets a raw threshold
+ *   lossless    1: reversible 5/3 + RCT, all passes kept
+ *   transform   97|53
+ *   mct         auto|0|1
+ *   levels      0..32 decomposition levels
+ *   cblk        WxH code-block size (powers of two, 4..1024, W*H <= 4096)
+ *   prec        WxH[,WxH...] precinct sizes, lowest resolution first; last repeats
+ *   order       lrcp|rlcp|rpcl|pcrl|cprl
+ *   poc         "RS,CS,LYE,RE,CE,ORDER/..." explicit progression order changes
+ *   tiles       WxH[+X0+Y0] tile size and tile grid origin
+ *   tile_parts  none|R|C (split each tile's packets into tile-parts at resolution/component changes)
+ *   layers      number of quality layers; layer_bytes "b1,b2,..." cumulative budgets
+ *   bypass      0|1|N (selective arithmetic-coding bypass; N = significant bit-planes before raw; 4 is Part 1)
+ *   reset termall vcausal pterm segmark   0|1 code-block style switches
+ *   guard_bits  0..7
+ *   sop eph tlm plt   0|1
+ *   mainlevel sublevel   IMF/broadcast levels (0 = computed from the image and rate)
+ *   format      j2k|jp2
+ *   comment     text of a COM marker (default: none)
+ *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ */
+int j2kc_params_set(J2kcParams *p, const char *key, const char *value);
+
+/** Sets the log callback used by this parameter set and every encoder created from it. */
+void j2kc_params_set_log(J2kcParams *p, J2kcLogFn fn, void *opaque, int max_level);
+
+/**
+ * Makes the CUDA backend use the caller's CUDA driver context (a CUcontext) and enqueue the
+ * frame uploads after the work already queued on cu_stream (a CUstream, may be NULL).
+ * Without this call the backend uses the primary context of the device chosen by "gpu".
+ */
+void j2kc_params_set_cuda(J2kcParams *p, void *cu_ctx, void *cu_stream);
+
+/** A static text listing every key, its values and its default. */
+const char *j2kc_params_help(void);
+
+/* ------------------------------------------------------------------------------------- */
+/* Images and frames                                                                      */
+/* ------------------------------------------------------------------------------------- */
+
+#define J2KC_MAX_COMPS 4
+
+/** The image geometry, fixed for the life of an encoder. */
+typedef struct J2kcImageDesc {
+    int      nb_comps;                 /**< 1..4 */
+    uint32_t width, height;            /**< image size on the reference grid (Xsiz-XOsiz, Ysiz-YOsiz) */
+    uint32_t x0, y0;                   /**< image offset on the reference grid (XOsiz, YOsiz) */
+    int      depth[J2KC_MAX_COMPS];    /**< bits per sample, 1..16 (the encoder supports 8..16 unsigned, 1..16 signed*/
+    int      is_signed[J2KC_MAX_COMPS];
+    int      dx[J2KC_MAX_COMPS];       /**< horizontal subsampling (XRsiz), 1..255 */
+    int      dy[J2KC_MAX_COMPS];       /**< vertical subsampling (YRsiz), 1..255 */
+} J2kcImageDesc;
+
+/** Where frame planes live. */
+enum J2kcMemType {
+    J2KC_MEM_HOST = 0, /**< ordinary host memory (pinned or not) */
+    J2KC_MEM_CUDA = 1, /**< CUDA device memory in the encoder's context (CUDA backend only) */
+};
+
+/**
+ * One frame. Samples are native-endian uint8_t when depth <= 8, else uint16_t (int8_t/int16_t
+ * when signed). Component c has ceil((x0+width)/dx)-ceil(x0/dx) columns and likewise rows.
+ */
+typedef struct J2kcFrame {
+    const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
+    ptrdiff_t   stride[J2KC_MAX_COMPS]; /**< bytes from one row to the next */
+    int         step[J2KC_MAX_COMPS];   /**< samples from one column to the next (0 or 1: planar; 3: packed rgb) */
+    int         shift[J2KC_MAX_COMPS];  /**< right shift applied to each sample (MSB-aligned containers) */
+    int         mem;                    /**< J2kcMemType */
+    void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or NULL */
+    uint64_t    tag;                    /**< returned unchanged with this frame's packet */
+} J2kcFrame;
+
+/** One finished codestream. data stays valid until the next receive or free on that encoder. */
+typedef struct J2kcPacket {
+    const uint8_t *data;
+    size_t         size;
+    uint64_t       tag;
+} J2kcPacket;
+
+/* ------------------------------------------------------------------------------------- */
+/* Encoder                                                                                */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct J2kcEncoder J2kcEncoder;
+
+/**
+ * Validates the parameters against the image and the profile, plans the geometry and
+ * allocates everything the encoder will use. On failure *out is NULL and the log names the
+ * reason (and, for profiles, the rule).
+ */
+int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcParams *p);
+
+/** Waits for frames in flight, frees everything and sets *enc to NULL; accepts NULL. */
+void j2kc_encoder_free(J2kcEncoder **enc);
+
+/**
+ * Submits a frame. The reference backend encodes it before returning; the CUDA backend
+ * copies it (or its device planes) on the slot's stream and returns. Host planes may be
+ * reused as soon as submit returns. Returns J2KC_ERR_AGAIN when async_depth frames are
+ * already in flight (receive one first).
+ */
+int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *frame);
+
+/**
+ * Returns the codestream of the oldest frame in flight. With block = 0 returns
+ * J2KC_ERR_AGAIN when it is not finished yet; J2KC_ERR_EOF when nothing is in flight.
+ */
+int j2kc_encoder_receive(J2kcEncoder *enc, J2kcPacket *pkt, int block);
+
+/** Number of frames submitted and not yet received. */
+int j2kc_encoder_in_flight(const J2kcEncoder *enc);
+
+/** Drops every frame in flight (their packets are never returned); the encoder stays usable. */
+int j2kc_encoder_reset(J2kcEncoder *enc);
+
+/** "ref" or "cuda": the backend the encoder actually uses. */
+const char *j2kc_encoder_backend(const J2kcEncoder *enc);
+
+/** Upper bound of one codestream's size in bytes for this encoder. */
+size_t j2kc_encoder_max_size(const J2kcEncoder *enc);
+
+/** Optional per-stage timing of the last received frame, in milliseconds (0 when unknown). */
+typedef struct J2kcStats {
+    double ms_upload, ms_mct_dwt, ms_t1, ms_rc, ms_t2, ms_download, ms_total;
+    size_t device_bytes_per_slot;   /**< CUDA backend: device memory of one frame slot */
+} J2kcStats;
+int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
+
+/**
+ * Lists CUDA devices through the log callback of p (one line each). Returns the number of
+ * devices, 0 when there is none, J2KC_ERR_NOTBUILT without the CUDA backend.
+ */
+int j2kc_cuda_devices(const J2kcParams *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* J2KCUDA_H */

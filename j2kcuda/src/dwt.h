@@ -1,0 +1,44 @@
+/*
+ * Forward discrete wavelet transform (Annex F): reversible 5/3 on int32, irreversible 9/7 on
+ * float32, by lifting, with symmetric extension (F.3.7 / F.4.8). The lifting steps are inline
+ * functions shared with the CUDA kernels.
+ *
+ * Layout contract ("Mallat"): the tile-component buffer holds w x h samples (row stride
+ * `stride` samples) of the tile-component [x0,x1) x [y0,y1). Level d (1..nb_levels) transforms
+ * the top-left area that holds resolution NL-d+1, i.e. columns [0, u1-u0) with
+ * u0 = ceil(x0 / 2^(d-1)), u1 = ceil(x1 / 2^(d-1)) (rows likewise), and writes its low-pass
+ * samples first: ceil(u1/2) - ceil(u0/2) of them, then the high-pass ones. So after all levels
+ * each band b sits at (band->buf_x0, band->buf_y0): HL of level d at x = width of resolution
+ * NL-d, LH at y = height of resolution NL-d, HH at both, LL at (0,0).
+ * The parity of u0 decides whether the first sample is low- or high-pass (F.3.7).
+ */
+#ifndef J2KI_DWT_H
+#define J2KI_DWT_H
+
+#include "j2ki.h"
+
+/* 9/7 lifting constants (F.4.8.2, Table F.4) and the scaling factor K. */
+#define J2KI_DWT97_ALPHA (-1.586134342059924f)
+#define J2KI_DWT97_BETA  (-0.052980118572961f)
+#define J2KI_DWT97_GAMMA ( 0.882911075530934f)
+#define J2KI_DWT97_DELTA ( 0.443506852043971f)
+#define J2KI_DWT97_K     ( 1.230174104914001f)
+
+/** Scratch samples that j2ki_dwt*_fwd_ref need for a buffer of w x h. */
+size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h);
+
+void j2ki_dwt53_fwd_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
+                        uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
+void j2ki_dwt97_fwd_ref(float *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
+                        uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
+
+/* Inverse transforms: used by the tests (perfect reconstruction) and by PSNR-driven rate control. */
+void j2ki_dwt53_inv_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
+                        uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
+void j2ki_dwt97_inv_ref(float *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
+                        uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
+
+/** L2 norm of the synthesis basis function of a band (for distortion weights), orient 0..3 at level 1..NL. */
+double j2ki_dwt_synthesis_norm(int reversible, int level, int orient);
+
+#endif

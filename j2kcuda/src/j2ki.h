@@ -1,0 +1,145 @@
+/*
+ * Internal definitions shared by every file of the library: limits, the coding parameters
+ * (one field per codestream parameter, grouped by the marker segment that writes it),
+ * logging and error helpers.
+ */
+#ifndef J2KI_H
+#define J2KI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "j2kcuda.h"
+
+#if defined(__CUDACC__)
+#define J2KI_HD __host__ __device__ __forceinline__
+#else
+#define J2KI_HD static inline
+#endif
+
+#define J2KI_MAX_LEVELS     32
+#define J2KI_MAX_RES        (J2KI_MAX_LEVELS + 1)
+#define J2KI_MAX_LAYERS     64
+#define J2KI_MAX_POC        32
+#define J2KI_MAX_BANDS      (1 + 3 * J2KI_MAX_LEVELS)
+
+/* Fractional bits kept below the integer quantisation index for distortion estimation
+ * (irreversible path only; bit-planes below them are never coded). Clamped per band so that
+ * magnitude bits + fractional bits <= 30. */
+#define J2KI_FRACBITS       6
+
+/* ---- progression orders (COD SGcod byte 0, Table A.16) ---- */
+enum { J2KI_LRCP = 0, J2KI_RLCP = 1, J2KI_RPCL = 2, J2KI_PCRL = 3, J2KI_CPRL = 4 };
+
+/* ---- code-block style bits (COD SPcod byte 3, Table A.19) ---- */
+#define J2KI_CBLK_BYPASS   0x01
+#define J2KI_CBLK_RESET    0x02
+#define J2KI_CBLK_TERMALL  0x04
+#define J2KI_CBLK_VCAUSAL  0x08
+#define J2KI_CBLK_PTERM    0x10
+#define J2KI_CBLK_SEGMARK  0x20
+
+/* ---- rate-control modes ---- */
+enum { J2KI_RC_NONE = 0,      /* keep every pass (lossless, or lossy at full rate) */
+       J2KI_RC_BYTES,         /* exact byte budget(s) */
+       J2KI_RC_SLOPE,         /* fixed distortion-rate slope threshold */
+       J2KI_RC_PSNR };        /* smallest codestream reaching a PSNR target */
+
+/* ---- tile-part split ---- */
+enum { J2KI_TP_NONE = 0, J2KI_TP_RES = 'R', J2KI_TP_COMP = 'C' };
+
+/* ---- profiles ---- */
+enum { J2KI_PROFILE_NONE = 0, J2KI_PROFILE_DCI2K, J2KI_PROFILE_DCI4K,
+       J2KI_PROFILE_IMF2K, J2KI_PROFILE_IMF4K, J2KI_PROFILE_IMF8K,
+       J2KI_PROFILE_IMF2K_R, J2KI_PROFILE_IMF4K_R, J2KI_PROFILE_IMF8K_R,
+       J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R };
+
+enum { J2KI_BACKEND_AUTO = 0, J2KI_BACKEND_REF, J2KI_BACKEND_CUDA };
+
+/** One progression order change (POC marker, Table A.32); ranges half-open like the marker. */
+typedef struct J2kiPoc {
+    int res_s, comp_s, layer_e, res_e, comp_e, order;
+} J2kiPoc;
+
+/** The coding parameters after defaults, profile and validation: what the markers say. */
+typedef struct J2kiCodingParams {
+    /* SIZ */
+    J2kcImageDesc img;
+    uint16_t rsiz;
+    uint32_t tile_w, tile_h;          /* XTsiz, YTsiz (0 before planning = one tile) */
+    uint32_t tile_x0, tile_y0;        /* XTOsiz, YTOsiz */
+    /* COD */
+    int order;                        /* J2KI_LRCP.. */
+    int nb_layers;
+    int mct;                          /* 0 or 1 (RCT with 5/3, ICT with 9/7) */
+    int nb_levels;
+    int log2_cblk_w, log2_cblk_h;     /* 2..10 */
+    int cblk_style;                   /* J2KI_CBLK_* bits */
+    int bypass_start;                 /* significant bit-planes coded fully before raw (4 = Part 1) */
+    int reversible;                   /* 1: 5/3 (no quantisation); 0: 9/7 */
+    uint8_t prec_log2_w[J2KI_MAX_RES];/* PPx per resolution (15 = no precinct partition) */
+    uint8_t prec_log2_h[J2KI_MAX_RES];
+    int user_precincts;               /* Scod bit 0 */
+    int sop, eph;
+    /* QCD */
+    int guard_bits;
+    /* POC */
+    int nb_poc;
+    J2kiPoc poc[J2KI_MAX_POC];
+    /* tile-parts and pointer markers */
+    int tp_split;                     /* J2KI_TP_* ; with POC a new tile-part also starts at each POC entry */
+    int tlm, plt;
+    /* rate control */
+    int rc_mode;
+    uint64_t frame_bytes;             /* J2KI_RC_BYTES: whole codestream, every marker included */
+    uint64_t comp_bytes;              /* 0 = none; else per component, its tile-parts incl. headers */
+    uint64_t layer_bytes[J2KI_MAX_LAYERS]; /* cumulative budgets; last = frame_bytes */
+    double slope;                     /* J2KI_RC_SLOPE: log2 slope threshold */
+    double psnr;                      /* J2KI_RC_PSNR target, dB */
+    /* profile bookkeeping */
+    int profile;
+    int fps_num, fps_den;
+    int mainlevel, sublevel;
+    /* output */
+    int jp2;
+    char comment[256];                /* empty: no COM marker */
+    /* execution */
+    int backend;
+    int gpu;                          /* -1 = any */
+    int async_depth;
+    void *cu_ctx, *cu_stream;
+} J2kiCodingParams;
+
+/** The public parameter object: the coding parameters as set, plus what was explicitly set. */
+struct J2kcParams {
+    J2kiCodingParams cp;
+    uint32_t set_mask[4];             /* bit per key index: explicitly set by the user */
+    J2kcLogFn log_fn;
+    void *log_opaque;
+    int log_level;
+};
+
+/** Where log messages of one object go. */
+typedef struct J2kiLog {
+    J2kcLogFn fn;
+    void *opaque;
+    int max_level;
+} J2kiLog;
+
+void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- small integer helpers (B.2 uses ceil divisions everywhere) ---- */
+J2KI_HD uint32_t j2ki_ceil_div(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
+J2KI_HD uint32_t j2ki_ceil_div_pow2(uint32_t a, int log2_b)
+{
+    return (uint32_t)(((uint64_t)a + (((uint64_t)1 << log2_b) - 1)) >> log2_b);
+}
+J2KI_HD uint32_t j2ki_floor_div_pow2(uint32_t a, int log2_b) { return log2_b >= 32 ? 0 : a >> log2_b; }
+J2KI_HD int j2ki_imin(int a, int b) { return a < b ? a : b; }
+J2KI_HD int j2ki_imax(int a, int b) { return a > b ? a : b; }
+
+#endif /* J2KI_H */

@@ -1,0 +1,34 @@
+/*
+ * Scalar quantisation (Annex E): step sizes written in QCD (scalar expounded for 9/7, no
+ * quantisation for 5/3) and the deadzone quantiser.
+ */
+#ifndef J2KI_QUANT_H
+#define J2KI_QUANT_H
+
+#include "j2ki.h"
+#include "plan.h"
+
+/**
+ * Fills expn, mant, nb_mag_bits, frac_bits, step, inv_step and dist_weight of a band from the
+ * coding parameters (depth of its component, level, orientation, reversible, guard bits, MCT).
+ */
+void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth);
+
+/**
+ * Quantises one band in place: float coefficients (same storage) become int32 values
+ * sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits fractional bits,
+ * saturated to M_b integer bits.
+ */
+void j2ki_quant_fwd_ref(void *buf, ptrdiff_t stride, uint32_t w, uint32_t h,
+                        float inv_step, int nb_mag_bits, int frac_bits);
+
+/** Shared per-sample quantiser (host and device). */
+J2KI_HD int32_t j2ki_quant_sample(float c, float inv_step, int32_t max_mag)
+{
+    float a = c < 0.0f ? -c : c;
+    float q = a * inv_step;
+    int32_t m = q >= (float)max_mag ? max_mag : (int32_t)q;
+    return c < 0.0f ? -m : m;
+}
+
+#endif

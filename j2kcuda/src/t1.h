@@ -1,0 +1,37 @@
+/*
+ * Tier-1 coding (Annex D): the three coding passes over bit-planes of a code-block, the 19
+ * contexts, the MQ coder (Annex C, mqc.h), raw (bypass) segments, and the code-block style
+ * switches BYPASS, RESET, TERMALL, VCAUSAL, PTERM, SEGMARK.
+ *
+ * Input convention: int32 two's complement values v; |v| >> frac_bits is the quantisation
+ * index, and bit-plane p (0 = least significant integer bit) of the index is bit p+frac_bits
+ * of |v|. The fractional bits are never coded; they only refine distortion estimates.
+ *
+ * Distortion convention: J2kiPass.dist is the decrease of squared error, in units of the
+ * squared quantisation step (index units), that the pass buys when the decoder reconstructs at
+ * the midpoint. It is computed from integer table sums per bit-plane, converted exactly
+ * (ldexp) to double, so the CUDA coder reproduces it bit for bit.
+ */
+#ifndef J2KI_T1_H
+#define J2KI_T1_H
+
+#include "j2ki.h"
+#include "plan.h"
+
+/** Scratch state for coding one code-block (state flags, ...); one per thread. */
+typedef struct J2kiT1 J2kiT1;
+
+J2kiT1 *j2ki_t1_alloc(int max_w, int max_h);
+void    j2ki_t1_free(J2kiT1 **t1);
+
+/**
+ * Codes one code-block of w x h values (row stride `stride` values) of band orientation
+ * `orient` into cb->data / cb->passes; sets cb->nb_passes, cb->numbps, every pass's rate,
+ * dist and term. nb_mag_bits is M_b; a block whose index needs more bits is an internal error.
+ * Returns 0, or J2KC_ERR_BUFSIZE when cb->data_cap or cb->max_passes is too small.
+ */
+int j2ki_t1_encode_cblk_ref(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
+                            int w, int h, int orient, int cblk_style, int bypass_start,
+                            int nb_mag_bits, int frac_bits, J2kiCblk *cb);
+
+#endif

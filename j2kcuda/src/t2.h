@@ -1,0 +1,35 @@
+/*
+ * Tier-2 coding (Annex B.9-B.12): packets in progression order (with POC), packet headers
+ * (tag trees, comma code for the number of passes, Lblock lengths), tile-parts, and the
+ * codestream around them (markers.h writes the marker segments).
+ */
+#ifndef J2KI_T2_H
+#define J2KI_T2_H
+
+#include "j2ki.h"
+#include "plan.h"
+
+/**
+ * Exact size of the codestream that j2ki_codestream_write would write for the current
+ * cblk->layer_passes, every marker included (JP2 boxes excluded). When comp_len is not NULL it
+ * receives, per component, the bytes of the tile-parts that carry that component's packets
+ * (tile-part headers included; only meaningful with tile_parts = C). When layer_len is not NULL
+ * it receives, per layer, the cumulative codestream size if it were truncated after that layer.
+ * Cheap enough to call a few dozen times per frame: it simulates headers, copies no data.
+ */
+int64_t j2ki_t2_size(J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len);
+
+/**
+ * Writes the codestream (SOC ... EOC) into out. Returns the number of bytes written or
+ * J2KC_ERR_BUFSIZE when cap is too small.
+ */
+int64_t j2ki_codestream_write(J2kiPlan *plan, uint8_t *out, size_t cap);
+
+/** Bytes of the main header (SOC + markers) for this plan: the floor of any budget. */
+int64_t j2ki_main_header_size(const J2kiPlan *plan);
+
+/** Wraps a codestream in a JP2 file (signature, ftyp, jp2h with ihdr and colr, jp2c). */
+int64_t j2ki_jp2_write(const J2kiPlan *plan, const uint8_t *cs, size_t cs_len, uint8_t *out, size_t cap);
+size_t  j2ki_jp2_overhead(const J2kiPlan *plan);
+
+#endif
