@@ -11,6 +11,10 @@
  * each band b sits at (band->buf_x0, band->buf_y0): HL of level d at x = width of resolution
  * NL-d, LH at y = height of resolution NL-d, HH at both, LL at (0,0).
  * The parity of u0 decides whether the first sample is low- or high-pass (F.3.7).
+ * Each level filters the columns first (VER_SD) and the rows second (HOR_SD), the exact inverse
+ * of the decoder's 2D_SR (F.3.2: HOR_SR, then VER_SR), so that 5/3 stays lossless; the inverse
+ * functions below run HOR_SR then VER_SR like a decoder. A signal of one sample at an odd
+ * coordinate is doubled (F.4.8 1D_SD; halved again by 1D_SR), for both filters.
  */
 #ifndef J2KI_DWT_H
 #define J2KI_DWT_H
@@ -23,8 +27,14 @@
 #define J2KI_DWT97_GAMMA ( 0.882911075530934f)
 #define J2KI_DWT97_DELTA ( 0.443506852043971f)
 #define J2KI_DWT97_K     ( 1.230174104914001f)
+/* 1/K, the forward low-pass scaling (F.4.8.2 step 6) and the inverse high-pass scaling; a
+ * multiplication by this constant (not a division by K) on every target. */
+#define J2KI_DWT97_INV_K ( 0.812893066115961f)
 
-/** Scratch samples that j2ki_dwt*_fwd_ref need for a buffer of w x h. */
+/**
+ * Scratch that j2ki_dwt*_{fwd,inv}_ref need for a tile-component of w x h, counted in 4-byte
+ * samples (int32 or float): the caller passes at least this many * 4 bytes.
+ */
 size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h);
 
 void j2ki_dwt53_fwd_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
@@ -38,7 +48,13 @@ void j2ki_dwt53_inv_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0
 void j2ki_dwt97_inv_ref(float *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
                         uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
 
-/** L2 norm of the synthesis basis function of a band (for distortion weights), orient 0..3 at level 1..NL. */
+/**
+ * L2 norm of the synthesis basis function of a band (for distortion weights), orient 0..3
+ * (LL, HL, LH, HH) at level 1..32 (level 0: the untransformed LL, norm 1), for the standard's
+ * normalisation (low-pass DC gain 1, high-pass Nyquist gain 2). The 5/3 value is that of the
+ * linear filters (rounding ignored). Values are tabulated (computed exactly from the lifting
+ * steps by an autocorrelation recursion; tests/unit/test_dwt.c re-derives them).
+ */
 double j2ki_dwt_synthesis_norm(int reversible, int level, int orient);
 
 #endif

@@ -54,6 +54,8 @@ enum { J2KI_PROFILE_NONE = 0, J2KI_PROFILE_DCI2K, J2KI_PROFILE_DCI4K,
        J2KI_PROFILE_IMF2K_R, J2KI_PROFILE_IMF4K_R, J2KI_PROFILE_IMF8K_R,
        J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R };
 
+enum { J2KI_COLOR_AUTO = 0, J2KI_COLOR_SRGB, J2KI_COLOR_GRAY, J2KI_COLOR_SYCC };
+
 enum { J2KI_BACKEND_AUTO = 0, J2KI_BACKEND_REF, J2KI_BACKEND_CUDA };
 
 /** One progression order change (POC marker, Table A.32); ranges half-open like the marker. */
@@ -90,7 +92,10 @@ typedef struct J2kiCodingParams {
     int tp_split;                     /* J2KI_TP_* ; with POC a new tile-part also starts at each POC entry */
     int tlm, plt;
     /* rate control */
+    int lossless;                     /* reversible, every pass kept */
     int rc_mode;
+    double bitrate_mbps;              /* as set; turned into frame_bytes with fps */
+    int nb_layer_bytes;               /* how many layer_bytes were given */
     uint64_t frame_bytes;             /* J2KI_RC_BYTES: whole codestream, every marker included */
     uint64_t comp_bytes;              /* 0 = none; else per component, its tile-parts incl. headers */
     uint64_t layer_bytes[J2KI_MAX_LAYERS]; /* cumulative budgets; last = frame_bytes */
@@ -102,6 +107,7 @@ typedef struct J2kiCodingParams {
     int mainlevel, sublevel;
     /* output */
     int jp2;
+    int color;                        /* J2KI_COLOR_*: JP2 colr box enumeration */
     char comment[256];                /* empty: no COM marker */
     /* execution */
     int backend;

@@ -74,7 +74,18 @@ typedef struct J2kiPrec {
     uint32_t x0, y0, x1, y1;      /**< precinct area in resolution coordinates, clipped */
     J2kiPrecBand bands[3];
     int nb_bands;
+    /* tier-2 state (per pass over the tile): layers whose packet was already emitted; POC
+     * entries never repeat a packet, and a precinct's layers always go out in order (B.12.2) */
+    int nb_layers_sent;
 } J2kiPrec;
+
+/** One precinct of a tile placed on the reference grid for the position-driven progressions
+ *  (B.12.1.3-5): (y, x) is where the standard's loop over the tile's grid reaches it. */
+typedef struct J2kiPrecPos {
+    uint64_t y, x;                /**< reference-grid position of the precinct's packet */
+    uint32_t prec;                /**< precinct index in its resolution */
+    uint8_t  comp, res;
+} J2kiPrecPos;
 
 typedef struct J2kiRes {
     int      r;                   /**< resolution level, 0 = lowest */
@@ -101,6 +112,11 @@ typedef struct J2kiTile {
     int      index;               /**< Isot */
     uint32_t x0, y0, x1, y1;      /**< B-7 .. B-10 */
     J2kiTileComp comps[J2KC_MAX_COMPS];
+    /* tier-2 packet order (t2.c) */
+    uint32_t nb_precs;            /**< precincts of all components and resolutions */
+    J2kiPrecPos *prec_order[3];   /**< sorted for RPCL, PCRL, CPRL (index order - J2KI_RPCL);
+                                       NULL for the orders neither COD nor POC uses */
+    int      nb_tile_parts;       /**< TNsot: tile-parts this tile's packets form (1..255) */
 } J2kiTile;
 
 typedef struct J2kiPlan {
@@ -113,6 +129,8 @@ typedef struct J2kiPlan {
     J2kiCblk *cblks;              /**< every code-block of the frame */
     size_t    nb_samples;         /**< total samples of all tile-components (the sample buffer) */
     int       max_cblk_w, max_cblk_h;
+    uint32_t  tile_w, tile_h;     /**< XTsiz, YTsiz actually used (cp's 0 resolved) */
+    uint32_t  nb_tile_parts;      /**< tile-parts of all tiles (TLM entries) */
     /* storage owned by the plan (allocated once) */
     void     *arena;
     size_t    arena_size;

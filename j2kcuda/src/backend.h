@@ -1,0 +1,47 @@
+/*
+ * The interface between the encoder front end (encoder.c: parameters, plan, slot ring, in-order
+ * delivery) and a backend that turns one frame into one codestream. Each backend owns
+ * nb_slots frame slots; the front end submits frame k into slot k % nb_slots and later waits
+ * for that slot, so at most nb_slots frames are in flight and they finish in submission order.
+ */
+#ifndef J2KI_BACKEND_H
+#define J2KI_BACKEND_H
+
+#include "j2ki.h"
+#include "plan.h"
+
+typedef struct J2kiBackendOps {
+    const char *name;
+    /** Creates the backend state for a finished plan; allocates every per-slot buffer now.
+     *  max_out is the codestream capacity each slot must provide (JP2 boxes included). */
+    int  (*init)(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
+                 const J2kiLog *log, int nb_slots, size_t max_out);
+    /** Starts encoding frame f in slot (synchronous backends encode here). The frame's host
+     *  planes must not be read after this returns. */
+    int  (*submit)(void *priv, int slot, const J2kcFrame *f);
+    /** Waits (block = 1) or polls (block = 0: J2KC_ERR_AGAIN if not done) for the slot's
+     *  codestream; *data stays valid until the slot is submitted again. */
+    int  (*wait)(void *priv, int slot, int block, const uint8_t **data, size_t *size);
+    /** Optional per-stage timings of the slot's last frame. */
+    void (*stats)(void *priv, int slot, J2kcStats *st);
+    /** Frees everything; accepts a half-built state; must not fail. */
+    void (*uninit)(void *priv);
+} J2kiBackendOps;
+
+extern const J2kiBackendOps j2ki_backend_ref;
+#if J2KC_HAVE_CUDA
+extern const J2kiBackendOps j2ki_backend_cuda;
+/** Number of CUDA devices, logging one line per device; <0 on error (J2KC_ERR_NODEV when the
+ *  driver is missing). Used by backend=auto and j2kc_cuda_devices(). */
+int j2ki_cuda_device_count(const J2kiLog *log, int verbose);
+#endif
+
+/**
+ * The host part of the pipeline after tier-1, shared by both backends so that they write the
+ * same bytes: rate control, tier-2, markers, optional JP2 wrapping. Reads the tier-1 results
+ * in plan->cblks; writes into out (cap bytes); returns the length or a negative error.
+ * The plan is not const: tier-2 keeps per-frame state in it (one plan per slot).
+ */
+int64_t j2ki_finish_codestream(J2kiPlan *plan, const J2kiLog *log, uint8_t *out, size_t cap);
+
+#endif

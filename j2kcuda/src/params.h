@@ -1,0 +1,38 @@
+/* Parameter keys and the finalisation of coding parameters (params.c, profile.c). */
+#ifndef J2KI_PARAMS_H
+#define J2KI_PARAMS_H
+
+#include "j2ki.h"
+
+/* Every key of j2kc_params_set, in set_mask bit order. */
+#define J2KI_KEYS(X) \
+    X(PROFILE, "profile") X(FPS, "fps") X(BYTES, "bytes") X(BITRATE, "bitrate") \
+    X(COMP_BYTES, "comp_bytes") X(QUALITY, "quality") X(SLOPE, "slope") X(LOSSLESS, "lossless") \
+    X(TRANSFORM, "transform") X(MCT, "mct") X(LEVELS, "levels") X(CBLK, "cblk") X(PREC, "prec") \
+    X(ORDER, "order") X(POC, "poc") X(TILES, "tiles") X(TILE_PARTS, "tile_parts") \
+    X(LAYERS, "layers") X(LAYER_BYTES, "layer_bytes") X(BYPASS, "bypass") X(RESET, "reset") \
+    X(TERMALL, "termall") X(VCAUSAL, "vcausal") X(PTERM, "pterm") X(SEGMARK, "segmark") \
+    X(GUARD_BITS, "guard_bits") X(SOP, "sop") X(EPH, "eph") X(TLM, "tlm") X(PLT, "plt") \
+    X(MAINLEVEL, "mainlevel") X(SUBLEVEL, "sublevel") X(FORMAT, "format") X(COMMENT, "comment") \
+    X(BACKEND, "backend") X(GPU, "gpu") X(ASYNC_DEPTH, "async_depth") X(COLOR, "color")
+
+enum {
+#define X(id, name) J2KI_KEY_##id,
+    J2KI_KEYS(X)
+#undef X
+    J2KI_KEY_NB
+};
+
+/** 1 when the user set the key explicitly. */
+int j2ki_params_is_set(const J2kcParams *p, int key);
+/** The log target of a parameter set. */
+void j2ki_params_log(const J2kcParams *p, J2kiLog *log);
+/** Copies p's parameters into cp for image img, applies the profile, fills derived values,
+ *  and rejects conflicts. */
+int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcImageDesc *img,
+                         const J2kiLog *log);
+/** Applies cp->profile (profile.c): fills its parameters, rejects conflicting explicit ones and
+ *  non-conforming images, each with a message naming the rule. */
+int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *log);
+
+#endif

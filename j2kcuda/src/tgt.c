@@ -1,0 +1,117 @@
+/*
+ * Tag-tree encoder, ISO/IEC 15444-1 B.10.2 (see tgt.h).
+ */
+#include "tgt.h"
+
+uint64_t j2ki_tgt_nb_nodes(uint32_t w, uint32_t h)
+{
+    uint64_t n = 0;
+    uint64_t lw = w, lh = h;
+
+    if (!w || !h)
+        return 0;
+    for (;;) {
+        n += lw * lh;
+        if (lw == 1 && lh == 1)
+            break;
+        lw = (lw + 1) >> 1;
+        lh = (lh + 1) >> 1;
+    }
+    return n;
+}
+
+static uint64_t tgt_head_size(void)
+{
+    return (sizeof(J2kiTagTree) + 7) & ~(uint64_t)7;
+}
+
+uint64_t j2ki_tgt_mem_size(uint32_t w, uint32_t h)
+{
+    return tgt_head_size() + j2ki_tgt_nb_nodes(w, h) * sizeof(J2kiTgtNode);
+}
+
+J2kiTagTree *j2ki_tgt_init(void *mem, uint32_t w, uint32_t h)
+{
+    J2kiTagTree *t = mem;
+    uint32_t lw = w, lh = h, base = 0;
+
+    t->w = w;
+    t->h = h;
+    t->nb_nodes = (uint32_t)j2ki_tgt_nb_nodes(w, h);
+    t->nodes = (J2kiTgtNode *)((uint8_t *)mem + tgt_head_size());
+    if (!t->nb_nodes)
+        return t;
+    /* level k has lw x lh nodes starting at base; node (x, y) has parent (x/2, y/2) one level up */
+    while (lw > 1 || lh > 1) {
+        uint32_t pw = (lw + 1) >> 1, ph = (lh + 1) >> 1;
+        uint32_t pbase = base + lw * lh;
+        for (uint32_t y = 0; y < lh; y++)
+            for (uint32_t x = 0; x < lw; x++)
+                t->nodes[base + y * lw + x].parent = pbase + (y >> 1) * pw + (x >> 1);
+        base = pbase;
+        lw = pw;
+        lh = ph;
+    }
+    t->nodes[base].parent = base;
+    j2ki_tgt_reset(t);
+    return t;
+}
+
+void j2ki_tgt_reset(J2kiTagTree *t)
+{
+    for (uint32_t i = 0; i < t->nb_nodes; i++) {
+        t->nodes[i].value = INT32_MAX;
+        t->nodes[i].low = 0;
+        t->nodes[i].known = 0;
+    }
+}
+
+void j2ki_tgt_set_value(J2kiTagTree *t, uint32_t leaf, int32_t value)
+{
+    uint32_t i = leaf;
+
+    for (;;) {
+        J2kiTgtNode *n = &t->nodes[i];
+        if (n->value <= value && i != leaf)
+            break;
+        n->value = value;
+        if (n->parent == i)
+            break;
+        i = n->parent;
+    }
+}
+
+void j2ki_tgt_encode(J2kiTagTree *t, J2kiBits *bw, uint32_t leaf, int32_t threshold)
+{
+    uint32_t path[J2KI_TGT_MAX_DEPTH];
+    int depth = 0;
+    int32_t low = 0;
+    uint32_t i = leaf;
+
+    for (;;) {
+        path[depth++] = i;
+        if (t->nodes[i].parent == i)
+            break;
+        i = t->nodes[i].parent;
+    }
+    /* root first: a node's lower bound is at least its parent's */
+    while (depth > 0) {
+        J2kiTgtNode *n = &t->nodes[path[--depth]];
+        if (low > n->low)
+            n->low = low;
+        else
+            low = n->low;
+        while (low < threshold) {
+            if (low >= n->value) {
+                if (!n->known) {
+                    j2ki_bits_put(bw, 1);
+                    n->known = 1;
+                }
+                break;
+            }
+            j2ki_bits_put(bw, 0);
+            low++;
+        }
+        n->low = low;
+    }
+}

@@ -1,0 +1,56 @@
+/*
+ * Tag trees (ISO/IEC 15444-1 B.10.2): a quad-tree over a 2-D array of non-negative integers
+ * (one leaf per code-block of a precinct's band) in which every node holds the minimum of its
+ * children. A leaf's value is sent as the bits that raise a lower bound ("low") on each node on
+ * the path from the root, only as far as a threshold: tier-2 uses it for the inclusion layer
+ * (threshold = layer + 1) and the number of zero bit-planes (threshold = value + 1, i.e. sent in
+ * full). The bits sent so far are part of the tree's state, so a tree is reset at the start of
+ * every pass over a tile.
+ *
+ * Storage is carved by the caller (the plan's arena): j2ki_tgt_mem_size() tells how much.
+ */
+#ifndef J2KI_TGT_H
+#define J2KI_TGT_H
+
+#include "j2ki.h"
+#include "bitio.h"
+
+/** Bits a leaf's path may need: levels of a tree over at most 2^31 x 2^31 leaves. */
+#define J2KI_TGT_MAX_DEPTH 33
+
+typedef struct J2kiTgtNode {
+    int32_t  value;     /**< minimum of the leaves below */
+    int32_t  low;       /**< the value is known to be >= low (what the decoder knows) */
+    uint32_t parent;    /**< index of the parent node; the root points to itself */
+    uint8_t  known;     /**< 1 once the terminating 1 bit was sent (value == low) */
+} J2kiTgtNode;
+
+typedef struct J2kiTagTree {
+    uint32_t w, h;           /**< leaves */
+    uint32_t nb_nodes;       /**< all levels; leaves first, row-major, then each coarser level */
+    J2kiTgtNode *nodes;
+} J2kiTagTree;
+
+/** Number of nodes of a tree over w x h leaves (0 when w or h is 0). */
+uint64_t j2ki_tgt_nb_nodes(uint32_t w, uint32_t h);
+
+/** Bytes j2ki_tgt_init needs for a tree over w x h leaves (struct and nodes, aligned). */
+uint64_t j2ki_tgt_mem_size(uint32_t w, uint32_t h);
+
+/** Builds a tree in mem (j2ki_tgt_mem_size bytes, 8-byte aligned) and resets it. */
+J2kiTagTree *j2ki_tgt_init(void *mem, uint32_t w, uint32_t h);
+
+/** Sets every node's value to INT32_MAX and forgets what was sent (low = 0, not known). */
+void j2ki_tgt_reset(J2kiTagTree *t);
+
+/** Sets a leaf's value (must only lower it after a reset) and updates the minima above it. */
+void j2ki_tgt_set_value(J2kiTagTree *t, uint32_t leaf, int32_t value);
+
+/**
+ * Sends what the decoder needs to tell whether leaf's value is < threshold (B.10.2), and its
+ * exact value when it is: for each node from the root down, 0 bits while value > low (low
+ * counts up) and a 1 bit when value == low, stopping at the threshold. Updates the state.
+ */
+void j2ki_tgt_encode(J2kiTagTree *t, J2kiBits *bw, uint32_t leaf, int32_t threshold);
+
+#endif /* J2KI_TGT_H */
