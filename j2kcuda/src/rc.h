@@ -18,4 +18,21 @@ int j2ki_rc_run(J2kiPlan *plan, const J2kiLog *log);
 /** Computes every pass's convex-hull slope (pass->slope) for one code-block. */
 void j2ki_rc_hull(J2kiCblk *cb, double weight);
 
+/**
+ * How rate control measures a candidate truncation: same contract as j2ki_t2_size (t2.h),
+ * which j2ki_rc_run uses; tests pass a model whose answer they know.
+ */
+typedef int64_t (*J2kiRcSizeFn)(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len);
+
+/** j2ki_rc_run with the size of a truncation measured by size_fn(opaque, ...). */
+int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque);
+
+/**
+ * Estimated PSNR in dB of the truncation in cblk->layer_passes[nb_layers - 1]: the weighted
+ * distortion of the passes left out (fixed-point, summed as integers), over all samples of all
+ * components, each component against its own peak 2^depth - 1. The quantisation error of the
+ * finest coded bit-plane is not counted, so keeping every pass gives INFINITY.
+ */
+double j2ki_rc_estimate_psnr(const J2kiPlan *plan);
+
 #endif

@@ -32,4 +32,12 @@ int64_t j2ki_main_header_size(const J2kiPlan *plan);
 int64_t j2ki_jp2_write(const J2kiPlan *plan, const uint8_t *cs, size_t cs_len, uint8_t *out, size_t cap);
 size_t  j2ki_jp2_overhead(const J2kiPlan *plan);
 
+/**
+ * Walks the packets of one tile in progression order (COD order or the POC entries) without
+ * coding them and returns the number of tile-parts they form (B.12, A.4.2 TNsot), or
+ * J2KC_ERR_INVAL when the POC entries leave a packet out, J2KC_ERR_UNSUPPORTED past 255
+ * tile-parts. Called by j2ki_plan_create.
+ */
+int j2ki_t2_count_tile_parts(J2kiPlan *plan, J2kiTile *tile, const J2kiLog *log);
+
 #endif

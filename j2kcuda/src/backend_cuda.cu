@@ -1,0 +1,660 @@
+/*
+ * The CUDA backend: per frame slot, one stream that uploads the frame, runs load + MCT
+ * (Annex G), the DWT (Annex F), quantisation (Annex E) and tier-1 (Annex D) on the device and
+ * brings the tier-1 results (pass tables, bytes) back into pinned memory; wait() then runs the
+ * host part shared with the reference backend (j2ki_finish_codestream: rate control + tier-2),
+ * so both backends write the same bytes.
+ *
+ * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
+ * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
+ * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
+ * the error flag and the sort buffers. Per slot (pinned host): the upload staging area and the
+ * download areas. The slot's own plan (rc and tier-2 keep per-frame state in it) has its
+ * code-blocks' data and pass pointers aimed at the pinned download areas, so the downloaded
+ * tier-1 results are in place without a host copy.
+ *
+ * The one sync point is wait(): cudaEventSynchronize on the slot's last event.
+ */
+extern "C" {
+#include "backend.h"
+#include "plan.h"
+}
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_util.h"
+#include "dwt_cuda.h"
+#include "mct_cuda.h"
+#include "quant_cuda.h"
+#include "t1_cuda.h"
+
+enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_DONE, NB_EV };
+
+typedef struct CudaSlot {
+    J2kiPlan     *plan;
+    cudaStream_t  st;
+    cudaEvent_t   ev[NB_EV];
+    cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
+    /* device */
+    void         *d_samples;
+    void         *d_tmp;
+    uint8_t      *d_stage;
+    uint8_t      *d_data;
+    J2kiPass     *d_passes;
+    J2kiCblkRes  *d_res;
+    uint32_t     *d_flag;
+    void         *d_t1_scratch;
+    size_t        t1_scratch_size;
+    /* pinned host */
+    uint8_t      *h_stage;
+    uint8_t      *h_data;
+    J2kiPass     *h_passes;
+    J2kiCblkRes  *h_res;
+    uint32_t     *h_flag;
+    /* host */
+    uint8_t      *h_cs;
+    int           busy;            /* submitted and not yet waited for */
+    int           have_result;
+    const uint8_t *cs;
+    size_t        cs_len;
+    int           cs_err;
+    J2kcStats     stats;
+    size_t        device_bytes;
+} CudaSlot;
+
+typedef CUresult (*CtxPushFn)(CUcontext);
+typedef CUresult (*CtxPopFn)(CUcontext *);
+
+typedef struct CudaBackend {
+    J2kiLog       log;
+    const J2kiCodingParams *cp;
+    const J2kiPlan *plan;
+    int           dev;
+    int           prev_dev;
+    CUcontext     ctx;             /* caller's context, or NULL */
+    CtxPushFn     ctx_push;
+    CtxPopFn      ctx_pop;
+    int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
+    int           nb_slots;
+    CudaSlot     *slots;
+    size_t        max_out;
+    J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
+    size_t        data_size;       /* bytes of the code-blocks' byte area */
+    size_t        nb_pass_total;
+    /* per component: plane size and origin on the component grid, staging layout */
+    uint32_t      comp_w[J2KC_MAX_COMPS], comp_h[J2KC_MAX_COMPS];
+    uint32_t      comp_x0[J2KC_MAX_COMPS], comp_y0[J2KC_MAX_COMPS];
+    int           comp_bytes[J2KC_MAX_COMPS];
+    size_t        stage_off[J2KC_MAX_COMPS + 1];
+    size_t        tmp_size;
+} CudaBackend;
+
+#define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
+
+/* ---- context handling: every entry point runs between enter() and leave() ---- */
+
+static int enter(CudaBackend *b)
+{
+    int ret;
+    if (b->ctx)
+        return J2KI_CUDRV(&b->log, &b->broken, b->ctx_push(b->ctx));
+    if ((ret = CU(cudaGetDevice(&b->prev_dev))) < 0)
+        return ret;
+    if (b->prev_dev != b->dev && (ret = CU(cudaSetDevice(b->dev))) < 0)
+        return ret;
+    return 0;
+}
+
+static void leave(CudaBackend *b)
+{
+    if (b->ctx) {
+        CUcontext c;
+        J2KI_CUDRV(&b->log, &b->broken, b->ctx_pop(&c));
+    } else if (b->prev_dev != b->dev) {
+        CU(cudaSetDevice(b->prev_dev));
+    }
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
+{
+    int n = 0, ret;
+    if ((ret = J2KI_CUDA(log, NULL, cudaGetDeviceCount(&n))) < 0) {
+        if (ret == J2KC_ERR_NODEV)
+            j2ki_log(log, verbose ? J2KC_LOG_INFO : J2KC_LOG_VERBOSE,
+                     "no usable CUDA device (no GPU, or no/too old NVIDIA driver)");
+        return ret;
+    }
+    for (int i = 0; verbose && i < n; i++) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
+            j2ki_log(log, J2KC_LOG_INFO, "CUDA device %d: %s, compute %d.%d, %d SMs, %zu MiB", i, p.name,
+                     p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem >> 20);
+    }
+    return n;
+}
+
+/* ---- init / uninit ---- */
+
+static void slot_free(CudaBackend *b, CudaSlot *s)
+{
+    if (s->st)
+        cudaStreamSynchronize(s->st);
+    cudaFree(s->d_samples);
+    cudaFree(s->d_tmp);
+    cudaFree(s->d_stage);
+    cudaFree(s->d_data);
+    cudaFree(s->d_passes);
+    cudaFree(s->d_res);
+    cudaFree(s->d_flag);
+    cudaFree(s->d_t1_scratch);
+    cudaFreeHost(s->h_stage);
+    cudaFreeHost(s->h_data);
+    cudaFreeHost(s->h_passes);
+    cudaFreeHost(s->h_res);
+    cudaFreeHost(s->h_flag);
+    for (int i = 0; i < NB_EV; i++)
+        if (s->ev[i])
+            cudaEventDestroy(s->ev[i]);
+    if (s->ev_ext)
+        cudaEventDestroy(s->ev_ext);
+    if (s->st)
+        cudaStreamDestroy(s->st);
+    free(s->h_cs);
+    j2ki_plan_free(&s->plan);
+    memset(s, 0, sizeof(*s));
+}
+
+static void cuda_uninit(void *priv)
+{
+    CudaBackend *b = (CudaBackend *)priv;
+    int entered;
+    if (!b)
+        return;
+    entered = enter(b) == 0;
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        slot_free(b, &b->slots[i]);
+    free(b->slots);
+    cudaFree(b->d_cblks);
+    if (entered)
+        leave(b);
+    free(b);
+}
+
+static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
+{
+    int ret = CU(cudaMalloc(p, n ? n : 1));
+    if (ret == 0)
+        s->device_bytes += n;
+    return ret;
+}
+
+/** Builds the device descriptor of every code-block and the layout of the byte/pass areas. */
+static int build_cblks(CudaBackend *b)
+{
+    const J2kiPlan *plan = b->plan;
+    J2kiCblkDev *h = (J2kiCblkDev *)calloc(plan->nb_cblks ? plan->nb_cblks : 1, sizeof(*h));
+    size_t data_off = 0, pass_off = 0;
+    int ret;
+    if (!h)
+        return J2KC_ERR_NOMEM;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
+        const J2kiTile *tile = &plan->tiles[t];
+        for (int c = 0; c < b->cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &tile->comps[c];
+            for (int r = 0; r < tc->nb_res; r++) {
+                const J2kiRes *res = &tc->res[r];
+                for (int k = 0; k < res->nb_bands; k++) {
+                    const J2kiBand *band = &plan->bands[res->first_band + k];
+                    uint32_t n = band->nb_cblks_w * band->nb_cblks_h;
+                    for (uint32_t i = 0; i < n; i++) {
+                        uint32_t ci = band->first_cblk + i;
+                        const J2kiCblk *cb = &plan->cblks[ci];
+                        J2kiCblkDev *d = &h[ci];
+                        d->buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                                 (band->buf_x0 + cb->x0 - band->x0);
+                        d->stride = tc->w;
+                        d->w = (uint16_t)(cb->x1 - cb->x0);
+                        d->h = (uint16_t)(cb->y1 - cb->y0);
+                        d->orient = (uint8_t)band->orient;
+                        d->nb_mag_bits = (uint8_t)band->nb_mag_bits;
+                        d->frac_bits = (uint8_t)band->frac_bits;
+                        d->inv_step = b->cp->reversible ? 0.0f : band->inv_step;
+                        d->data_off = data_off;
+                        d->data_cap = cb->data_cap;
+                        d->pass_off = (uint32_t)pass_off;
+                        d->max_passes = (uint16_t)cb->max_passes;
+                        data_off += (cb->data_cap + 15u) & ~(size_t)15;
+                        pass_off += (size_t)cb->max_passes;
+                    }
+                }
+            }
+        }
+    }
+    b->data_size = data_off;
+    b->nb_pass_total = pass_off;
+    ret = CU(cudaMalloc((void **)&b->d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
+    if (ret == 0)
+        ret = CU(cudaMemcpy(b->d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
+    free(h);
+    return ret;
+}
+
+static int slot_init(CudaBackend *b, CudaSlot *s)
+{
+    const J2kiPlan *plan = b->plan;
+    size_t nb_samples = plan->nb_samples ? plan->nb_samples : 1;
+    size_t stage = b->stage_off[b->cp->img.nb_comps];
+    size_t nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
+    int ret;
+
+    if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0)
+        return ret;
+    if (!(s->h_cs = (uint8_t *)malloc(b->max_out ? b->max_out : 1)))
+        return J2KC_ERR_NOMEM;
+    if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
+        return ret;
+    for (int i = 0; i < NB_EV; i++)
+        if ((ret = CU(cudaEventCreate(&s->ev[i]))) < 0)
+            return ret;
+    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
+        return ret;
+
+    s->t1_scratch_size = j2ki_t1_cuda_scratch_size((uint32_t)plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h);
+    if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
+        (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_data, b->data_size)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_passes, b->nb_pass_total * sizeof(J2kiPass))) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_res, nb_cblks * sizeof(J2kiCblkRes))) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_flag, sizeof(uint32_t))) < 0 ||
+        (ret = dev_alloc(b, s, &s->d_t1_scratch, s->t1_scratch_size)) < 0)
+        return ret;
+    if ((ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_data, b->data_size ? b->data_size : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_passes, (b->nb_pass_total ? b->nb_pass_total : 1) * sizeof(J2kiPass)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0)
+        return ret;
+
+    /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */
+    {
+        size_t data_off = 0, pass_off = 0;
+        for (uint32_t t = 0; t < plan->nb_tiles; t++)
+            for (int c = 0; c < b->cp->img.nb_comps; c++) {
+                const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+                for (int r = 0; r < tc->nb_res; r++)
+                    for (int k = 0; k < tc->res[r].nb_bands; k++) {
+                        const J2kiBand *band = &plan->bands[tc->res[r].first_band + k];
+                        uint32_t n = band->nb_cblks_w * band->nb_cblks_h;
+                        for (uint32_t i = 0; i < n; i++) {
+                            J2kiCblk *cb = &s->plan->cblks[band->first_cblk + i];
+                            cb->data = s->h_data + data_off;
+                            cb->passes = s->h_passes + pass_off;
+                            data_off += (cb->data_cap + 15u) & ~(size_t)15;
+                            pass_off += (size_t)cb->max_passes;
+                        }
+                    }
+            }
+    }
+    return 0;
+}
+
+static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
+                     const J2kiLog *log, int nb_slots, size_t max_out)
+{
+    CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
+    int ret, n = 0, entered = 0;
+    size_t stage = 0;
+
+    *priv = NULL;
+    if (!b)
+        return J2KC_ERR_NOMEM;
+    b->log = *log;
+    b->cp = cp;
+    b->plan = plan;
+    b->nb_slots = nb_slots;
+    b->max_out = max_out;
+
+    if (cp->cu_ctx) {
+        cudaDriverEntryPointQueryResult q1, q2;
+        b->ctx = (CUcontext)cp->cu_ctx;
+        if ((ret = CU(cudaGetDriverEntryPointByVersion("cuCtxPushCurrent", (void **)&b->ctx_push, 12000,
+                                                      cudaEnableDefault, &q1))) < 0 ||
+            (ret = CU(cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", (void **)&b->ctx_pop, 12000,
+                                                      cudaEnableDefault, &q2))) < 0)
+            goto fail;
+        if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: the driver has no cuCtxPushCurrent/cuCtxPopCurrent");
+            ret = J2KC_ERR_NODEV;
+            goto fail;
+        }
+        if ((ret = enter(b)) < 0)
+            goto fail;
+        entered = 1;
+        if ((ret = CU(cudaGetDevice(&b->dev))) < 0)
+            goto fail;
+    } else {
+        if ((ret = j2ki_cuda_device_count(&b->log, 0)) < 0)
+            goto fail;
+        n = ret;
+        b->dev = cp->gpu < 0 ? 0 : cp->gpu;
+        if (n == 0 || b->dev >= n) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: %s (%d device(s) found)",
+                     n ? "the requested GPU index does not exist" : "no CUDA device", n);
+            ret = J2KC_ERR_NODEV;
+            goto fail;
+        }
+        if ((ret = enter(b)) < 0)
+            goto fail;
+        entered = 1;
+    }
+    {
+        cudaDeviceProp p;
+        if ((ret = CU(cudaGetDeviceProperties(&p, b->dev))) < 0)
+            goto fail;
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, p.name,
+                 p.major, p.minor);
+    }
+
+    /* component planes (B.2: a component spans ceil(x/dx) on the reference grid) and staging */
+    for (int c = 0; c < cp->img.nb_comps; c++) {
+        uint32_t dx = (uint32_t)cp->img.dx[c], dy = (uint32_t)cp->img.dy[c];
+        b->comp_x0[c] = j2ki_ceil_div(cp->img.x0, dx);
+        b->comp_y0[c] = j2ki_ceil_div(cp->img.y0, dy);
+        b->comp_w[c] = j2ki_ceil_div(cp->img.x0 + cp->img.width, dx) - b->comp_x0[c];
+        b->comp_h[c] = j2ki_ceil_div(cp->img.y0 + cp->img.height, dy) - b->comp_y0[c];
+        b->comp_bytes[c] = cp->img.depth[c] <= 8 ? 1 : 2;
+        b->stage_off[c] = stage;
+        stage += ((size_t)b->comp_w[c] * b->comp_h[c] * (size_t)b->comp_bytes[c] + 255) & ~(size_t)255;
+    }
+    b->stage_off[cp->img.nb_comps] = stage;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            size_t sz = j2ki_dwt_cuda_tmp_size(tc->w, tc->h);
+            if (sz > b->tmp_size)
+                b->tmp_size = sz;
+        }
+
+    if ((ret = build_cblks(b)) < 0)
+        goto fail;
+    if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
+        ret = J2KC_ERR_NOMEM;
+        goto fail;
+    }
+    for (int i = 0; i < nb_slots; i++)
+        if ((ret = slot_init(b, &b->slots[i])) < 0)
+            goto fail;
+    j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each", nb_slots,
+             (double)b->slots[0].device_bytes / 1048576.0);
+    leave(b);
+    *priv = b;
+    return 0;
+fail:
+    if (ret == J2KC_ERR_DEVMEM)
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s)", nb_slots);
+    if (entered)
+        leave(b);
+    cuda_uninit(b);
+    return ret;
+}
+
+/* ---- submit ---- */
+
+/** Copies component c of a host frame into the slot's pinned staging area (compact rows). */
+static void stage_comp(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, int c)
+{
+    uint8_t *dst = s->h_stage + b->stage_off[c];
+    const uint8_t *src = (const uint8_t *)f->data[c];
+    size_t bps = (size_t)b->comp_bytes[c], row = (size_t)b->comp_w[c] * bps;
+    int step = f->step[c] > 1 ? f->step[c] : 1;
+    for (uint32_t y = 0; y < b->comp_h[c]; y++, dst += row, src += f->stride[c]) {
+        if (step == 1) {
+            memcpy(dst, src, row);
+        } else if (bps == 1) {
+            for (uint32_t x = 0; x < b->comp_w[c]; x++)
+                dst[x] = src[(size_t)x * step];
+        } else {
+            for (uint32_t x = 0; x < b->comp_w[c]; x++)
+                memcpy(dst + 2 * x, src + 2 * (size_t)x * step, 2);
+        }
+    }
+}
+
+/** The load source of tile-component tc of component c. */
+static J2kiLoadSrc load_src(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, int c, const J2kiTileComp *tc)
+{
+    J2kiLoadSrc l;
+    uint32_t ox = tc->x0 - b->comp_x0[c], oy = tc->y0 - b->comp_y0[c];
+    l.bytes = b->comp_bytes[c];
+    l.shift = f->shift[c];
+    l.depth = b->cp->img.depth[c];
+    l.is_signed = b->cp->img.is_signed[c];
+    if (f->mem == J2KC_MEM_CUDA) {
+        l.step = f->step[c] > 1 ? f->step[c] : 1;
+        l.stride = f->stride[c];
+        l.d_data = (const uint8_t *)f->data[c] + (ptrdiff_t)oy * f->stride[c] + (ptrdiff_t)ox * l.step * l.bytes;
+    } else {
+        l.step = 1;
+        l.stride = (ptrdiff_t)b->comp_w[c] * l.bytes;
+        l.d_data = s->d_stage + b->stage_off[c] + (size_t)oy * l.stride + (size_t)ox * l.bytes;
+    }
+    return l;
+}
+
+static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
+{
+    const J2kiCodingParams *cp = b->cp;
+    const J2kiPlan *plan = b->plan;
+    int nb_comps = cp->img.nb_comps, ret;
+
+    if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0)
+        return ret;
+    if (cp->cu_stream) {
+        if ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)cp->cu_stream))) < 0 ||
+            (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
+            return ret;
+    }
+    if (f->mem == J2KC_MEM_CUDA) {
+        if (f->cu_stream && ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)f->cu_stream))) < 0 ||
+                             (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0))
+            return ret;
+    } else {
+        for (int c = 0; c < nb_comps; c++)
+            stage_comp(b, s, f, c);
+        if ((ret = CU(cudaMemcpyAsync(s->d_stage, s->h_stage, b->stage_off[nb_comps], cudaMemcpyHostToDevice,
+                                      s->st))) < 0)
+            return ret;
+    }
+    if ((ret = CU(cudaEventRecord(s->ev[EV_UPLOADED], s->st))) < 0)
+        return ret;
+
+    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
+        const J2kiTile *tile = &plan->tiles[t];
+        int c = 0;
+        if (cp->mct && nb_comps >= 3) {
+            J2kiLoadSrc src[3];
+            void *dst[3];
+            for (int k = 0; k < 3; k++) {
+                src[k] = load_src(b, s, f, k, &tile->comps[k]);
+                dst[k] = (uint8_t *)s->d_samples + tile->comps[k].buf_offset * 4;
+            }
+            if ((ret = CU(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
+                                             cp->reversible ? J2KI_LOAD_RCT : J2KI_LOAD_ICT, s->st))) < 0)
+                return ret;
+            c = 3;
+        }
+        for (; c < nb_comps; c++) {
+            const J2kiTileComp *tc = &tile->comps[c];
+            J2kiLoadSrc src[3];
+            void *dst[3];
+            src[0] = load_src(b, s, f, c, tc);
+            dst[0] = (uint8_t *)s->d_samples + tc->buf_offset * 4;
+            if ((ret = CU(j2ki_load_mct_cuda(dst, src, 1, tc->w, tc->h,
+                                             cp->reversible ? J2KI_LOAD_INT : J2KI_LOAD_FLOAT, s->st))) < 0)
+                return ret;
+        }
+        for (c = 0; c < nb_comps; c++) {
+            const J2kiTileComp *tc = &tile->comps[c];
+            void *buf = (uint8_t *)s->d_samples + tc->buf_offset * 4;
+            if (cp->reversible)
+                ret = CU(j2ki_dwt53_fwd_cuda((int32_t *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                                             tc->nb_res - 1, s->d_tmp, s->st));
+            else
+                ret = CU(j2ki_dwt97_fwd_cuda((float *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                                             tc->nb_res - 1, s->d_tmp, s->st));
+            if (ret < 0)
+                return ret;
+        }
+    }
+    if (!cp->reversible &&
+        (ret = CU(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
+        return ret;
+    if ((ret = CU(cudaEventRecord(s->ev[EV_DWT], s->st))) < 0)
+        return ret;
+
+    if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
+        (ret = CU(j2ki_t1_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, cp->cblk_style, cp->bypass_start,
+                               plan->max_cblk_w, plan->max_cblk_h, s->d_data, s->d_passes, s->d_res,
+                               s->d_flag, s->d_t1_scratch, s->t1_scratch_size, s->st))) < 0 ||
+        (ret = CU(cudaEventRecord(s->ev[EV_T1], s->st))) < 0)
+        return ret;
+
+    if ((ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
+                                  cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
+                                  cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaEventRecord(s->ev[EV_DONE], s->st))) < 0)
+        return ret;
+    return 0;
+}
+
+static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
+{
+    CudaBackend *b = (CudaBackend *)priv;
+    CudaSlot *s = &b->slots[slot];
+    int ret;
+    if (b->broken)
+        return J2KC_ERR_BROKEN;
+    if ((ret = enter(b)) < 0)
+        return ret;
+    ret = enqueue_frame(b, s, f);
+    leave(b);
+    if (ret < 0)
+        return ret;
+    s->busy = 1;
+    s->have_result = 0;
+    return 0;
+}
+
+/* ---- wait ---- */
+
+static float ev_ms(CudaBackend *b, CudaSlot *s, int e0, int e1)
+{
+    float ms = 0.0f;
+    if (cudaEventElapsedTime(&ms, s->ev[e0], s->ev[e1]) != cudaSuccess)
+        ms = 0.0f;
+    return ms;
+}
+
+/** Host part of a finished slot: checks the device results, then rate control + tier-2. */
+static int finish_slot(CudaBackend *b, CudaSlot *s)
+{
+    const J2kiPlan *plan = b->plan;
+    struct timespec t0;
+    int64_t n;
+
+    if (*s->h_flag) {
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            if (s->h_res[i].err) {
+                j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA tier-1: code-block %u failed (%s)", i,
+                         j2kc_strerror(s->h_res[i].err));
+                return s->h_res[i].err == J2KC_ERR_BUFSIZE ? J2KC_ERR_INTERNAL : s->h_res[i].err;
+            }
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA tier-1: error flag set without a failing code-block");
+        return J2KC_ERR_INTERNAL;
+    }
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        J2kiCblk *cb = &s->plan->cblks[i];
+        cb->nb_passes = s->h_res[i].nb_passes;
+        cb->numbps = s->h_res[i].numbps;
+    }
+    memset(&s->stats, 0, sizeof(s->stats));
+    s->stats.ms_upload = ev_ms(b, s, EV_START, EV_UPLOADED);
+    s->stats.ms_mct_dwt = ev_ms(b, s, EV_UPLOADED, EV_DWT);
+    s->stats.ms_t1 = ev_ms(b, s, EV_DWT, EV_T1);
+    s->stats.ms_download = ev_ms(b, s, EV_T1, EV_DONE);
+    s->stats.device_bytes_per_slot = s->device_bytes;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    n = j2ki_finish_codestream(s->plan, &b->log, s->h_cs, b->max_out);
+    s->stats.ms_t2 = ms_since(&t0);   /* rate control and tier-2 together (one shared host call) */
+    s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE) + s->stats.ms_t2;
+    if (n < 0)
+        return (int)n;
+    s->cs = s->h_cs;
+    s->cs_len = (size_t)n;
+    return 0;
+}
+
+static int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size_t *size)
+{
+    CudaBackend *b = (CudaBackend *)priv;
+    CudaSlot *s = &b->slots[slot];
+    int ret;
+
+    if (!s->busy) {
+        if (!s->have_result)
+            return J2KC_ERR_EOF;
+        if (s->cs_err < 0)
+            return s->cs_err;
+        *data = s->cs;
+        *size = s->cs_len;
+        return 0;
+    }
+    if (b->broken)
+        return J2KC_ERR_BROKEN;
+    if ((ret = enter(b)) < 0)
+        return ret;
+    if (!block) {
+        cudaError_t e = cudaEventQuery(s->ev[EV_DONE]);
+        if (e == cudaErrorNotReady) {
+            leave(b);
+            return J2KC_ERR_AGAIN;
+        }
+        ret = CU(e);
+    } else {
+        ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+    }
+    leave(b);
+    s->busy = 0;
+    s->have_result = 1;
+    if (ret == 0)
+        ret = finish_slot(b, s);
+    s->cs_err = ret;
+    if (ret < 0)
+        return ret;
+    *data = s->cs;
+    *size = s->cs_len;
+    return 0;
+}
+
+static void cuda_stats(void *priv, int slot, J2kcStats *st)
+{
+    CudaBackend *b = (CudaBackend *)priv;
+    *st = b->slots[slot].stats;
+}
+
+extern "C" const J2kiBackendOps j2ki_backend_cuda = {
+    "cuda", cuda_init, cuda_submit, cuda_wait, cuda_stats, cuda_uninit,
+};

@@ -1,0 +1,358 @@
+/*
+ * MQ arithmetic encoder (ISO/IEC 15444-1 Annex C) and the raw (bypass) bit packer used by
+ * the selective arithmetic coding bypass (D.6), as J2KI_HD inline functions shared by the
+ * reference coder (t1_ref.c) and the CUDA coder (one thread per code-block).
+ *
+ * No libc, no mutable globals. The probability estimation table (Table C.2) is the only
+ * table; nvcc cannot read a namespace-scope `static const` array from device code, so the
+ * table is written once as an initializer macro (J2KI_MQC_TAB_INIT) and instantiated twice:
+ * as a `static const` host array, and under nvcc also as a `static __constant__` device array
+ * (one per translation unit, read-only, so two encoders never share mutable state).
+ * J2KI_MQC_TAB names the right one in each compilation pass (__CUDA_ARCH__ is defined only
+ * while nvcc compiles for the device).
+ *
+ * Context state: one byte per context, s2 = 2 * I + MPS (I = index in Table C.2, MPS the
+ * more probable symbol). Packed table entry for s2 (the switch of Table C.2 folded in):
+ *   bits  0..15  Qe
+ *   bits 16..22  s2 after an MPS renormalisation (2 * NMPS + MPS)
+ *   bits 24..30  s2 after an LPS                  (2 * NLPS + (MPS ^ SWITCH))
+ *
+ * Byte buffer model: the encoder keeps the byte B of C.2 in a register (`b`), `bp` is the
+ * index in buf that B will be written to when it is complete (start - 1 for the dummy byte
+ * before the segment, which is never written; a carry can never reach it since C + A <
+ * 2^27 before the first BYTEOUT). Completed bytes are buf[start .. bp). Writes past `cap`
+ * are dropped and set `overflow`; callers check it and report J2KC_ERR_BUFSIZE.
+ */
+#ifndef J2KI_MQC_H
+#define J2KI_MQC_H
+
+#include <stdint.h>
+
+#include "j2ki.h"
+
+#define J2KI_MQC_E(qe, nmps, nlps, sw)                                                 \
+    ((uint32_t)(qe) | (uint32_t)(2 * (nmps)) << 16 | (uint32_t)(2 * (nlps) + (sw)) << 24), \
+    ((uint32_t)(qe) | (uint32_t)(2 * (nmps) + 1) << 16 | (uint32_t)(2 * (nlps) + 1 - (sw)) << 24)
+
+/* Table C.2: Qe, NMPS, NLPS, SWITCH for I = 0..46; two packed entries (MPS 0, MPS 1) each. */
+#define J2KI_MQC_TAB_INIT {                                                            \
+    J2KI_MQC_E(0x5601,  1,  1, 1), J2KI_MQC_E(0x3401,  2,  6, 0),                      \
+    J2KI_MQC_E(0x1801,  3,  9, 0), J2KI_MQC_E(0x0AC1,  4, 12, 0),                      \
+    J2KI_MQC_E(0x0521,  5, 29, 0), J2KI_MQC_E(0x0221, 38, 33, 0),                      \
+    J2KI_MQC_E(0x5601,  7,  6, 1), J2KI_MQC_E(0x5401,  8, 14, 0),                      \
+    J2KI_MQC_E(0x4801,  9, 14, 0), J2KI_MQC_E(0x3801, 10, 14, 0),                      \
+    J2KI_MQC_E(0x3001, 11, 17, 0), J2KI_MQC_E(0x2401, 12, 18, 0),                      \
+    J2KI_MQC_E(0x1C01, 13, 20, 0), J2KI_MQC_E(0x1601, 29, 21, 0),                      \
+    J2KI_MQC_E(0x5601, 15, 14, 1), J2KI_MQC_E(0x5401, 16, 14, 0),                      \
+    J2KI_MQC_E(0x5101, 17, 15, 0), J2KI_MQC_E(0x4801, 18, 16, 0),                      \
+    J2KI_MQC_E(0x3801, 19, 17, 0), J2KI_MQC_E(0x3401, 20, 18, 0),                      \
+    J2KI_MQC_E(0x3001, 21, 19, 0), J2KI_MQC_E(0x2801, 22, 19, 0),                      \
+    J2KI_MQC_E(0x2401, 23, 20, 0), J2KI_MQC_E(0x2201, 24, 21, 0),                      \
+    J2KI_MQC_E(0x1C01, 25, 22, 0), J2KI_MQC_E(0x1801, 26, 23, 0),                      \
+    J2KI_MQC_E(0x1601, 27, 24, 0), J2KI_MQC_E(0x1401, 28, 25, 0),                      \
+    J2KI_MQC_E(0x1201, 29, 26, 0), J2KI_MQC_E(0x1101, 30, 27, 0),                      \
+    J2KI_MQC_E(0x0AC1, 31, 28, 0), J2KI_MQC_E(0x09C1, 32, 29, 0),                      \
+    J2KI_MQC_E(0x08A1, 33, 30, 0), J2KI_MQC_E(0x0521, 34, 31, 0),                      \
+    J2KI_MQC_E(0x0441, 35, 32, 0), J2KI_MQC_E(0x02A1, 36, 33, 0),                      \
+    J2KI_MQC_E(0x0221, 37, 34, 0), J2KI_MQC_E(0x0141, 38, 35, 0),                      \
+    J2KI_MQC_E(0x0111, 39, 36, 0), J2KI_MQC_E(0x0085, 40, 37, 0),                      \
+    J2KI_MQC_E(0x0049, 41, 38, 0), J2KI_MQC_E(0x0025, 42, 39, 0),                      \
+    J2KI_MQC_E(0x0015, 43, 40, 0), J2KI_MQC_E(0x0009, 44, 41, 0),                      \
+    J2KI_MQC_E(0x0005, 45, 42, 0), J2KI_MQC_E(0x0001, 45, 43, 0),                      \
+    J2KI_MQC_E(0x5601, 46, 46, 0) }
+
+#define J2KI_MQC_NB_STATES 94   /* 47 indices x 2 MPS values */
+
+static const uint32_t j2ki_mqc_tab_h[J2KI_MQC_NB_STATES] = J2KI_MQC_TAB_INIT;
+#if defined(__CUDACC__)
+static __constant__ uint32_t j2ki_mqc_tab_d[J2KI_MQC_NB_STATES] = J2KI_MQC_TAB_INIT;
+#endif
+#if defined(__CUDA_ARCH__)
+#define J2KI_MQC_TAB j2ki_mqc_tab_d
+#else
+#define J2KI_MQC_TAB j2ki_mqc_tab_h
+#endif
+
+/** MQ encoder registers (C.2) plus the raw packer's, and the output buffer. */
+typedef struct J2kiMqc {
+    uint32_t a;          /**< interval size A (16 bits used) */
+    uint32_t c;          /**< code register C: bit 27 carry, 26..19 next byte, 18..0 fraction */
+    int      ct;         /**< CT: shifts left before the next BYTEOUT (raw: free bits in c) */
+    int      b;          /**< byte B not yet written (carry may still increment it) */
+    int32_t  bp;         /**< index in buf where B goes; start - 1 for the dummy byte */
+    int32_t  start;      /**< first byte of the current codeword segment */
+    uint8_t *buf;
+    uint32_t cap;        /**< bytes of buf that may be written */
+    int      overflow;   /**< set when a byte fell past cap */
+} J2kiMqc;
+
+/* ---- buffer access ---- */
+
+J2KI_HD void j2ki_mqc_put(J2kiMqc *m, int32_t pos, int byte)
+{
+    if ((uint32_t)pos < m->cap)
+        m->buf[pos] = (uint8_t)byte;
+    else
+        m->overflow = 1;
+}
+
+/* ---- MQ encoder, C.2 ---- */
+
+/** INITENC (C.2.8) for a codeword segment starting at byte `start` of buf. */
+J2KI_HD void j2ki_mqc_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t start)
+{
+    m->buf = buf;
+    m->cap = cap;
+    m->start = start;
+    m->a = 0x8000;
+    m->c = 0;
+    m->ct = 12;
+    m->b = 0;            /* dummy byte at start - 1: never 0xFF (no segment ends with 0xFF) */
+    m->bp = start - 1;
+}
+
+/** Initial context states of Table D.7: all I = 0 MPS 0 except ctx 0 (I = 4), run-length 17
+ *  (I = 3) and uniform 18 (I = 46). */
+J2KI_HD void j2ki_mqc_reset_ctx(uint8_t *ctx)
+{
+    int i;
+    for (i = 0; i < 19; i++)
+        ctx[i] = 0;
+    ctx[0] = 2 * 4;
+    ctx[17] = 2 * 3;
+    ctx[18] = 2 * 46;
+}
+
+/** BYTEOUT (C.2.7, Figure C.9) with bit stuffing after 0xFF and carry propagation into B. */
+J2KI_HD void j2ki_mqc_byteout(J2kiMqc *m)
+{
+    if (m->b == 0xFF) {
+        if (m->bp >= m->start)
+            j2ki_mqc_put(m, m->bp, m->b);
+        m->bp++;
+        m->b = (int)(m->c >> 20);
+        m->c &= 0xFFFFF;
+        m->ct = 7;
+        return;
+    }
+    if (m->c & 0x8000000) {
+        m->b++;
+        m->c &= 0x7FFFFFF;
+        if (m->b == 0xFF) {
+            if (m->bp >= m->start)
+                j2ki_mqc_put(m, m->bp, m->b);
+            m->bp++;
+            m->b = (int)(m->c >> 20);
+            m->c &= 0xFFFFF;
+            m->ct = 7;
+            return;
+        }
+    }
+    if (m->bp >= m->start)
+        j2ki_mqc_put(m, m->bp, m->b);
+    m->bp++;
+    m->b = (int)(m->c >> 19);
+    m->c &= 0x7FFFF;
+    m->ct = 8;
+}
+
+/** RENORME (C.2.6, Figure C.8). */
+J2KI_HD void j2ki_mqc_renorme(J2kiMqc *m)
+{
+    do {
+        m->a <<= 1;
+        m->c <<= 1;
+        if (--m->ct == 0)
+            j2ki_mqc_byteout(m);
+    } while (!(m->a & 0x8000));
+}
+
+/** ENCODE (C.2.2): codes decision d (0/1) in the context whose state byte is *cx, with
+ *  CODEMPS / CODELPS and their conditional exchange (Figures C.6, C.7). */
+J2KI_HD void j2ki_mqc_encode(J2kiMqc *m, uint8_t *cx, int d)
+{
+    uint32_t e = J2KI_MQC_TAB[*cx];
+    uint32_t qe = e & 0xFFFF;
+    m->a -= qe;
+    if (d == (*cx & 1)) {                      /* CODEMPS */
+        if (m->a & 0x8000) {
+            m->c += qe;
+            return;
+        }
+        if (m->a < qe)
+            m->a = qe;
+        else
+            m->c += qe;
+        *cx = (uint8_t)((e >> 16) & 0x7F);
+    } else {                                   /* CODELPS */
+        if (m->a < qe)
+            m->c += qe;
+        else
+            m->a = qe;
+        *cx = (uint8_t)((e >> 24) & 0x7F);
+    }
+    j2ki_mqc_renorme(m);
+}
+
+/**
+ * FLUSH (C.2.9, Figure C.10): SETBITS picks the value of [C, C + A) with the most trailing
+ * 1 bits, two BYTEOUTs emit it; B is written unless it is 0xFF (a segment never ends with
+ * 0xFF: the decoder reads 0xFF past the end anyway). Returns the end of the segment (index
+ * one past its last byte).
+ */
+J2KI_HD int32_t j2ki_mqc_flush(J2kiMqc *m)
+{
+    uint32_t tempc = m->c + m->a;
+    m->c |= 0xFFFF;
+    if (m->c >= tempc)
+        m->c -= 0x8000;
+    m->c <<= m->ct;
+    j2ki_mqc_byteout(m);
+    m->c <<= m->ct;
+    j2ki_mqc_byteout(m);
+    if (m->b != 0xFF) {
+        j2ki_mqc_put(m, m->bp, m->b);
+        m->bp++;
+    }
+    return m->bp > m->start ? m->bp : m->start;
+}
+
+/**
+ * Predictable termination (D.4.2, PTERM): emits just enough bits of C (down to bit 15 of
+ * the register, the top of A) that the decoder, reading 0xFF past the end, lands inside
+ * [C, C + A); the rest of C is left out so a decoder can check the padding. k = 12 - CT bits
+ * still have to leave the register before the B that holds them is complete.
+ */
+J2KI_HD int32_t j2ki_mqc_flush_pterm(J2kiMqc *m)
+{
+    int k = 11 - m->ct + 1;
+    while (k > 0) {
+        m->c <<= m->ct;
+        m->ct = 0;
+        j2ki_mqc_byteout(m);
+        k -= m->ct;
+    }
+    if (m->b != 0xFF) {
+        j2ki_mqc_put(m, m->bp, m->b);
+        m->bp++;
+    }
+    return m->bp > m->start ? m->bp : m->start;
+}
+
+/* ---- raw (bypass) segments, D.6 ----
+ * Bits are packed MSB first; after a 0xFF byte the next byte carries only 7 bits (its MSB is
+ * a stuffed 0), so no 0xFF is ever followed by a byte > 0x7F. Registers reused: c holds the
+ * bits of the byte being filled, ct the bits still free in it, bp the index of that byte,
+ * b the last completed byte (for the stuffing rule). */
+
+J2KI_HD void j2ki_mqc_raw_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t start)
+{
+    m->buf = buf;
+    m->cap = cap;
+    m->start = start;
+    m->c = 0;
+    m->ct = 8;
+    m->b = 0;
+    m->bp = start;
+}
+
+J2KI_HD void j2ki_mqc_raw_put(J2kiMqc *m, int d)
+{
+    m->c = (m->c << 1) | (uint32_t)d;
+    if (--m->ct == 0) {
+        j2ki_mqc_put(m, m->bp, (int)m->c);
+        m->bp++;
+        m->b = (int)m->c;
+        m->ct = m->b == 0xFF ? 7 : 8;
+        m->c = 0;
+    }
+}
+
+/** Bytes of the raw segment that hold every bit put so far (a truncation length). */
+J2KI_HD int32_t j2ki_mqc_raw_len(const J2kiMqc *m)
+{
+    return m->bp + (m->ct < (m->b == 0xFF && m->bp > m->start ? 7 : 8));
+}
+
+/**
+ * Terminates a raw segment: a partly filled byte is completed with alternating 0, 1, 0...
+ * bits. A final 0xFF is dropped (the decoder reads 0xFF past the end), except with PTERM,
+ * where it is followed by a stuffed byte of padding only (0 then 0101010 = 0x2A) so the end
+ * is predictable. Returns the end of the segment.
+ */
+J2KI_HD int32_t j2ki_mqc_raw_flush(J2kiMqc *m, int pterm)
+{
+    int full = m->b == 0xFF && m->bp > m->start ? 7 : 8;
+    if (m->ct < full || (pterm && full == 7)) {
+        int bit = 0;
+        while (m->ct > 0) {
+            m->c = (m->c << 1) | (uint32_t)bit;
+            m->ct--;
+            bit ^= 1;
+        }
+        j2ki_mqc_put(m, m->bp, (int)m->c);
+        m->bp++;
+        m->b = (int)m->c;
+        m->ct = 8;
+        m->c = 0;
+    } else if (full == 7) {
+        m->bp--;        /* drop the trailing 0xFF */
+    }
+    return m->bp;
+}
+
+/* ---- truncation lengths of passes that do not end a segment (D.4.1) ---- */
+
+/** Encoder registers at the end of a pass that does not terminate its segment. */
+typedef struct J2kiMqcMark {
+    int32_t  bp;
+    int      b;
+    uint32_t c, a;
+    int      ct;
+} J2kiMqcMark;
+
+J2KI_HD J2kiMqcMark j2ki_mqc_mark(const J2kiMqc *m)
+{
+    J2kiMqcMark k;
+    k.bp = m->bp;
+    k.b = m->b;
+    k.c = m->c;
+    k.a = m->a;
+    k.ct = m->ct;
+    return k;
+}
+
+/**
+ * Shortest prefix of a terminated MQ segment [start, end) of buf that still decodes every
+ * decision coded before the mark, for a decoder that reads 0xFF past the end of its data
+ * (C.3.4: 0xFF followed by a byte > 0x8F feeds 1 bits). Computed once the segment is final,
+ * so the bytes after the mark (and a carry into B) are known: this is exact, not a guess.
+ *
+ * At the mark the interval is [L, L + A) with L = B * 2^(27 - CT) + C (B's least significant
+ * bit sits at register bit 27 - CT). Keeping n bytes, the decoder sees the value
+ *   V(n) = sum over kept bytes j of buf[j] * 2^pos_j  +  (2^pos_last - 1)
+ * (pos drops by 8 per byte, by 7 after 0xFF). V(n) >= the full stream's value >= L, so the
+ * prefix is decodable iff V(n) < L + A. V(n) never increases with n and is inside once
+ * pos_last <= 0, so at most 5 bytes past B are examined. Values are kept in int64 scaled by
+ * 2^8 so that pos down to -8 stays integral (pos_bp <= 27, L < 2^36 * 2^8).
+ */
+J2KI_HD int32_t j2ki_mqc_trunc_len(const uint8_t *buf, int32_t start, int32_t end,
+                                   const J2kiMqcMark *k)
+{
+    int pos = 27 - k->ct + 8;
+    int64_t u = ((int64_t)k->b << pos) + ((int64_t)k->c << 8) + ((int64_t)k->a << 8);
+    int prev = k->bp < start ? 0 : k->bp < end ? buf[k->bp] : 0xFF;
+    int64_t v = (int64_t)prev << pos;
+    int32_t n = k->bp + 1;
+    for (;;) {
+        if (n >= end)
+            return end;
+        if (v + (((int64_t)1 << pos) - 1) < u || pos <= 8)
+            return n > start ? n : start;
+        pos -= prev == 0xFF ? 7 : 8;
+        prev = buf[n++];
+        v += (int64_t)prev << pos;
+    }
+}
+
+#endif /* J2KI_MQC_H */
