@@ -80,6 +80,7 @@ typedef struct CudaBackend {
     CudaSlot     *slots;
     size_t        max_out;
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
+    J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
     size_t        data_size;       /* bytes of the code-blocks' byte area */
     size_t        nb_pass_total;
     /* per component: plane size and origin on the component grid, staging layout */
@@ -183,6 +184,7 @@ static void cuda_uninit(void *priv)
         slot_free(b, &b->slots[i]);
     free(b->slots);
     cudaFree(b->d_cblks);
+    free(b->h_cblks);
     if (entered)
         leave(b);
     free(b);
@@ -196,7 +198,8 @@ static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
     return ret;
 }
 
-/** Builds the device descriptor of every code-block and the layout of the byte/pass areas. */
+/** Builds the device descriptor of every code-block (in plan order) and the layout of the
+ *  byte and pass areas: each block's bytes 16-aligned, its passes max_passes long. */
 static int build_cblks(CudaBackend *b)
 {
     const J2kiPlan *plan = b->plan;
@@ -205,45 +208,33 @@ static int build_cblks(CudaBackend *b)
     int ret;
     if (!h)
         return J2KC_ERR_NOMEM;
-    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
-        const J2kiTile *tile = &plan->tiles[t];
-        for (int c = 0; c < b->cp->img.nb_comps; c++) {
-            const J2kiTileComp *tc = &tile->comps[c];
-            for (int r = 0; r < tc->nb_res; r++) {
-                const J2kiRes *res = &tc->res[r];
-                for (int k = 0; k < res->nb_bands; k++) {
-                    const J2kiBand *band = &plan->bands[res->first_band + k];
-                    uint32_t n = band->nb_cblks_w * band->nb_cblks_h;
-                    for (uint32_t i = 0; i < n; i++) {
-                        uint32_t ci = band->first_cblk + i;
-                        const J2kiCblk *cb = &plan->cblks[ci];
-                        J2kiCblkDev *d = &h[ci];
-                        d->buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                                 (band->buf_x0 + cb->x0 - band->x0);
-                        d->stride = tc->w;
-                        d->w = (uint16_t)(cb->x1 - cb->x0);
-                        d->h = (uint16_t)(cb->y1 - cb->y0);
-                        d->orient = (uint8_t)band->orient;
-                        d->nb_mag_bits = (uint8_t)band->nb_mag_bits;
-                        d->frac_bits = (uint8_t)band->frac_bits;
-                        d->inv_step = b->cp->reversible ? 0.0f : band->inv_step;
-                        d->data_off = data_off;
-                        d->data_cap = cb->data_cap;
-                        d->pass_off = (uint32_t)pass_off;
-                        d->max_passes = (uint16_t)cb->max_passes;
-                        data_off += (cb->data_cap + 15u) & ~(size_t)15;
-                        pass_off += (size_t)cb->max_passes;
-                    }
-                }
-            }
-        }
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        J2kiCblkDev *d = &h[i];
+        d->buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                 (band->buf_x0 + cb->x0 - band->x0);
+        d->stride = tc->w;
+        d->w = (uint16_t)(cb->x1 - cb->x0);
+        d->h = (uint16_t)(cb->y1 - cb->y0);
+        d->orient = (uint8_t)band->orient;
+        d->nb_mag_bits = (uint8_t)band->nb_mag_bits;
+        d->frac_bits = (uint8_t)band->frac_bits;
+        d->inv_step = b->cp->reversible ? 0.0f : band->inv_step;
+        d->data_off = data_off;
+        d->data_cap = cb->data_cap;
+        d->pass_off = (uint32_t)pass_off;
+        d->max_passes = (uint16_t)cb->max_passes;
+        data_off += (cb->data_cap + 15u) & ~(size_t)15;
+        pass_off += (size_t)cb->max_passes;
     }
     b->data_size = data_off;
     b->nb_pass_total = pass_off;
+    b->h_cblks = h;
     ret = CU(cudaMalloc((void **)&b->d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
     if (ret == 0)
         ret = CU(cudaMemcpy(b->d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
-    free(h);
     return ret;
 }
 
@@ -285,24 +276,9 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         return ret;
 
     /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */
-    {
-        size_t data_off = 0, pass_off = 0;
-        for (uint32_t t = 0; t < plan->nb_tiles; t++)
-            for (int c = 0; c < b->cp->img.nb_comps; c++) {
-                const J2kiTileComp *tc = &plan->tiles[t].comps[c];
-                for (int r = 0; r < tc->nb_res; r++)
-                    for (int k = 0; k < tc->res[r].nb_bands; k++) {
-                        const J2kiBand *band = &plan->bands[tc->res[r].first_band + k];
-                        uint32_t n = band->nb_cblks_w * band->nb_cblks_h;
-                        for (uint32_t i = 0; i < n; i++) {
-                            J2kiCblk *cb = &s->plan->cblks[band->first_cblk + i];
-                            cb->data = s->h_data + data_off;
-                            cb->passes = s->h_passes + pass_off;
-                            data_off += (cb->data_cap + 15u) & ~(size_t)15;
-                            pass_off += (size_t)cb->max_passes;
-                        }
-                    }
-            }
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        s->plan->cblks[i].data = s->h_data + b->h_cblks[i].data_off;
+        s->plan->cblks[i].passes = s->h_passes + b->h_cblks[i].pass_off;
     }
     return 0;
 }
@@ -507,10 +483,10 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             void *buf = (uint8_t *)s->d_samples + tc->buf_offset * 4;
             if (cp->reversible)
                 ret = CU(j2ki_dwt53_fwd_cuda((int32_t *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
-                                             tc->nb_res - 1, s->d_tmp, s->st));
+                                             cp->nb_levels, s->d_tmp, s->st));
             else
                 ret = CU(j2ki_dwt97_fwd_cuda((float *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
-                                             tc->nb_res - 1, s->d_tmp, s->st));
+                                             cp->nb_levels, s->d_tmp, s->st));
             if (ret < 0)
                 return ret;
         }

@@ -31,10 +31,7 @@
  * multiplication by this constant (not a division by K) on every target. */
 #define J2KI_DWT97_INV_K ( 0.812893066115961f)
 
-/**
- * Scratch that j2ki_dwt*_{fwd,inv}_ref need for a tile-component of w x h, counted in 4-byte
- * samples (int32 or float): the caller passes at least this many * 4 bytes.
- */
+/** Scratch bytes that j2ki_dwt*_{fwd,inv}_ref need for a tile-component of w x h. */
 size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h);
 
 void j2ki_dwt53_fwd_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,

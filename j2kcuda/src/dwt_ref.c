@@ -20,8 +20,9 @@
 
 size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h)
 {
+    /* one row (horizontal pass) or one strip of h rows (vertical pass), 4-byte samples */
     size_t v = (size_t)J2KI_DWT_STRIP * h;
-    return (w > v ? w : v) + 1;
+    return 4 * ((w > v ? w : v) + 1);
 }
 
 /* ---- index helpers ----
@@ -108,7 +109,7 @@ static inline void lift53_inv(int32_t *l, int32_t *h, uint32_t nl, uint32_t nh, 
     }
 }
 
-/* One 9/7 lifting step on the high-pass vectors (sign < 0: inverse step). */
+/* One 9/7 lifting step on the high-pass vectors (inverse: the undoing step). */
 static inline void step97_h(float *h, const float *l, uint32_t nl, uint32_t nh, int p,
                             uint32_t cols, float coef, int inverse)
 {

@@ -8,20 +8,21 @@ extern "C" {
 }
 #include "mct_cuda.h"
 
-/** Container sample -> signed int32: right shift, then DC level shift of unsigned samples. */
+/** Container sample -> signed int32 through j2ki_input_sample (shift, clamp, DC level shift). */
 __device__ __forceinline__ int32_t load_sample(const J2kiLoadSrc &s, uint32_t x, uint32_t y)
 {
     const uint8_t *row = (const uint8_t *)s.d_data + (ptrdiff_t)y * s.stride;
     size_t i = (size_t)x * (size_t)s.step;
-    int32_t v;
-    if (s.bytes == 1)
-        v = s.is_signed ? (int32_t)((const int8_t *)row)[i] : (int32_t)row[i];
-    else
-        v = s.is_signed ? (int32_t)((const int16_t *)row)[i] : (int32_t)((const uint16_t *)row)[i];
-    v >>= s.shift;
-    if (!s.is_signed)
-        v -= 1 << (s.depth - 1);
-    return v;
+    int32_t raw;
+    if (s.bytes == 1) {
+        raw = s.is_signed ? (int32_t)(int8_t)row[i] : (int32_t)row[i];
+    } else {
+        /* 16-bit containers may be unaligned (odd strides): assemble from bytes (little-endian,
+         * the native order of every CUDA host) */
+        uint16_t u = (uint16_t)(row[2 * i] | (row[2 * i + 1] << 8));
+        raw = s.is_signed ? (int32_t)(int16_t)u : (int32_t)u;
+    }
+    return j2ki_input_sample(raw, s.shift, s.depth, s.is_signed);
 }
 
 struct LoadArgs {

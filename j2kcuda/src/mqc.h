@@ -11,8 +11,9 @@
  * J2KI_MQC_TAB names the right one in each compilation pass (__CUDA_ARCH__ is defined only
  * while nvcc compiles for the device).
  *
- * Context state: one byte per context, s2 = 2 * I + MPS (I = index in Table C.2, MPS the
- * more probable symbol). Packed table entry for s2 (the switch of Table C.2 folded in):
+ * Context state: one uint16_t per context, s2 = 2 * I + MPS (I = index in Table C.2, MPS
+ * the more probable symbol); not a byte, because a store through a char type may alias the
+ * coder's registers and would force the compiler to reload them after every decision. Packed table entry for s2 (the switch of Table C.2 folded in):
  *   bits  0..15  Qe
  *   bits 16..22  s2 after an MPS renormalisation (2 * NMPS + MPS)
  *   bits 24..30  s2 after an LPS                  (2 * NLPS + (MPS ^ SWITCH))
@@ -104,6 +105,7 @@ J2KI_HD void j2ki_mqc_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t start
     m->buf = buf;
     m->cap = cap;
     m->start = start;
+    m->overflow = 0;
     m->a = 0x8000;
     m->c = 0;
     m->ct = 12;
@@ -113,7 +115,7 @@ J2KI_HD void j2ki_mqc_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t start
 
 /** Initial context states of Table D.7: all I = 0 MPS 0 except ctx 0 (I = 4), run-length 17
  *  (I = 3) and uniform 18 (I = 46). */
-J2KI_HD void j2ki_mqc_reset_ctx(uint8_t *ctx)
+J2KI_HD void j2ki_mqc_reset_ctx(uint16_t *ctx)
 {
     int i;
     for (i = 0; i < 19; i++)
@@ -156,20 +158,42 @@ J2KI_HD void j2ki_mqc_byteout(J2kiMqc *m)
     m->ct = 8;
 }
 
-/** RENORME (C.2.6, Figure C.8). */
+/** Left shifts that bring 0 < a < 0x8000 to 0x8000 <= a < 0x10000. */
+J2KI_HD int j2ki_mqc_renorm_shift(uint32_t a)
+{
+#if defined(__CUDA_ARCH__)
+    return __clz(a) - 16;
+#elif defined(__GNUC__)
+    return __builtin_clz(a) - 16;
+#else
+    int n = 0;
+    while (!(a & 0x8000)) {
+        a <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/** RENORME (C.2.6, Figure C.8): shift A and C left one bit at a time until A >= 0x8000,
+ *  with a BYTEOUT each time CT reaches 0; done here in runs of up to CT bits. */
 J2KI_HD void j2ki_mqc_renorme(J2kiMqc *m)
 {
-    do {
-        m->a <<= 1;
-        m->c <<= 1;
-        if (--m->ct == 0)
-            j2ki_mqc_byteout(m);
-    } while (!(m->a & 0x8000));
+    int n = j2ki_mqc_renorm_shift(m->a);
+    while (n >= m->ct) {
+        m->a <<= m->ct;
+        m->c <<= m->ct;
+        n -= m->ct;
+        j2ki_mqc_byteout(m);
+    }
+    m->a <<= n;
+    m->c <<= n;
+    m->ct -= n;
 }
 
 /** ENCODE (C.2.2): codes decision d (0/1) in the context whose state byte is *cx, with
  *  CODEMPS / CODELPS and their conditional exchange (Figures C.6, C.7). */
-J2KI_HD void j2ki_mqc_encode(J2kiMqc *m, uint8_t *cx, int d)
+J2KI_HD void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
 {
     uint32_t e = J2KI_MQC_TAB[*cx];
     uint32_t qe = e & 0xFFFF;
@@ -183,13 +207,13 @@ J2KI_HD void j2ki_mqc_encode(J2kiMqc *m, uint8_t *cx, int d)
             m->a = qe;
         else
             m->c += qe;
-        *cx = (uint8_t)((e >> 16) & 0x7F);
+        *cx = (uint16_t)((e >> 16) & 0x7F);
     } else {                                   /* CODELPS */
         if (m->a < qe)
             m->c += qe;
         else
             m->a = qe;
-        *cx = (uint8_t)((e >> 24) & 0x7F);
+        *cx = (uint16_t)((e >> 24) & 0x7F);
     }
     j2ki_mqc_renorme(m);
 }
@@ -210,7 +234,7 @@ J2KI_HD int32_t j2ki_mqc_flush(J2kiMqc *m)
     j2ki_mqc_byteout(m);
     m->c <<= m->ct;
     j2ki_mqc_byteout(m);
-    if (m->b != 0xFF) {
+    if (m->b != 0xFF && m->bp >= m->start) {
         j2ki_mqc_put(m, m->bp, m->b);
         m->bp++;
     }
@@ -232,7 +256,7 @@ J2KI_HD int32_t j2ki_mqc_flush_pterm(J2kiMqc *m)
         j2ki_mqc_byteout(m);
         k -= m->ct;
     }
-    if (m->b != 0xFF) {
+    if (m->b != 0xFF && m->bp >= m->start) {
         j2ki_mqc_put(m, m->bp, m->b);
         m->bp++;
     }
@@ -250,6 +274,7 @@ J2KI_HD void j2ki_mqc_raw_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t s
     m->buf = buf;
     m->cap = cap;
     m->start = start;
+    m->overflow = 0;
     m->c = 0;
     m->ct = 8;
     m->b = 0;

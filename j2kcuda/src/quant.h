@@ -11,13 +11,19 @@
 /**
  * Fills expn, mant, nb_mag_bits, frac_bits, step, inv_step and dist_weight of a band from the
  * coding parameters (depth of its component, level, orientation, reversible, guard bits, MCT).
+ * Needs band->orient, level and comp. step is Delta_b of E-3 in sample units (the units the
+ * DWT output is in; 1 when reversible); inv_step = 2^frac_bits / step; dist_weight =
+ * step^2 * synthesis_norm^2 * MCT weight^2 (tier-1 index units -> squared image error).
+ * Reversible: epsilon_b = depth + log2(gain_b) (+1 for RCT chroma), raised when guard_bits < 2
+ * so that M_b always covers the 5/3 worst case (no saturation is ever needed).
  */
 void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth);
 
 /**
- * Quantises one band in place: float coefficients (same storage) become int32 values
- * sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits fractional bits,
- * saturated to M_b integer bits.
+ * Quantises one band in place: float coefficients (same storage, row stride `stride` samples)
+ * become int32 values sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits
+ * fractional bits, saturated to M_b integer bits: |value| <= 2^(M_b + frac_bits) - 1 (integer
+ * part 2^M_b - 1, every fractional bit set). M_b + frac_bits <= 30 (j2ki_quant_band_setup).
  */
 void j2ki_quant_fwd_ref(void *buf, ptrdiff_t stride, uint32_t w, uint32_t h,
                         float inv_step, int nb_mag_bits, int frac_bits);

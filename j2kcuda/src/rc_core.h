@@ -32,8 +32,8 @@
 /** Fixed-point scale of residual distortions: 2^32 units per (peak^2) of squared error. */
 #define J2KI_RC_DIST_ONE 4294967296.0
 /** Largest fixed-point residual of one code-block (2^46: a mean squared error of 4 peak^2 over
- *  4096 samples), so the sum over 2^17 code-blocks cannot overflow 63 bits. */
-#define J2KI_RC_DIST_CBLK_MAX ((uint64_t)1 << 46)
+ *  4096 samples), so a sum over 2^17 code-blocks cannot overflow 63 bits. */
+#define J2KI_RC_DIST_CBLK_MAX ((int64_t)1 << 46)
 
 /** Slope of the hull segment from point (r0, d0) to point (r1, d1), unweighted; r1 > r0 or not. */
 J2KI_HD double j2ki_rc_seg_slope(uint32_t r0, double d0, uint32_t r1, double d1)
@@ -43,7 +43,8 @@ J2KI_HD double j2ki_rc_seg_slope(uint32_t r0, double d0, uint32_t r1, double d1)
 
 /**
  * Computes passes[k].slope for one code-block: weight * (hull slope) for each pass that ends on
- * a hull vertex, 0 for every other pass. weight is the band's dist_weight (tier-1 units to
+ * a hull vertex (J2KI_RC_SLOPE_MAX, unweighted, for a vertex that costs no bytes), 0 for every
+ * other pass. weight is the band's dist_weight (tier-1 units to
  * squared image error); a weight that is not > 0 puts no pass on the hull.
  *
  * Monotone-chain scan with a stack of vertices. While building, passes[k-1].slope holds D_k
@@ -99,7 +100,8 @@ J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
             int g = stk[j - 1];
             uint32_t rg = g ? passes[g - 1].rate : 0;
             double dg = g ? passes[g - 1].slope : 0.0;
-            double s = j2ki_rc_seg_slope(rg, dg, passes[k - 1].rate, passes[k - 1].slope) * weight;
+            double s = j2ki_rc_seg_slope(rg, dg, passes[k - 1].rate, passes[k - 1].slope);
+            s = s < J2KI_RC_SLOPE_MAX ? s * weight : J2KI_RC_SLOPE_MAX;
             passes[k - 1].slope = s < J2KI_RC_SLOPE_MAX ? s : J2KI_RC_SLOPE_MAX;
             j--;
         } else {
@@ -139,21 +141,24 @@ J2KI_HD double j2ki_rc_cblk_next_slope(const J2kiPass *passes, int nb_passes, in
 /**
  * Fixed-point squared error left by keeping the first n passes: the tier-1 distortion of the
  * passes n..nb_passes-1 (summed in that order) times scale = dist_weight / peak^2 * 2^32,
- * rounded to an integer and clamped to [0, J2KI_RC_DIST_CBLK_MAX]. Summing these integers over
+ * rounded to an integer and clamped to +-J2KI_RC_DIST_CBLK_MAX. It is negative when the passes
+ * left out would have raised the error (a refinement can). Summing these integers over
  * code-blocks gives the same total in any order, on host and device.
  */
-J2KI_HD uint64_t j2ki_rc_cblk_residual(const J2kiPass *passes, int nb_passes, int n, double scale)
+J2KI_HD int64_t j2ki_rc_cblk_residual(const J2kiPass *passes, int nb_passes, int n, double scale)
 {
-    double rem = 0.0, v;
+    double rem = 0.0, v, a;
+    int64_t q;
     int k;
     for (k = n; k < nb_passes; k++)
         rem = rem + passes[k].dist;
     v = rem * scale;
-    if (!(v > 0.0))
-        return 0;
-    if (v >= (double)J2KI_RC_DIST_CBLK_MAX)
-        return J2KI_RC_DIST_CBLK_MAX;
-    return (uint64_t)(v + 0.5);
+    a = v < 0.0 ? -v : v;
+    if (!(a < (double)J2KI_RC_DIST_CBLK_MAX))
+        q = a == a ? (int64_t)J2KI_RC_DIST_CBLK_MAX : 0;
+    else
+        q = (int64_t)(a + 0.5);
+    return v < 0.0 ? -q : q;
 }
 
 #endif /* J2KI_RC_CORE_H */

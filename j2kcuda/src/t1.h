@@ -34,4 +34,15 @@ int j2ki_t1_encode_cblk_ref(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
                             int w, int h, int orient, int cblk_style, int bypass_start,
                             int nb_mag_bits, int frac_bits, J2kiCblk *cb);
 
+/**
+ * Codeword segments a layer sends (B.10.7, D.4): for the passes [first_pass, end_pass) of cb
+ * that one layer adds, writes the length in bytes of each piece of codeword segment to
+ * lens[] and returns their number (0 for an empty range), or J2KC_ERR_BUFSIZE when more
+ * than max_lens. A piece ends at every pass with term = 1 and at end_pass - 1; it starts
+ * where the previous piece (or the previous layer, at passes[first_pass - 1].rate) ended.
+ * The packet header codes one length per piece (B.10.7.2: with BYPASS or TERMALL, several).
+ */
+int j2ki_t1_layer_segments(const J2kiCblk *cb, int first_pass, int end_pass,
+                           uint32_t *lens, int max_lens);
+
 #endif

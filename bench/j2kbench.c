@@ -1,0 +1,287 @@
+/*
+ * j2kbench: host-to-host speed of the j2kcuda encoder through its public API.
+ *
+ * One frame is loaded into host memory; the encoder is created once; then
+ *   warm-up  : W frames (module load, first-touch, clocks) - not counted;
+ *   latency  : L times submit + blocking receive of one frame alone (median and minimum),
+ *              each codestream compared with the first (identical input -> identical bytes);
+ *   throughput: N frames (or until -t seconds), keeping async_depth frames in flight, timed
+ *              from the first submit to the last receive.
+ * "Host to host": the frame starts in host memory (malloc, or pinned with --pinned) and the
+ * codestream ends in host memory (J2kcPacket.data); nothing else is copied.
+ *
+ * Prints one "RESULT key=value ..." line (bench/run.sh parses it) and writes the first
+ * codestream with -o.
+ *
+ * Usage: j2kbench -i FILE [-f yuv422p10le -s 4096x2160] [-p key=value]... [-n N] [-t SEC]
+ *                 [-l L] [-w W] [-o OUT.j2k] [--pinned] [-v]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "j2kcuda.h"
+#include "frameio.h"
+
+#ifdef J2KB_CUDA
+/* from cuda_runtime_api.h (cudart is linked into the library); declared here so that this
+ * tool needs no CUDA headers */
+int cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
+int cudaFreeHost(void *ptr);
+#endif
+
+#define MAX_REPS 1000
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int g_verbose;
+
+static void log_cb(void *opaque, int level, const char *msg)
+{
+    (void)opaque;
+    fprintf(stderr, "j2kc[%d]: %s\n", level, msg);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: j2kbench -i FILE [-f yuv422p10le -s WxH] [-p key=value]... [-n N] [-t SEC]\n"
+            "                [-l L] [-w W] [-o OUT.j2k] [--pinned] [-v]\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *in = NULL, *fmt = NULL, *out = NULL;
+    const char *keys[64], *vals[64];
+    char *kv_copy[64];
+    int nb_kv = 0, n = 100, reps = 11, warmup = 3, pinned = 0, ret = 1, err;
+    double tmax = 30.0;
+    uint32_t w = 0, h = 0;
+    BenchFrame fr;
+    J2kcParams *p = NULL;
+    J2kcEncoder *enc = NULL;
+    J2kcImageDesc img;
+    J2kcFrame jf;
+    J2kcPacket pkt;
+    J2kcStats st, st_sum;
+    uint8_t *first = NULL;
+    size_t first_size = 0, last_size = 0;
+    void *pinned_buf = NULL; /* --pinned: one cudaHostAlloc block for every plane */
+    double lat[MAX_REPS], t0, t1, t_phase;
+    int nb_stats = 0, same = 1, sub, rec;
+
+    memset(&fr, 0, sizeof(fr));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--pinned")) { pinned = 1; continue; }
+        if (!strcmp(a, "-v")) { g_verbose = 1; continue; }
+        if (!v) { usage(); return 2; }
+        i++;
+        if (!strcmp(a, "-i")) in = v;
+        else if (!strcmp(a, "-f")) fmt = v;
+        else if (!strcmp(a, "-s")) { if (bench_parse_size(v, &w, &h)) { usage(); return 2; } }
+        else if (!strcmp(a, "-o")) out = v;
+        else if (!strcmp(a, "-n")) n = atoi(v);
+        else if (!strcmp(a, "-t")) tmax = atof(v);
+        else if (!strcmp(a, "-l")) reps = atoi(v);
+        else if (!strcmp(a, "-w")) warmup = atoi(v);
+        else if (!strcmp(a, "-p") && nb_kv < 64) {
+            char *eq;
+            kv_copy[nb_kv] = strdup(v);
+            if (!kv_copy[nb_kv] || !(eq = strchr(kv_copy[nb_kv], '='))) { usage(); return 2; }
+            *eq = 0;
+            keys[nb_kv] = kv_copy[nb_kv];
+            vals[nb_kv] = eq + 1;
+            nb_kv++;
+        } else { usage(); return 2; }
+    }
+    if (!in || n < 0 || reps < 1 || reps > MAX_REPS || warmup < 0) { usage(); return 2; }
+    if (bench_frame_load(&fr, in, fmt, w, h))
+        return 1;
+
+    memset(&img, 0, sizeof(img));
+    img.nb_comps = fr.nb_comps;
+    img.width = fr.width;
+    img.height = fr.height;
+    memset(&jf, 0, sizeof(jf));
+    jf.mem = J2KC_MEM_HOST;
+    if (pinned) {
+#ifdef J2KB_CUDA
+        size_t total = 0, off = 0;
+        for (int c = 0; c < fr.nb_comps; c++)
+            total += (size_t)fr.comp_w[c] * fr.comp_h[c] * 2;
+        if (cudaHostAlloc(&pinned_buf, total, 0) != 0) {
+            fprintf(stderr, "cudaHostAlloc failed\n");
+            goto end;
+        }
+        for (int c = 0; c < fr.nb_comps; c++) {
+            size_t sz = (size_t)fr.comp_w[c] * fr.comp_h[c] * 2;
+            memcpy((uint8_t *)pinned_buf + off, fr.plane[c], sz);
+            jf.data[c] = (uint8_t *)pinned_buf + off;
+            off += sz;
+        }
+#else
+        fprintf(stderr, "--pinned needs a CUDA build of j2kbench\n");
+        goto end;
+#endif
+    }
+    for (int c = 0; c < fr.nb_comps; c++) {
+        img.depth[c] = fr.depth;
+        img.dx[c] = fr.dx[c];
+        img.dy[c] = fr.dy[c];
+        if (!pinned)
+            jf.data[c] = fr.plane[c];
+        jf.stride[c] = (ptrdiff_t)fr.comp_w[c] * 2;
+        jf.step[c] = 1;
+    }
+
+    if (!(p = j2kc_params_alloc())) { fprintf(stderr, "out of memory\n"); goto end; }
+    j2kc_params_set_log(p, log_cb, NULL, g_verbose ? J2KC_LOG_VERBOSE : J2KC_LOG_WARNING);
+    for (int k = 0; k < nb_kv; k++)
+        if ((err = j2kc_params_set(p, keys[k], vals[k])) < 0) {
+            fprintf(stderr, "parameter %s=%s: %s\n", keys[k], vals[k], j2kc_strerror(err));
+            goto end;
+        }
+    t0 = now_ms();
+    if ((err = j2kc_encoder_create(&enc, &img, p)) < 0) {
+        fprintf(stderr, "j2kc_encoder_create: %s\n", j2kc_strerror(err));
+        goto end;
+    }
+    t1 = now_ms();
+    fprintf(stderr, "j2kbench: %s backend=%s %ux%u comps=%d depth=%d create=%.1f ms\n", in,
+            j2kc_encoder_backend(enc), fr.width, fr.height, fr.nb_comps, fr.depth, t1 - t0);
+
+    /* warm-up */
+    for (int i = 0; i < warmup; i++) {
+        jf.tag = (uint64_t)i;
+        if ((err = j2kc_encoder_submit(enc, &jf)) < 0 ||
+            (err = j2kc_encoder_receive(enc, &pkt, 1)) < 0) {
+            fprintf(stderr, "warm-up frame %d: %s\n", i, j2kc_strerror(err));
+            goto end;
+        }
+        if (i == 0) {
+            if (!(first = malloc(pkt.size))) goto end;
+            memcpy(first, pkt.data, pkt.size);
+            first_size = pkt.size;
+        } else if (pkt.size != first_size || memcmp(pkt.data, first, pkt.size))
+            same = 0;
+    }
+
+    /* latency: one frame alone, submit to codestream in host memory */
+    memset(&st_sum, 0, sizeof(st_sum));
+    t_phase = now_ms();
+    for (int i = 0; i < reps; i++) {
+        jf.tag = (uint64_t)i;
+        t0 = now_ms();
+        if ((err = j2kc_encoder_submit(enc, &jf)) < 0 ||
+            (err = j2kc_encoder_receive(enc, &pkt, 1)) < 0) {
+            fprintf(stderr, "latency frame %d: %s\n", i, j2kc_strerror(err));
+            goto end;
+        }
+        lat[i] = now_ms() - t0;
+        if (!first) {
+            if (!(first = malloc(pkt.size))) goto end;
+            memcpy(first, pkt.data, pkt.size);
+            first_size = pkt.size;
+        } else if (pkt.size != first_size || memcmp(pkt.data, first, pkt.size))
+            same = 0;
+        if (j2kc_encoder_stats(enc, &st) == 0) {
+            st_sum.ms_upload += st.ms_upload;
+            st_sum.ms_mct_dwt += st.ms_mct_dwt;
+            st_sum.ms_t1 += st.ms_t1;
+            st_sum.ms_rc += st.ms_rc;
+            st_sum.ms_t2 += st.ms_t2;
+            st_sum.ms_download += st.ms_download;
+            st_sum.ms_total += st.ms_total;
+            st_sum.device_bytes_per_slot = st.device_bytes_per_slot;
+            nb_stats++;
+        }
+        if (now_ms() - t_phase > tmax * 1e3 / 2) { /* slow backend: fewer repetitions */
+            reps = i + 1;
+            break;
+        }
+    }
+    if (out) {
+        FILE *fp = fopen(out, "wb");
+        if (!fp || fwrite(first, 1, first_size, fp) != first_size || fclose(fp)) {
+            fprintf(stderr, "cannot write %s\n", out);
+            goto end;
+        }
+    }
+
+    /* throughput: keep the encoder's slots full */
+    sub = rec = 0;
+    t0 = now_ms();
+    while (rec < n) {
+        if (sub < n) {
+            jf.tag = (uint64_t)sub;
+            err = j2kc_encoder_submit(enc, &jf);
+            if (err == 0) {
+                sub++;
+                if (now_ms() - t0 > tmax * 1e3)
+                    n = sub; /* time limit: drain what is in flight */
+                continue;
+            }
+            if (err != J2KC_ERR_AGAIN) {
+                fprintf(stderr, "submit %d: %s\n", sub, j2kc_strerror(err));
+                goto end;
+            }
+        }
+        if ((err = j2kc_encoder_receive(enc, &pkt, 1)) < 0) {
+            fprintf(stderr, "receive %d: %s\n", rec, j2kc_strerror(err));
+            goto end;
+        }
+        if (pkt.tag != (uint64_t)rec || pkt.size != first_size)
+            same = 0;
+        last_size = pkt.size;
+        rec++;
+    }
+    t1 = now_ms();
+    if (n > 0 && (last_size != first_size || memcmp(pkt.data, first, first_size)))
+        same = 0;
+
+    qsort(lat, (size_t)reps, sizeof(double), cmp_double);
+    printf("RESULT backend=%s width=%u height=%u comps=%d depth=%d bytes=%zu frames=%d fps=%.3f "
+           "ms_per_frame=%.4f latency_ms=%.4f latency_min_ms=%.4f latency_reps=%d identical=%d pinned=%d",
+           j2kc_encoder_backend(enc), fr.width, fr.height, fr.nb_comps, fr.depth, first_size, n,
+           n > 0 ? n * 1e3 / (t1 - t0) : 0.0, n > 0 ? (t1 - t0) / n : 0.0, lat[reps / 2], lat[0],
+           reps, same, pinned);
+    if (nb_stats)
+        printf(" st_upload=%.4f st_mct_dwt=%.4f st_t1=%.4f st_rc=%.4f st_t2=%.4f st_download=%.4f "
+               "st_total=%.4f devmem_mb=%.1f",
+               st_sum.ms_upload / nb_stats, st_sum.ms_mct_dwt / nb_stats, st_sum.ms_t1 / nb_stats,
+               st_sum.ms_rc / nb_stats, st_sum.ms_t2 / nb_stats, st_sum.ms_download / nb_stats,
+               st_sum.ms_total / nb_stats, st_sum.device_bytes_per_slot / 1048576.0);
+    printf("\n");
+    ret = same ? 0 : 3;
+    if (!same)
+        fprintf(stderr, "j2kbench: WARNING: codestreams of the same frame differ between runs\n");
+end:
+    j2kc_encoder_free(&enc);
+    j2kc_params_free(&p);
+#ifdef J2KB_CUDA
+    if (pinned_buf)
+        cudaFreeHost(pinned_buf);
+#endif
+    (void)pinned_buf;
+    free(first);
+    bench_frame_free(&fr);
+    for (int k = 0; k < nb_kv; k++)
+        free(kv_copy[k]);
+    return ret;
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# make check-cuda: the reference backend against the CUDA backend, stage by stage and end to
+# end (tests/check_cuda.cu). Needs a CUDA device; fails when there is none.
+# Usage: tests/check-cuda.sh BUILD_DIR [check_cuda options: --seed N --only NAME --bench -v]
+# CHECK_CUDA_SANITIZE=1 also runs a few configurations under compute-sanitizer (memcheck, racecheck).
+set -e
+B=${1:-build}
+[ $# -gt 0 ] && shift
+cfg() { sed -n "s/^$1=//p" config.mak; }
+NVCC=$(cfg NVCC)
+GENCODE=$(cfg NVCC_GENCODE)
+if [ "$(cfg HAVE_CUDA)" != 1 ] || [ -z "$NVCC" ]; then
+    echo "check-cuda: the library was configured without CUDA (./configure found no nvcc)" >&2
+    exit 1
+fi
+BIN=$B/tests/check_cuda
+if [ ! -x "$BIN" ] || [ tests/check_cuda.cu -nt "$BIN" ] || [ "$B/lib/libj2kcuda.a" -nt "$BIN" ]; then
+    mkdir -p "$B/tests"
+    echo "building $BIN"
+    # shellcheck disable=SC2086
+    "$NVCC" -O2 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src \
+        -Itests/unit -DJ2KC_HAVE_CUDA=1 $GENCODE -o "$BIN" tests/check_cuda.cu "$B/lib/libj2kcuda.a" -lm -lpthread
+fi
+set +e
+"$BIN" "$@"
+rc=$?
+if [ $rc -eq 77 ]; then
+    echo "check-cuda: no CUDA device on this machine" >&2
+    exit 1
+fi
+if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck; do
+        echo "compute-sanitizer --tool $tool (odd-97-ict, offset-tiles-53, style-all-97)"
+        for c in odd-97-ict offset-tiles-53 style-all-97; do
+            compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" --only "$c" >/dev/null || { echo "FAIL $tool $c"; rc=1; }
+        done
+    done
+fi
+exit $rc

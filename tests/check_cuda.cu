@@ -1,0 +1,742 @@
+/*
+ * check_cuda: the reference backend against the CUDA backend.
+ *
+ * Per configuration (image geometry + coding parameters) and seeded random frame:
+ *   stage checks  each CUDA stage runs on the reference's own input to that stage (so a
+ *                 mismatch is pinned on one stage) and its output is compared bit for bit:
+ *                 load+MCT (G), DWT (F), quantisation (E), tier-1 (D: numbps, passes with
+ *                 rate/dist/term, coded bytes). The first mismatch is printed as
+ *                 (comp, res, band, x, y) in band coordinates (band -1: spatial samples).
+ *   end to end    the same frames through the public API with backend=ref and backend=cuda
+ *                 (host frames, then device frames, J2KC_MEM_CUDA), codestreams compared.
+ * Options: --seed N (else J2KC_TEST_SEED, else a fixed default), --only NAME, --bench
+ * (adds a 2K timing run through the public API).
+ * Exit status 0 only when every check passed; 77 when no CUDA device is present.
+ */
+extern "C" {
+#include "j2kcuda.h"
+#include "j2ki.h"
+#include "params.h"
+#include "plan.h"
+#include "mct.h"
+#include "dwt.h"
+#include "quant.h"
+#include "t1.h"
+#include "backend.h"
+}
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dwt_cuda.h"
+#include "mct_cuda.h"
+#include "quant_cuda.h"
+#include "t1_cuda.h"
+#include "test.h"
+
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
+    exit(1); } } while (0)
+
+typedef struct Cfg {
+    const char *name;
+    int nb_comps, w, h, x0, y0, depth, is_signed, dx1;  /* dx1: component 1 (and 2) subsampled by 2 */
+    int shift, packed;                                   /* MSB-aligned containers; packed RGB */
+    const char *params;                                  /* "key=value key=value ..." */
+} Cfg;
+
+static const Cfg cfgs[] = {
+    { "1x1-lossless",      1,    1,    1, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
+    { "1x1-97",            3,    1,    1, 0, 0,  8, 0, 0, 0, 0, "levels=3" },
+    { "odd-53-rct",        3,   37,   23, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
+    { "odd-97-ict",        3,   37,   23, 0, 0,  8, 0, 0, 0, 0, "levels=5" },
+    { "small-13x7",        1,   13,    7, 0, 0, 10, 0, 0, 0, 0, "levels=2" },
+    { "offset-tiles-53",   3,  301,  203, 3, 5, 12, 0, 0, 4, 0, "lossless=1 tiles=64x48+1+2 levels=4" },
+    { "offset-tiles-97",   3,  301,  203, 3, 5, 12, 0, 0, 4, 0, "tiles=64x48+1+2 levels=4 cblk=32x32" },
+    { "max-levels-53",     1,  257,  129, 1, 1,  8, 0, 0, 0, 0, "lossless=1 levels=32" },
+    { "max-levels-97",     1,  257,  129, 1, 1,  8, 0, 0, 0, 0, "levels=32" },
+    { "signed16-97",       2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "levels=5 mct=0" },
+    { "signed16-53",       2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "lossless=1 levels=5 mct=0" },
+    { "packed-rgb",        3,  160,   90, 0, 0,  8, 0, 0, 0, 1, "levels=4" },
+    { "subsampled-422",    3,  161,   77, 1, 0, 10, 0, 1, 6, 0, "levels=4 mct=0" },
+    { "cblk-4x4",          1,   45,   33, 0, 0,  8, 0, 0, 0, 0, "cblk=4x4 levels=3" },
+    { "cblk-1024x4",       1, 1100,   21, 0, 0,  8, 0, 0, 0, 0, "cblk=1024x4 levels=2" },
+    { "cblk-16x256",       1,   70,  300, 0, 0,  8, 0, 0, 0, 0, "cblk=16x256 levels=3 lossless=1" },
+    { "style-bypass",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "bypass=1 levels=4" },
+    { "style-reset",       3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "reset=1 levels=4" },
+    { "style-termall",     3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "termall=1 levels=4" },
+    { "style-vcausal",     3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "vcausal=1 levels=4" },
+    { "style-pterm",       3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "pterm=1 levels=4" },
+    { "style-segmark",     3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "segmark=1 levels=4" },
+    { "style-all-53",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "lossless=1 bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1" },
+    { "style-all-97",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1" },
+    { "bypass-pterm-53",   1,  120,  120, 0, 0, 16, 0, 0, 0, 0, "lossless=1 bypass=1 pterm=1 levels=3" },
+    { "layers-bytes",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "layers=3 bytes=20000" },
+    { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
+    { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
+};
+
+static int verbose;
+
+static void log_cb(void *opaque, int level, const char *msg)
+{
+    (void)opaque;
+    if (level <= J2KC_LOG_WARNING || verbose)
+        fprintf(stderr, "  [log %d] %s\n", level, msg);
+}
+
+/* ---- frames ---- */
+
+typedef struct Frame {
+    uint8_t *buf[J2KC_MAX_COMPS];     /* host planes (packed: buf[0] holds all) */
+    void    *d_buf[J2KC_MAX_COMPS];
+    size_t   size[J2KC_MAX_COMPS];
+    J2kcFrame f, fd;                  /* host and device views */
+} Frame;
+
+static void comp_size(const J2kcImageDesc *img, int c, uint32_t *w, uint32_t *h)
+{
+    *w = j2ki_ceil_div(img->x0 + img->width, (uint32_t)img->dx[c]) - j2ki_ceil_div(img->x0, (uint32_t)img->dx[c]);
+    *h = j2ki_ceil_div(img->y0 + img->height, (uint32_t)img->dy[c]) - j2ki_ceil_div(img->y0, (uint32_t)img->dy[c]);
+}
+
+/* Smooth gradients + texture + noise with flat and saturated regions: every pass type,
+ * empty code-blocks and full-range samples occur. */
+static uint32_t sample_value(uint32_t x, uint32_t y, int c, int depth, uint32_t kind)
+{
+    uint32_t maxv = (1u << depth) - 1;
+    double v;
+    switch (kind % 4) {
+    case 0: v = 0.5 + 0.4 * sin(x * 0.05 + c) * cos(y * 0.07); break;                  /* smooth */
+    case 1: v = ((x / 8 + y / 8 + c) & 1) ? 0.9 : 0.1; break;                         /* blocks */
+    case 2: v = 0.5; break;                                                           /* flat */
+    default: v = (test_rand() & 0xFFFF) / 65535.0; break;                             /* noise */
+    }
+    v += ((int)(test_rand() & 15) - 8) / 512.0;
+    if (v < 0) v = 0;
+    if (v > 1) v = 1;
+    return (uint32_t)(v * maxv + 0.5);
+}
+
+static void frame_make(Frame *fr, const J2kcImageDesc *img, const Cfg *cfg)
+{
+    int bps = img->depth[0] <= 8 ? 1 : 2;
+    memset(fr, 0, sizeof(*fr));
+    if (cfg->packed) {
+        uint32_t w, h;
+        comp_size(img, 0, &w, &h);
+        size_t stride = (size_t)w * 3 * bps + 5;         /* odd padding: strides need not align */
+        fr->size[0] = stride * h;
+        fr->buf[0] = (uint8_t *)malloc(fr->size[0]);
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++)
+                for (int c = 0; c < 3; c++) {
+                    uint32_t v = sample_value(x, y, c, img->depth[c], (x / 32 + y / 32) & 3);
+                    uint8_t *p = fr->buf[0] + y * stride + ((size_t)x * 3 + c) * bps;
+                    if (bps == 1) *p = (uint8_t)v; else { uint16_t u = (uint16_t)v; memcpy(p, &u, 2); }
+                }
+        for (int c = 0; c < 3; c++) {
+            fr->f.data[c] = fr->buf[0] + c * bps;
+            fr->f.stride[c] = (ptrdiff_t)stride;
+            fr->f.step[c] = 3;
+        }
+    } else {
+        for (int c = 0; c < img->nb_comps; c++) {
+            uint32_t w, h;
+            comp_size(img, c, &w, &h);
+            size_t stride = (size_t)w * bps + (c & 1) * 2 + 2;
+            fr->size[c] = stride * h + 1;
+            fr->buf[c] = (uint8_t *)calloc(fr->size[c], 1);
+            for (uint32_t y = 0; y < h; y++)
+                for (uint32_t x = 0; x < w; x++) {
+                    uint32_t v = sample_value(x, y, c, img->depth[c], (x / 24 + y / 40 + c) & 3);
+                    uint8_t *p = fr->buf[c] + y * stride + (size_t)x * bps;
+                    if (img->is_signed[c])
+                        v = (uint32_t)((int32_t)v - (1 << (img->depth[c] - 1)));
+                    v <<= cfg->shift;
+                    if (bps == 1) *p = (uint8_t)v; else { uint16_t u = (uint16_t)v; memcpy(p, &u, 2); }
+                }
+            fr->f.data[c] = fr->buf[c];
+            fr->f.stride[c] = (ptrdiff_t)stride;
+            fr->f.step[c] = 1;
+            fr->f.shift[c] = cfg->shift;
+        }
+    }
+    fr->f.mem = J2KC_MEM_HOST;
+    fr->fd = fr->f;
+    fr->fd.mem = J2KC_MEM_CUDA;
+    for (int c = 0; c < J2KC_MAX_COMPS; c++) {
+        if (!fr->buf[c])
+            continue;
+        CK(cudaMalloc(&fr->d_buf[c], fr->size[c]));
+        CK(cudaMemcpy(fr->d_buf[c], fr->buf[c], fr->size[c], cudaMemcpyHostToDevice));
+    }
+    for (int c = 0; c < img->nb_comps; c++) {
+        int owner = cfg->packed ? 0 : c;
+        fr->fd.data[c] = (const uint8_t *)fr->d_buf[owner] + ((const uint8_t *)fr->f.data[c] - fr->buf[owner]);
+    }
+}
+
+static void frame_free(Frame *fr)
+{
+    for (int c = 0; c < J2KC_MAX_COMPS; c++) {
+        free(fr->buf[c]);
+        if (fr->d_buf[c])
+            cudaFree(fr->d_buf[c]);
+    }
+}
+
+/* ---- mismatch location ---- */
+
+static void report_sample(const char *cfg, const char *stage, const J2kiPlan *plan, int spatial,
+                          size_t off, uint32_t ref, uint32_t got)
+{
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < plan->cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            if (off < tc->buf_offset || off >= tc->buf_offset + (size_t)tc->w * tc->h)
+                continue;
+            uint32_t bx = (uint32_t)((off - tc->buf_offset) % tc->w), by = (uint32_t)((off - tc->buf_offset) / tc->w);
+            if (spatial) {
+                printf("FAIL %s %s: first mismatch (comp %d, res %d, band -1, x %u, y %u) tile %u: ref 0x%08x cuda 0x%08x\n",
+                       cfg, stage, c, tc->nb_res - 1, tc->x0 + bx, tc->y0 + by, t, ref, got);
+                return;
+            }
+            for (int r = 0; r < tc->nb_res; r++)
+                for (int k = 0; k < tc->res[r].nb_bands; k++) {
+                    const J2kiBand *b = &plan->bands[tc->res[r].first_band + k];
+                    if (bx >= b->buf_x0 && bx < b->buf_x0 + (b->x1 - b->x0) && by >= b->buf_y0 &&
+                        by < b->buf_y0 + (b->y1 - b->y0)) {
+                        printf("FAIL %s %s: first mismatch (comp %d, res %d, band %d, x %u, y %u) tile %u: ref 0x%08x cuda 0x%08x\n",
+                               cfg, stage, c, r, b->orient, b->x0 + bx - b->buf_x0, b->y0 + by - b->buf_y0, t, ref, got);
+                        return;
+                    }
+                }
+            printf("FAIL %s %s: first mismatch at buffer (%u, %u) of tile %u comp %d (in no band)\n", cfg, stage, bx, by, t, c);
+            return;
+        }
+    printf("FAIL %s %s: first mismatch at sample %zu (outside every tile-component)\n", cfg, stage, off);
+}
+
+static int compare_samples(const char *cfg, const char *stage, const J2kiPlan *plan, int spatial,
+                           const uint32_t *ref, const uint32_t *got)
+{
+    size_t n = plan->nb_samples, bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ref[i] != got[i] && !bad++)
+            first = i;
+    test_checks++;
+    if (bad) {
+        test_failures++;
+        report_sample(cfg, stage, plan, spatial, first, ref[first], got[first]);
+        printf("     %zu of %zu samples differ\n", bad, n);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- reference stages (the order of backend_ref.c) ---- */
+
+static void ref_load_mct(const J2kiCodingParams *cp, const J2kiPlan *plan, const J2kcFrame *f, int32_t *s)
+{
+    const J2kcImageDesc *img = &cp->img;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
+        const J2kiTile *tile = &plan->tiles[t];
+        for (int c = 0; c < img->nb_comps; c++) {
+            const J2kiTileComp *tc = &tile->comps[c];
+            uint32_t cx0 = j2ki_ceil_div(img->x0, (uint32_t)img->dx[c]);
+            uint32_t cy0 = j2ki_ceil_div(img->y0, (uint32_t)img->dy[c]);
+            j2ki_load_comp_ref(s + tc->buf_offset, tc->w, tc->h, f, c, tc->x0 - cx0, tc->y0 - cy0,
+                               img->depth[c], img->is_signed[c]);
+        }
+        if (cp->mct) {
+            size_t n = (size_t)tile->comps[0].w * tile->comps[0].h;
+            int32_t *c0 = s + tile->comps[0].buf_offset, *c1 = s + tile->comps[1].buf_offset,
+                    *c2 = s + tile->comps[2].buf_offset;
+            if (cp->reversible) {
+                j2ki_rct_fwd_ref(c0, c1, c2, n);
+            } else {
+                j2ki_int_to_float_ref(c0, n);
+                j2ki_int_to_float_ref(c1, n);
+                j2ki_int_to_float_ref(c2, n);
+                j2ki_ict_fwd_ref((float *)c0, (float *)c1, (float *)c2, n);
+            }
+        }
+        if (!cp->reversible)
+            for (int c = cp->mct ? 3 : 0; c < img->nb_comps; c++)
+                j2ki_int_to_float_ref(s + tile->comps[c].buf_offset, (size_t)tile->comps[c].w * tile->comps[c].h);
+    }
+}
+
+static void ref_dwt(const J2kiCodingParams *cp, const J2kiPlan *plan, int32_t *s, void *scratch)
+{
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            if (cp->reversible)
+                j2ki_dwt53_fwd_ref(s + tc->buf_offset, tc->w, tc->x0, tc->y0, tc->x1, tc->y1, cp->nb_levels, scratch);
+            else
+                j2ki_dwt97_fwd_ref((float *)(s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                                   cp->nb_levels, scratch);
+        }
+}
+
+static void ref_quant(const J2kiCodingParams *cp, const J2kiPlan *plan, int32_t *s)
+{
+    if (cp->reversible)
+        return;
+    for (uint32_t b = 0; b < plan->nb_bands; b++) {
+        const J2kiBand *band = &plan->bands[b];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        uint32_t w = band->x1 - band->x0, h = band->y1 - band->y0;
+        if (w && h)
+            j2ki_quant_fwd_ref(s + tc->buf_offset + (size_t)band->buf_y0 * tc->w + band->buf_x0, tc->w, w, h,
+                               band->inv_step, band->nb_mag_bits, band->frac_bits);
+    }
+}
+
+/* ---- the CUDA stages (the order of backend_cuda.cu) on device frame planes ---- */
+
+static J2kiLoadSrc dev_src(const J2kiCodingParams *cp, const J2kcFrame *fd, int c, const J2kiTileComp *tc)
+{
+    J2kiLoadSrc l;
+    uint32_t ox = tc->x0 - j2ki_ceil_div(cp->img.x0, (uint32_t)cp->img.dx[c]);
+    uint32_t oy = tc->y0 - j2ki_ceil_div(cp->img.y0, (uint32_t)cp->img.dy[c]);
+    l.bytes = cp->img.depth[c] <= 8 ? 1 : 2;
+    l.step = fd->step[c] > 1 ? fd->step[c] : 1;
+    l.stride = fd->stride[c];
+    l.shift = fd->shift[c];
+    l.depth = cp->img.depth[c];
+    l.is_signed = cp->img.is_signed[c];
+    l.d_data = (const uint8_t *)fd->data[c] + (ptrdiff_t)oy * fd->stride[c] + (ptrdiff_t)ox * l.step * l.bytes;
+    return l;
+}
+
+static void cuda_load_mct(const J2kiCodingParams *cp, const J2kiPlan *plan, const J2kcFrame *fd, uint32_t *d_s)
+{
+    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
+        const J2kiTile *tile = &plan->tiles[t];
+        int c = 0;
+        J2kiLoadSrc src[3];
+        void *dst[3];
+        if (cp->mct && cp->img.nb_comps >= 3) {
+            for (int k = 0; k < 3; k++) {
+                src[k] = dev_src(cp, fd, k, &tile->comps[k]);
+                dst[k] = d_s + tile->comps[k].buf_offset;
+            }
+            CK(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
+                                  cp->reversible ? J2KI_LOAD_RCT : J2KI_LOAD_ICT, 0));
+            c = 3;
+        }
+        for (; c < cp->img.nb_comps; c++) {
+            src[0] = dev_src(cp, fd, c, &tile->comps[c]);
+            dst[0] = d_s + tile->comps[c].buf_offset;
+            CK(j2ki_load_mct_cuda(dst, src, 1, tile->comps[c].w, tile->comps[c].h,
+                                  cp->reversible ? J2KI_LOAD_INT : J2KI_LOAD_FLOAT, 0));
+        }
+    }
+}
+
+static void cuda_dwt(const J2kiCodingParams *cp, const J2kiPlan *plan, uint32_t *d_s, void *d_tmp)
+{
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            if (cp->reversible)
+                CK(j2ki_dwt53_fwd_cuda((int32_t *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                                       cp->nb_levels, d_tmp, 0));
+            else
+                CK(j2ki_dwt97_fwd_cuda((float *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                                       cp->nb_levels, d_tmp, 0));
+        }
+}
+
+/* ---- one configuration ---- */
+
+static int make_params(const Cfg *cfg, J2kcParams **out, const char *extra)
+{
+    J2kcParams *p = j2kc_params_alloc();
+    char buf[512], *save = NULL;
+    j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_DEBUG);
+    snprintf(buf, sizeof(buf), "%s %s", cfg->params, extra ? extra : "");
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        if (j2kc_params_set(p, tok, eq + 1) < 0) {
+            printf("FAIL %s: parameter %s=%s refused\n", cfg->name, tok, eq + 1);
+            j2kc_params_free(&p);
+            return -1;
+        }
+    }
+    *out = p;
+    return 0;
+}
+
+static void image_desc(const Cfg *cfg, J2kcImageDesc *img)
+{
+    memset(img, 0, sizeof(*img));
+    img->nb_comps = cfg->nb_comps;
+    img->width = (uint32_t)cfg->w;
+    img->height = (uint32_t)cfg->h;
+    img->x0 = (uint32_t)cfg->x0;
+    img->y0 = (uint32_t)cfg->y0;
+    for (int c = 0; c < cfg->nb_comps; c++) {
+        img->depth[c] = cfg->depth;
+        img->is_signed[c] = cfg->is_signed;
+        img->dx[c] = (cfg->dx1 && (c == 1 || c == 2)) ? 2 : 1;
+        img->dy[c] = 1;
+    }
+}
+
+/* Tier-1: reference per code-block vs the CUDA kernel over the whole frame. */
+static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s)
+{
+    uint32_t n = plan->nb_cblks;
+    J2kiCblkDev *h = (J2kiCblkDev *)calloc(n ? n : 1, sizeof(*h));
+    size_t data_off = 0, pass_off = 0;
+    J2kiT1 *t1 = j2ki_t1_alloc(plan->max_cblk_w, plan->max_cblk_h);
+    for (uint32_t i = 0; i < n; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        h[i].buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w + band->buf_x0 + cb->x0 - band->x0;
+        h[i].stride = tc->w;
+        h[i].w = (uint16_t)(cb->x1 - cb->x0);
+        h[i].h = (uint16_t)(cb->y1 - cb->y0);
+        h[i].orient = (uint8_t)band->orient;
+        h[i].nb_mag_bits = (uint8_t)band->nb_mag_bits;
+        h[i].frac_bits = (uint8_t)band->frac_bits;
+        h[i].inv_step = cp->reversible ? 0.0f : band->inv_step;
+        h[i].data_off = data_off;
+        h[i].data_cap = cb->data_cap;
+        h[i].pass_off = (uint32_t)pass_off;
+        h[i].max_passes = (uint16_t)cb->max_passes;
+        data_off += (cb->data_cap + 15u) & ~(size_t)15;
+        pass_off += (size_t)cb->max_passes;
+    }
+    J2kiCblkDev *d_cb;
+    uint8_t *d_data;
+    J2kiPass *d_passes;
+    J2kiCblkRes *d_res;
+    uint32_t *d_flag, flag = 0;
+    void *d_scratch;
+    size_t ss = j2ki_t1_cuda_scratch_size(n, plan->max_cblk_w, plan->max_cblk_h);
+    CK(cudaMalloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+    CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
+    CK(cudaMalloc((void **)&d_data, data_off + 1));
+    CK(cudaMalloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
+    CK(cudaMalloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
+    CK(cudaMalloc((void **)&d_flag, 4));
+    CK(cudaMalloc(&d_scratch, ss));
+    CK(cudaMemset(d_flag, 0, 4));
+    CK(cudaMemset(d_data, 0xA5, data_off + 1));
+    CK(cudaMemcpy(d_s, s, plan->nb_samples * 4, cudaMemcpyHostToDevice));
+    CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, d_data,
+                    d_passes, d_res, d_flag, d_scratch, ss, 0));
+    CK(cudaDeviceSynchronize());
+    uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
+    J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
+    J2kiCblkRes *g_res = (J2kiCblkRes *)malloc((n + 1) * sizeof(J2kiCblkRes));
+    CK(cudaMemcpy(g_data, d_data, data_off + 1, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g_passes, d_passes, (pass_off + 1) * sizeof(J2kiPass), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g_res, d_res, (n + 1) * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&flag, d_flag, 4, cudaMemcpyDeviceToHost));
+
+    int bad = 0;
+    size_t total_bytes = 0, total_passes = 0;
+    for (uint32_t i = 0; i < n && !bad; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        int ret = j2ki_t1_encode_cblk_ref(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
+                                          cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
+        const J2kiCblkRes *r = &g_res[i];
+        const J2kiPass *gp = g_passes + h[i].pass_off;
+        const char *what = NULL;
+        int pi = -1;
+        if (ret < 0 || r->err) {
+            what = "error";
+        } else if (r->numbps != cb->numbps) {
+            what = "numbps";
+        } else if (r->nb_passes != cb->nb_passes) {
+            what = "nb_passes";
+        } else {
+            for (int k = 0; k < cb->nb_passes && !what; k++) {
+                if (gp[k].rate != cb->passes[k].rate) what = "pass rate";
+                else if (memcmp(&gp[k].dist, &cb->passes[k].dist, sizeof(double))) what = "pass dist";
+                else if (gp[k].term != cb->passes[k].term) what = "pass term";
+                pi = k;
+            }
+            if (!what && cb->nb_passes) {
+                uint32_t len = cb->passes[cb->nb_passes - 1].rate;
+                if (r->len != len) what = "length";
+                else if (memcmp(g_data + h[i].data_off, cb->data, len)) what = "bytes";
+                total_bytes += len;
+                total_passes += (size_t)cb->nb_passes;
+            }
+        }
+        if (what) {
+            bad = 1;
+            printf("FAIL %s tier-1: code-block %u (comp %d, res %d, band %d, x %u, y %u) differs in %s"
+                   " (pass %d; ref ret %d numbps %d passes %d; cuda err %d numbps %d passes %d)\n",
+                   cfg->name, i, band->comp, band->res, band->orient, cb->x0, cb->y0, what, pi, ret, cb->numbps,
+                   cb->nb_passes, r->err, r->numbps, r->nb_passes);
+        }
+    }
+    if (!bad && flag) {
+        bad = 1;
+        printf("FAIL %s tier-1: error flag set\n", cfg->name);
+    }
+    test_checks++;
+    if (bad)
+        test_failures++;
+    else
+        printf("ok   %s tier-1: %u code-blocks, %zu passes, %zu bytes identical\n", cfg->name, n, total_passes,
+               total_bytes);
+    j2ki_t1_free(&t1);
+    free(g_data); free(g_passes); free(g_res); free(h);
+    cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);
+}
+
+/* Encodes nb frames through the public API; returns the concatenated codestreams. */
+static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame *frames, int nb,
+                      uint8_t **out, size_t *sizes, J2kcStats *st, double *wall_ms)
+{
+    J2kcParams *p;
+    J2kcEncoder *enc = NULL;
+    J2kcImageDesc img;
+    char extra[64];
+    int ret, got = 0;
+    struct timespec t0, t1;
+    snprintf(extra, sizeof(extra), "backend=%s async_depth=3", backend);
+    if (make_params(cfg, &p, extra) < 0)
+        return -1;
+    image_desc(cfg, &img);
+    if ((ret = j2kc_encoder_create(&enc, &img, p)) < 0) {
+        printf("FAIL %s: encoder_create(%s): %s\n", cfg->name, backend, j2kc_strerror(ret));
+        j2kc_params_free(&p);
+        return ret;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < nb || got < nb;) {
+        if (i < nb) {
+            ret = j2kc_encoder_submit(enc, dev_frames ? &frames[i].fd : &frames[i].f);
+            if (ret == 0) { i++; continue; }
+            if (ret != J2KC_ERR_AGAIN) break;
+        }
+        J2kcPacket pkt;
+        ret = j2kc_encoder_receive(enc, &pkt, 1);
+        if (ret < 0) break;
+        out[got] = (uint8_t *)malloc(pkt.size);
+        memcpy(out[got], pkt.data, pkt.size);
+        sizes[got++] = pkt.size;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (wall_ms)
+        *wall_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    if (ret < 0 && ret != J2KC_ERR_AGAIN)
+        printf("FAIL %s: encoding with %s: %s\n", cfg->name, backend, j2kc_strerror(ret));
+    if (st)
+        j2kc_encoder_stats(enc, st);
+    j2kc_encoder_free(&enc);
+    j2kc_params_free(&p);
+    return got == nb ? 0 : (ret < 0 ? ret : -1);
+}
+
+static void check_cfg(const Cfg *cfg, int nb_frames)
+{
+    J2kcParams *p;
+    J2kcImageDesc img;
+    J2kiCodingParams cp;
+    J2kiLog log = { log_cb, NULL, J2KC_LOG_WARNING };
+    J2kiPlan *plan = NULL;
+    Frame frames[3];
+    int ret;
+
+    if (make_params(cfg, &p, NULL) < 0) {
+        test_failures++;
+        return;
+    }
+    image_desc(cfg, &img);
+    memset(&cp, 0, sizeof(cp));
+    if ((ret = j2ki_params_finalize(&cp, p, &img, &log)) < 0 || (ret = j2ki_plan_create(&plan, &cp, &log)) < 0) {
+        printf("FAIL %s: setup: %s\n", cfg->name, j2kc_strerror(ret));
+        test_failures++;
+        j2kc_params_free(&p);
+        return;
+    }
+    for (int i = 0; i < nb_frames; i++)
+        frame_make(&frames[i], &img, cfg);
+
+    /* ---- stage checks on frame 0 ---- */
+    size_t ns = plan->nb_samples ? plan->nb_samples : 1;
+    int32_t *s_load = (int32_t *)calloc(ns, 4), *s_dwt = (int32_t *)calloc(ns, 4), *s_q = (int32_t *)calloc(ns, 4);
+    uint32_t *g = (uint32_t *)calloc(ns, 4), *d_s;
+    size_t tmp_sz = 0;
+    uint32_t max_w = 1, max_h = 1;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            size_t z = j2ki_dwt_cuda_tmp_size(tc->w, tc->h);
+            tmp_sz = z > tmp_sz ? z : tmp_sz;
+            max_w = tc->w > max_w ? tc->w : max_w;
+            max_h = tc->h > max_h ? tc->h : max_h;
+        }
+    void *scratch = malloc(j2ki_dwt_scratch_size(max_w, max_h) * 4), *d_tmp;
+    CK(cudaMalloc((void **)&d_s, ns * 4));
+    CK(cudaMalloc(&d_tmp, tmp_sz));
+
+    ref_load_mct(&cp, plan, &frames[0].f, s_load);
+    CK(cudaMemset(d_s, 0xFF, ns * 4));
+    cuda_load_mct(&cp, plan, &frames[0].fd, d_s);
+    CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
+    int ok_load = compare_samples(cfg->name, "load+mct", plan, 1, (uint32_t *)s_load, g);
+
+    memcpy(s_dwt, s_load, ns * 4);
+    ref_dwt(&cp, plan, s_dwt, scratch);
+    CK(cudaMemcpy(d_s, s_load, ns * 4, cudaMemcpyHostToDevice));
+    cuda_dwt(&cp, plan, d_s, d_tmp);
+    CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
+    int ok_dwt = compare_samples(cfg->name, "dwt", plan, 0, (uint32_t *)s_dwt, g);
+
+    memcpy(s_q, s_dwt, ns * 4);
+    ref_quant(&cp, plan, s_q);
+    int ok_q = 1;
+    if (!cp.reversible) {
+        uint32_t n = plan->nb_cblks;
+        J2kiCblkDev *h = (J2kiCblkDev *)calloc(n ? n : 1, sizeof(*h)), *d_cb;
+        for (uint32_t i = 0; i < n; i++) {
+            const J2kiCblk *cb = &plan->cblks[i];
+            const J2kiBand *band = &plan->bands[cb->band_idx];
+            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+            h[i].buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w + band->buf_x0 + cb->x0 - band->x0;
+            h[i].stride = tc->w;
+            h[i].w = (uint16_t)(cb->x1 - cb->x0);
+            h[i].h = (uint16_t)(cb->y1 - cb->y0);
+            h[i].nb_mag_bits = (uint8_t)band->nb_mag_bits;
+            h[i].frac_bits = (uint8_t)band->frac_bits;
+            h[i].inv_step = band->inv_step;
+        }
+        CK(cudaMalloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+        CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
+        CK(j2ki_quant_cuda(d_s, d_cb, n, 0));
+        CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
+        ok_q = compare_samples(cfg->name, "quant", plan, 0, (uint32_t *)s_q, g);
+        cudaFree(d_cb);
+        free(h);
+    }
+    if (ok_load && ok_dwt && ok_q)
+        printf("ok   %s load+mct, dwt%s: %zu samples identical\n", cfg->name, cp.reversible ? "" : ", quant",
+               plan->nb_samples);
+    check_t1(cfg, &cp, plan, s_q, d_s);
+
+    /* ---- end to end through the public API ---- */
+    {
+        uint8_t *ref[3] = { 0 }, *cu[3] = { 0 }, *cud[3] = { 0 };
+        size_t rs[3], cs[3], cds[3];
+        int r1 = encode_api(cfg, "ref", 0, frames, nb_frames, ref, rs, NULL, NULL);
+        int r2 = encode_api(cfg, "cuda", 0, frames, nb_frames, cu, cs, NULL, NULL);
+        int r3 = encode_api(cfg, "cuda", 1, frames, nb_frames, cud, cds, NULL, NULL);
+        int same = r1 == 0 && r2 == 0 && r3 == 0;
+        for (int i = 0; same && i < nb_frames; i++) {
+            if (rs[i] != cs[i] || memcmp(ref[i], cu[i], rs[i])) {
+                size_t k = 0;
+                while (k < rs[i] && k < cs[i] && ref[i][k] == cu[i][k]) k++;
+                printf("FAIL %s end-to-end: frame %d: host frames: ref %zu bytes, cuda %zu bytes, first difference at byte %zu\n",
+                       cfg->name, i, rs[i], cs[i], k);
+                same = 0;
+            } else if (rs[i] != cds[i] || memcmp(ref[i], cud[i], rs[i])) {
+                printf("FAIL %s end-to-end: frame %d: device frames differ (ref %zu bytes, cuda %zu)\n", cfg->name, i,
+                       rs[i], cds[i]);
+                same = 0;
+            }
+        }
+        test_checks++;
+        if (!same)
+            test_failures++;
+        else
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first), host and device input\n",
+                   cfg->name, nb_frames, rs[0]);
+        for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); }
+    }
+
+    cudaFree(d_s);
+    cudaFree(d_tmp);
+    free(scratch); free(s_load); free(s_dwt); free(s_q); free(g);
+    for (int i = 0; i < nb_frames; i++)
+        frame_free(&frames[i]);
+    j2ki_plan_free(&plan);
+    j2kc_params_free(&p);
+}
+
+static void bench(const char *name, const char *params, int depth, int nb)
+{
+    Cfg cfg = { name, 3, 2048, 1080, 0, 0, depth, 0, 0, depth > 8 ? 16 - depth : 0, 0, params };
+    Frame frames[4];
+    uint8_t *out[64];
+    size_t sizes[64];
+    J2kcStats st;
+    double wall_ref = 0, wall = 0;
+    J2kcImageDesc img;
+    image_desc(&cfg, &img);
+    for (int i = 0; i < 4; i++)
+        frame_make(&frames[i], &img, &cfg);
+    /* the frames cycle: frame k uses frames[k % 4] */
+    Frame ring[64];
+    for (int i = 0; i < nb; i++)
+        ring[i] = frames[i % 4];
+    if (encode_api(&cfg, "ref", 0, ring, 1, out, sizes, &st, &wall_ref) == 0) {
+        printf("bench %s ref : 1 frame %.1f ms (mct+dwt %.1f, t1 %.1f, rc+t2 %.1f), %zu bytes\n", name, wall_ref,
+               st.ms_mct_dwt, st.ms_t1, st.ms_rc, sizes[0]);
+        free(out[0]);
+    }
+    for (int dev = 0; dev < 2; dev++) {
+        encode_api(&cfg, "cuda", dev, ring, 3, out, sizes, NULL, NULL);   /* warm-up */
+        for (int i = 0; i < 3; i++) free(out[i]);
+        if (encode_api(&cfg, "cuda", dev, ring, nb, out, sizes, &st, &wall) == 0) {
+            printf("bench %s cuda (%s frames): %d frames in %.1f ms = %.1f fps; last frame: upload %.2f, mct+dwt+quant %.2f,"
+                   " t1 %.2f, download %.2f, rc+t2 %.2f, total %.2f ms; %.1f MiB device memory per slot\n",
+                   name, dev ? "device" : "host", nb, wall, nb * 1e3 / wall, st.ms_upload, st.ms_mct_dwt, st.ms_t1,
+                   st.ms_download, st.ms_t2, st.ms_total, st.device_bytes_per_slot / 1048576.0);
+            for (int i = 0; i < nb; i++) free(out[i]);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        frame_free(&frames[i]);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    int do_bench = 0, n = 0;
+    uint64_t seed = 0x6a326b63ull;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            seed = strtoull(argv[++i], NULL, 0);
+            setenv("J2KC_TEST_SEED", argv[i], 1);
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (!strcmp(argv[i], "--bench")) {
+            do_bench = 1;
+        } else if (!strcmp(argv[i], "-v")) {
+            verbose = 1;
+        }
+    }
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        printf("SKIP check_cuda: no CUDA device\n");
+        return 77;
+    }
+    test_seed("check_cuda", seed);
+    for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+        if (!only || strstr(cfgs[i].name, only))
+            check_cfg(&cfgs[i], 2);
+    if (do_bench) {
+        bench("2k-dci-97-12bit", "levels=5 cblk=32x32 bytes=1302083", 12, 24);
+        bench("2k-lossless-8bit", "lossless=1 levels=5", 8, 24);
+    }
+    return test_done("check_cuda");
+}

@@ -1,0 +1,190 @@
+/*
+ * MQ coder (ISO/IEC 15444-1 Annex C) and raw segments (D.6), mqc.h:
+ *  - the test sequence of ITU-T T.88 Annex H.2 (the same MQ coder as JPEG 2000): 256
+ *    decisions in one context starting at I = 0, MPS = 0, and the published code bytes;
+ *    T.88 FLUSH ends with the 0xFF 0xAC marker, JPEG 2000's FLUSH with the bytes before it;
+ *  - the independent decoder of t1dec.h (C.3) decodes the published bytes back;
+ *  - seeded random streams in random contexts, in consecutive segments of every kind (MQ
+ *    with FLUSH or PTERM, raw with either termination), decoded back; no segment ends with
+ *    0xFF, no 0xFF is followed by a byte > 0x8F; every truncation length computed for a
+ *    mid-segment mark decodes the decisions before the mark.
+ */
+#include "test.h"
+#define TD_NO_T1
+#include "t1dec.h"
+#include "mqc.h"
+
+static const uint8_t h2_in[32] = {
+    0x00, 0x02, 0x00, 0x51, 0x00, 0x00, 0x00, 0xC0, 0x03, 0x52, 0x87, 0x2A, 0xAA, 0xAA, 0xAA, 0xAA,
+    0x82, 0xC0, 0x20, 0x00, 0xFC, 0xD7, 0x9E, 0xF6, 0xBF, 0x7F, 0xED, 0x90, 0x4F, 0x46, 0xA3, 0xBF,
+};
+static const uint8_t h2_out[30] = {
+    0x84, 0xC7, 0x3B, 0xFC, 0xE1, 0xA1, 0x43, 0x04, 0x02, 0x20, 0x00, 0x00, 0x41, 0x0D, 0xBB,
+    0x86, 0xF4, 0x31, 0x7F, 0xFF, 0x88, 0xFF, 0x37, 0x47, 0x1A, 0xDB, 0x6A, 0xDF, 0xFF, 0xAC,
+};
+
+static void test_t88(void)
+{
+    uint8_t buf[64];
+    uint16_t cx = 0;
+    J2kiMqc m;
+    TdMq d;
+    TdCtx dcx = {0, 0};
+    int i, end, bad = 0;
+    memset(buf, 0x55, sizeof(buf));
+    j2ki_mqc_init(&m, buf, sizeof(buf), 0);
+    for (i = 0; i < 256; i++)
+        j2ki_mqc_encode(&m, &cx, (h2_in[i >> 3] >> (7 - (i & 7))) & 1);
+    end = j2ki_mqc_flush(&m);
+    CHECK(end == 28, "T.88 H.2: %d bytes, expected 28 (30 less the FF AC marker)", end);
+    CHECK(!memcmp(buf, h2_out, 28), "T.88 H.2: coded bytes differ");
+    CHECK(!m.overflow, "overflow");
+
+    td_mq_init(&d, h2_out, 0, sizeof(h2_out));
+    for (i = 0; i < 256; i++)
+        bad += td_mq_decode(&d, &dcx) != ((h2_in[i >> 3] >> (7 - (i & 7))) & 1);
+    CHECK(!bad, "T.88 H.2: decoder got %d decisions wrong", bad);
+
+    /* buffer too small: no write past cap, overflow reported */
+    memset(buf, 0x55, sizeof(buf));
+    cx = 0;
+    j2ki_mqc_init(&m, buf, 10, 0);
+    for (i = 0; i < 256; i++)
+        j2ki_mqc_encode(&m, &cx, (h2_in[i >> 3] >> (7 - (i & 7))) & 1);
+    j2ki_mqc_flush(&m);
+    CHECK(m.overflow, "overflow not reported");
+    for (i = 10; i < 64; i++)
+        bad += buf[i] != 0x55;
+    CHECK(!bad, "wrote past cap");
+    printf("# T.88 H.2 ok\n");
+}
+
+#define MAXSYM 4000
+#define NSEG 8
+
+typedef struct {
+    int kind;              /* 0 MQ FLUSH, 1 MQ PTERM, 2 raw, 3 raw PTERM */
+    int n;
+    uint8_t sym[MAXSYM], ctx[MAXSYM];
+    int mark_at;           /* decisions before the mark */
+    int32_t start, end, trunc;
+} Seg;
+
+static void test_random(int iters)
+{
+    static uint8_t buf[NSEG * MAXSYM + 64];
+    static Seg segs[NSEG];
+    int it, s, i, bad_dec = 0, bad_trunc = 0, bad_ff = 0, bad_end = 0, nb_trunc = 0;
+    for (it = 0; it < iters; it++) {
+        int nseg = 1 + test_rand() % NSEG;
+        uint16_t ectx[19];
+        uint32_t prob[19];
+        int32_t pos = 0;
+        J2kiMqc m = {0};
+        for (i = 0; i < 19; i++)
+            prob[i] = test_rand() % 65536;   /* P(1) per context, skewed */
+        j2ki_mqc_reset_ctx(ectx);
+        for (s = 0; s < nseg; s++) {
+            Seg *g = &segs[s];
+            J2kiMqcMark mk;
+            int32_t rawmark = 0;
+            g->kind = test_rand() % 4;
+            g->n = test_rand() % 5 == 0 ? test_rand() % 8 : test_rand() % MAXSYM;
+            g->mark_at = g->n ? (int)(test_rand() % (g->n + 1)) : 0;
+            for (i = 0; i < g->n; i++) {
+                g->ctx[i] = (uint8_t)(test_rand() % 19);
+                g->sym[i] = (test_rand() & 0xFFFF) < prob[g->ctx[i]];
+                if (it & 1)
+                    g->sym[i] = (uint8_t)(test_rand() & 1);
+            }
+            g->start = pos;
+            if (g->kind < 2)
+                j2ki_mqc_init(&m, buf, sizeof(buf), pos);
+            else
+                j2ki_mqc_raw_init(&m, buf, sizeof(buf), pos);
+            for (i = 0; i <= g->n; i++) {
+                if (i == g->mark_at) {
+                    mk = j2ki_mqc_mark(&m);
+                    rawmark = j2ki_mqc_raw_len(&m);
+                }
+                if (i == g->n)
+                    break;
+                if (g->kind < 2)
+                    j2ki_mqc_encode(&m, &ectx[g->ctx[i]], g->sym[i]);
+                else
+                    j2ki_mqc_raw_put(&m, g->sym[i]);
+            }
+            if (g->kind == 0)
+                g->end = j2ki_mqc_flush(&m);
+            else if (g->kind == 1)
+                g->end = j2ki_mqc_flush_pterm(&m);
+            else
+                g->end = j2ki_mqc_raw_flush(&m, g->kind == 3);
+            if (g->kind < 2)
+                g->trunc = j2ki_mqc_trunc_len(buf, g->start, g->end, &mk);
+            else
+                g->trunc = rawmark < g->end ? rawmark : g->end;
+            if (g->end > g->start && buf[g->end - 1] == 0xFF)
+                bad_end++;
+            for (i = g->start; i + 1 < g->end; i++)
+                bad_ff += buf[i] == 0xFF && buf[i + 1] > (g->kind < 2 ? 0x8F : 0x7F);
+            if (g->trunc < g->start || g->trunc > g->end)
+                bad_trunc++;
+            pos = g->end;
+            bad_end += m.overflow;
+
+        }
+        /* decode back: every segment whole, then each one cut at its mark's length */
+        {
+            TdCtx dcx[19];
+            int pass;
+            for (pass = 0; pass < 2; pass++) {
+                td_reset_ctx(dcx);
+                for (s = 0; s < nseg; s++) {
+                    Seg *g = &segs[s];
+                    TdMq d;
+                    int n = pass ? g->mark_at : g->n;
+                    int32_t end = pass ? g->trunc : g->end;
+                    TdCtx save[19];
+                    memcpy(save, dcx, sizeof(save));
+                    if (g->kind < 2)
+                        td_mq_init(&d, buf, g->start, end);
+                    else
+                        td_raw_init(&d, buf, g->start, end);
+                    for (i = 0; i < n; i++) {
+                        int b = g->kind < 2 ? td_mq_decode(&d, &dcx[g->ctx[i]]) : td_raw_bit(&d);
+                        if (b != g->sym[i]) {
+                            if (pass)
+                                bad_trunc++;
+                            else
+                                bad_dec++;
+                            break;
+                        }
+                    }
+                    if (pass) {
+                        /* contexts of the rest of the segment: replay with the full data */
+                        memcpy(dcx, save, sizeof(dcx));
+                        if (g->kind < 2)
+                            td_mq_init(&d, buf, g->start, g->end);
+                        for (i = 0; i < g->n && g->kind < 2; i++)
+                            td_mq_decode(&d, &dcx[g->ctx[i]]);
+                        nb_trunc++;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(!bad_dec, "%d segments decoded wrong", bad_dec);
+    CHECK(!bad_trunc, "%d truncated segments decoded wrong (or length out of range)", bad_trunc);
+    CHECK(!bad_ff, "%d 0xFF followed by a forbidden byte", bad_ff);
+    CHECK(!bad_end, "%d segments end with 0xFF", bad_end);
+    printf("# %d random streams, %d truncations checked\n", iters, nb_trunc);
+}
+
+int main(void)
+{
+    test_seed("test_mqc", 0x6d7163);
+    test_t88();
+    test_random(400);
+    return test_done("test_mqc");
+}

@@ -1,0 +1,276 @@
+/*
+ * Quantisation (Annex E): band set-up (E-3 step encoding and its round trip through the
+ * 16-bit SPqcd field of A.6.4, M_b = G + epsilon_b - 1, fractional bits, distortion weight,
+ * noise balance across bands), the quantiser (hand-worked values, signs, saturation), and
+ * M_b covering every coefficient of worst-case inputs (extremes and, per band, the input whose
+ * signs follow that band's analysis basis function) at depths 8..16 and guard bits 0..7.
+ */
+#include <math.h>
+
+#include "test.h"
+#include "dwt.h"
+#include "mct.h"
+#include "quant.h"
+
+static void group(const char *name, int f0) { printf("%s %s\n", test_failures == f0 ? "ok" : "FAIL", name); }
+
+static void setup(J2kiBand *b, int rev, int depth, int g, int mct, int comp, int level, int orient)
+{
+    J2kiCodingParams cp;
+
+    memset(&cp, 0, sizeof(cp));
+    memset(b, 0, sizeof(*b));
+    cp.reversible = rev;
+    cp.guard_bits = g;
+    cp.mct = mct;
+    cp.img.nb_comps = 3;
+    b->orient = orient;
+    b->level = level;
+    b->comp = comp;
+    j2ki_quant_band_setup(b, &cp, depth);
+}
+
+static int gain_log2(int orient) { return orient == 0 ? 0 : orient == 3 ? 2 : 1; }
+
+static void check_setup(void)
+{
+    int f0 = test_failures, rev, depth, g, mct, comp, level, orient;
+
+    for (rev = 0; rev < 2; rev++)
+        for (depth = 8; depth <= 16; depth++)
+            for (g = 0; g <= 7; g++)
+                for (mct = 0; mct < 2; mct++)
+                    for (comp = 0; comp < 3; comp++) {
+                        double balance = 0;
+                        for (level = 0; level <= 10; level++)
+                            for (orient = level ? 0 : 0; orient < (level ? 4 : 1); orient++) {
+                                J2kiBand b;
+                                int rb = depth + gain_log2(orient);
+                                uint16_t spqcd;
+                                double step, w2 = mct ? j2ki_mct_synthesis_weight2(rev, comp) : 1.0;
+                                double norm = j2ki_dwt_synthesis_norm(rev, level, orient);
+                                setup(&b, rev, depth, g, mct, comp, level, orient);
+                                CHECK(b.expn >= 0 && b.expn <= 31 && b.mant >= 0 && b.mant <= 2047,
+                                      "expn %d mant %d out of field range", b.expn, b.mant);
+                                CHECK(b.nb_mag_bits == g + b.expn - 1 && b.nb_mag_bits >= 1 && b.nb_mag_bits <= 30,
+                                      "M_b %d (G %d expn %d)", b.nb_mag_bits, g, b.expn);
+                                CHECK(b.frac_bits == (rev ? 0 : (30 - b.nb_mag_bits < J2KI_FRACBITS ? 30 - b.nb_mag_bits : J2KI_FRACBITS)),
+                                      "frac_bits %d with M_b %d", b.frac_bits, b.nb_mag_bits);
+                                /* E-3 decoded from the 16-bit SPqcd value (epsilon << 11 | mu) */
+                                spqcd = (uint16_t)(b.expn << 11 | b.mant);
+                                step = rev ? 1.0 : ldexp(1.0 + (spqcd & 0x7ff) / 2048.0, rb - (spqcd >> 11));
+                                if (rev) {
+                                    int want = depth + gain_log2(orient) + (mct && comp < 3) + (g < (level ? 2 : 1) ? (level ? 2 : 1) - g : 0);
+                                    CHECK(b.mant == 0 && b.expn == want && b.step == 1.0f && b.inv_step == 1.0f,
+                                          "reversible d%d G%d l%d o%d c%d: expn %d (want %d) mant %d",
+                                          depth, g, level, orient, comp, b.expn, want, b.mant);
+                                } else {
+                                    double bal = step * norm;   /* the step is the same for every component (one QCD) */
+                                    CHECK((double)b.step == step, "step %.9g != E-3 %.9g", b.step, step);
+                                    CHECK(b.inv_step == (float)(ldexp(1, b.frac_bits) / step), "inv_step");
+                                    /* same noise from every band of every component: step * norm
+                                     * equal within the 11-bit mantissa rounding */
+                                    if (level <= 8) {
+                                        if (balance == 0)
+                                            balance = bal;
+                                        CHECK(fabs(bal / balance - 1) <= ldexp(1, -11),
+                                              "noise balance d%d l%d o%d c%d: %g vs %g", depth, level, orient, comp, bal, balance);
+                                    }
+                                }
+                                CHECK(fabs(b.dist_weight / (step * step * norm * norm * w2) - 1) < 1e-12,
+                                      "dist_weight %g", b.dist_weight);
+                            }
+                        if (!rev) {
+                            /* all passes kept: MSE about balance^2 / 12 -> PSNR */
+                            double psnr = 10 * log10(pow(ldexp(1, depth) - 1, 2) * 12 / (balance * balance));
+                            CHECK(psnr >= 64.0, "depth %d: full-rate 9/7 quantisation PSNR only %.1f dB", depth, psnr);
+                        }
+                    }
+    group("band set-up: E-3 round trip, M_b, frac bits, dist weight, noise balance", f0);
+}
+
+static void check_quantiser(void)
+{
+    int f0 = test_failures;
+    float buf[2][4] = { { 1.5f, -1.5f, 0.0156f, -0.0156f }, { 100.0f, -100.0f, 7.99f, 8.0f } };
+    int32_t q[2][4];
+
+    /* inv_step 64 = frac 6 with step 1; M_b = 3: saturation at (8 << 6) - 1 = 511 */
+    j2ki_quant_fwd_ref(buf, 4, 4, 2, 64.0f, 3, 6);
+    memcpy(q, buf, sizeof(q));
+    CHECK(q[0][0] == 96 && q[0][1] == -96, "1.5 -> %d, -1.5 -> %d (want +-96)", q[0][0], q[0][1]);
+    CHECK(q[0][2] == 0 && q[0][3] == 0, "0.0156 * 64 truncates to 0: %d %d", q[0][2], q[0][3]);
+    CHECK(q[1][0] == 511 && q[1][1] == -511, "saturation: %d %d (want +-511)", q[1][0], q[1][1]);
+    CHECK(q[1][2] == 511 && q[1][3] == 511, "7.99 -> %d, 8 -> %d (want 511: integer part 7, fraction full)", q[1][2], q[1][3]);
+    /* M_b + frac = 30: the largest magnitude still fits */
+    CHECK(j2ki_quant_sample(1e30f, 1.0f, (1 << 30) - 1) == (1 << 30) - 1, "saturation at 2^30-1");
+    CHECK(j2ki_quant_sample(-1e30f, 1.0f, (1 << 30) - 1) == -((1 << 30) - 1), "negative saturation");
+    CHECK(j2ki_quant_sample((float)((1 << 30) - 64), 1.0f, (1 << 30) - 1) == (1 << 30) - 64, "just below saturation");
+    CHECK(j2ki_quant_sample(-2.75f, 4.0f, 1000) == -11, "-2.75 * 4 -> -11");
+    group("quantiser: hand values, sign, truncation toward zero, saturation", f0);
+}
+
+/* ---- M_b against worst-case inputs ---- */
+
+#define N 256
+#define LEVELS 5
+
+/* the Mallat rectangle of band (level, orient) for a tile [0,N)^2 */
+static void band_rect(int level, int orient, uint32_t *x0, uint32_t *y0, uint32_t *x1, uint32_t *y1)
+{
+    uint32_t lo = N >> level, prev = N >> (level - 1);
+    *x0 = (orient & 1) ? lo : 0;
+    *x1 = (orient & 1) ? prev : lo;
+    *y0 = (orient & 2) ? lo : 0;
+    *y1 = (orient & 2) ? prev : lo;
+}
+
+/* signs of the 1-D analysis basis function of coefficient j (Mallat index, LEVELS levels):
+ * the transform applied to every unit impulse gives column j of the analysis matrix */
+static void basis_signs(int rev, uint32_t j, int *sgn)
+{
+    static int32_t vi[N];
+    static float vf[N];
+    static int32_t scratch[4 * N];   /* >= j2ki_dwt_scratch_size(N, 1) */
+    uint32_t i;
+
+    for (i = 0; i < N; i++) {
+        memset(vi, 0, sizeof(vi));
+        memset(vf, 0, sizeof(vf));
+        if (rev) {
+            vi[i] = 1 << 16;
+            j2ki_dwt53_fwd_ref(vi, N, 0, 0, N, 1, LEVELS, scratch);
+            sgn[i] = vi[j] >= 0 ? 1 : -1;
+        } else {
+            vf[i] = 1.0f;
+            j2ki_dwt97_fwd_ref(vf, N, 0, 0, N, 1, LEVELS, scratch);
+            sgn[i] = vf[j] >= 0 ? 1 : -1;
+        }
+    }
+}
+
+/* transforms comp (already loaded) and checks every band of every G against M_b;
+ * returns the number of violations */
+static int check_bands(int rev, int depth, int mct, int comp, int32_t *ibuf, float *fbuf, void *scratch,
+                       const char *what)
+{
+    int level, orient, g, bad = 0;
+
+    if (rev)
+        j2ki_dwt53_fwd_ref(ibuf, N, 0, 0, N, N, LEVELS, scratch);
+    else
+        j2ki_dwt97_fwd_ref(fbuf, N, 0, 0, N, N, LEVELS, scratch);
+    for (level = 1; level <= LEVELS; level++)
+        for (orient = level == LEVELS ? 0 : 1; orient < 4; orient++) {
+            uint32_t x0, y0, x1, y1, x, y;
+            double maxmag = 0;
+            band_rect(level, orient, &x0, &y0, &x1, &y1);
+            for (y = y0; y < y1; y++)
+                for (x = x0; x < x1; x++) {
+                    double v = rev ? fabs((double)ibuf[y * N + x]) : fabs((double)fbuf[y * N + x]);
+                    maxmag = v > maxmag ? v : maxmag;
+                }
+            for (g = 0; g <= 7; g++) {
+                J2kiBand b;
+                setup(&b, rev, depth, g, mct, comp, level, orient);
+                if (rev) {
+                    /* no quantiser: the coefficient itself must fit M_b bits */
+                    if (maxmag > ldexp(1, b.nb_mag_bits) - 1) {
+                        bad++;
+                        fprintf(stderr, "  %s: 5/3 d%d G%d level %d orient %d: |c| %.0f > 2^%d-1\n",
+                                what, depth, g, level, orient, maxmag, b.nb_mag_bits);
+                    }
+                } else {
+                    int32_t maxq = (int32_t)(((int64_t)1 << (b.nb_mag_bits + b.frac_bits)) - 1);
+                    int32_t q = j2ki_quant_sample((float)maxmag, b.inv_step, maxq);
+                    /* the output never exceeds M_b integer bits; with G >= 1 the nominal
+                     * range (1.9x at most for 9/7) is never even reached: no saturation */
+                    if ((q >> b.frac_bits) > (1 << b.nb_mag_bits) - 1 ||
+                        (g >= 1 && (double)maxmag * b.inv_step >= (double)maxq)) {
+                        bad++;
+                        fprintf(stderr, "  %s: 9/7 d%d G%d level %d orient %d: |c| %g index %g, M_b %d\n",
+                                what, depth, g, level, orient, maxmag, maxmag / b.step, b.nb_mag_bits);
+                    }
+                }
+            }
+        }
+    return bad;
+}
+
+static void check_worst_case(void)
+{
+    int f0 = test_failures, rev, depth, level, orient;
+    static int32_t c[3][N * N];
+    static float f[3][N * N];
+    static int sx[N], sy[N];
+    void *scratch = malloc(j2ki_dwt_scratch_size(N, N));
+
+    for (rev = 0; rev < 2; rev++) {
+        /* per band: the input whose signs follow the basis function of the band's centre */
+        for (level = 1; level <= LEVELS; level++)
+            for (orient = level == LEVELS ? 0 : 1; orient < 4; orient++) {
+                uint32_t x0, y0, x1, y1, i;
+                band_rect(level, orient, &x0, &y0, &x1, &y1);
+                basis_signs(rev, (x0 + x1) / 2, sx);
+                basis_signs(rev, (y0 + y1) / 2, sy);
+                for (depth = 8; depth <= 16; depth++) {
+                    int32_t hi = (1 << (depth - 1)) - 1, lo = -(1 << (depth - 1));
+                    int bad;
+                    /* single component, no MCT */
+                    for (i = 0; i < N * N; i++) {
+                        c[0][i] = sx[i % N] * sy[i / N] > 0 ? hi : lo;
+                        f[0][i] = (float)c[0][i];
+                    }
+                    bad = check_bands(rev, depth, 0, 0, c[0], f[0], scratch, "basis-sign input");
+                    /* MCT chroma: B - G (RCT U) or Cb (ICT) driven to its extremes */
+                    for (i = 0; i < N * N; i++) {
+                        int s = sx[i % N] * sy[i / N] > 0;
+                        c[0][i] = c[1][i] = s ? lo : hi;      /* R, G */
+                        c[2][i] = s ? hi : lo;                /* B */
+                        f[0][i] = (float)c[0][i]; f[1][i] = (float)c[1][i]; f[2][i] = (float)c[2][i];
+                    }
+                    if (rev) {
+                        j2ki_rct_fwd_ref(c[0], c[1], c[2], N * N);
+                    } else {
+                        j2ki_ict_fwd_ref(f[0], f[1], f[2], N * N);
+                    }
+                    bad += check_bands(rev, depth, 1, 1, c[1], f[1], scratch, "basis-sign chroma");
+                    CHECK(!bad, "%s depth %d band level %d orient %d: %d violations of M_b",
+                          rev ? "5/3" : "9/7", depth, level, orient, bad);
+                }
+            }
+        /* random extremes and a checkerboard, all three components through the MCT */
+        for (depth = 8; depth <= 16; depth++) {
+            int32_t hi = (1 << (depth - 1)) - 1, lo = -(1 << (depth - 1));
+            int k, bad = 0;
+            uint32_t i;
+            for (k = 0; k < 2; k++) {
+                int comp;
+                for (comp = 0; comp < 3; comp++)
+                    for (i = 0; i < N * N; i++) {
+                        int s = k ? (int)((i % N + i / N + (uint32_t)comp) & 1) : (int)(test_rand() & 1);
+                        c[comp][i] = s ? hi : lo;
+                        f[comp][i] = (float)c[comp][i];
+                    }
+                if (rev)
+                    j2ki_rct_fwd_ref(c[0], c[1], c[2], N * N);
+                else
+                    j2ki_ict_fwd_ref(f[0], f[1], f[2], N * N);
+                for (comp = 0; comp < 3; comp++)
+                    bad += check_bands(rev, depth, 1, comp, c[comp], f[comp], scratch, k ? "checkerboard" : "random extremes");
+            }
+            CHECK(!bad, "%s depth %d: %d violations of M_b on extreme inputs", rev ? "5/3" : "9/7", depth, bad);
+        }
+    }
+    free(scratch);
+    group("M_b covers worst-case inputs (depths 8..16, guard bits 0..7, 5/3 + RCT, 9/7 + ICT)", f0);
+}
+
+int main(void)
+{
+    test_seed("test_quant", 4242);
+    check_setup();
+    check_quantiser();
+    check_worst_case();
+    return test_done("test_quant");
+}
