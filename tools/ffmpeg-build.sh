@@ -29,6 +29,11 @@ JOBS=${JOBS:-2}
 PATCHES=$(ls "$ROOT"/libavcodec-patch/*.patch 2>/dev/null || true)
 
 [ -f "$B/lib/pkgconfig/j2kcuda.pc" ] || die "$B/lib/pkgconfig/j2kcuda.pc missing: run 'make B=$B' first"
+# The shared library's soname is libj2kcuda.so.0; the build directory has only libj2kcuda.so.
+if [ -f "$B/lib/libj2kcuda.so" ]; then
+    soname=$(objdump -p "$B/lib/libj2kcuda.so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
+    [ -z "$soname" ] || [ -e "$B/lib/$soname" ] || ln -s libj2kcuda.so "$B/lib/$soname"
+fi
 
 # ---- 1. sources ------------------------------------------------------------------------
 

@@ -163,7 +163,9 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < sizeof(value_opts) / sizeof(value_opts[0]) && !handled; k++) {
             size_t ol = strlen(value_opts[k].opt);
             if (!strcmp(a, value_opts[k].opt)) {
-                if (!v) {
+                /* "--levels -o x": the value is missing, not "-o". */
+                if (!v || !strncmp(v, "--", 2) || !strcmp(v, "-i") || !strcmp(v, "-o") ||
+                    !strcmp(v, "-q") || !strcmp(v, "-v")) {
                     fprintf(stderr, "j2kc: %s needs a value\n", a);
                     goto done;
                 }

@@ -432,6 +432,9 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     const J2kiPlan *plan = b->plan;
     int nb_comps = cp->img.nb_comps, ret;
 
+    if (f->mem != J2KC_MEM_CUDA)
+        for (int c = 0; c < nb_comps; c++)
+            stage_comp(b, s, f, c);
     if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0)
         return ret;
     if (cp->cu_stream) {
@@ -444,8 +447,6 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
                              (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0))
             return ret;
     } else {
-        for (int c = 0; c < nb_comps; c++)
-            stage_comp(b, s, f, c);
         if ((ret = CU(cudaMemcpyAsync(s->d_stage, s->h_stage, b->stage_off[nb_comps], cudaMemcpyHostToDevice,
                                       s->st))) < 0)
             return ret;

@@ -356,10 +356,12 @@ J2KI_HD J2kiMqcMark j2ki_mqc_mark(const J2kiMqc *m)
  * At the mark the interval is [L, L + A) with L = B * 2^(27 - CT) + C (B's least significant
  * bit sits at register bit 27 - CT). Keeping n bytes, the decoder sees the value
  *   V(n) = sum over kept bytes j of buf[j] * 2^pos_j  +  (2^pos_last - 1)
- * (pos drops by 8 per byte, by 7 after 0xFF). V(n) >= the full stream's value >= L, so the
- * prefix is decodable iff V(n) < L + A. V(n) never increases with n and is inside once
- * pos_last <= 0, so at most 5 bytes past B are examined. Values are kept in int64 scaled by
- * 2^8 so that pos down to -8 stays integral (pos_bp <= 27, L < 2^36 * 2^8).
+ * (pos drops by 8 per byte, by 7 after 0xFF), and the prefix is decodable iff
+ * L <= V(n) < L + A. Both bounds are needed: the byte after a 0xFF may hold a carry in its
+ * top bit (up to 0x8F), so cutting right after a 0xFF can fall below L. The first n that
+ * fits is returned, else the segment end; it is found within a few bytes past B. Values are
+ * kept in int64 scaled by 2^8 (pos_bp <= 27, L < 2^36 * 2^8); bytes far enough below A that
+ * pos would fall under -8 are not needed and end the search at the segment end.
  */
 J2KI_HD int32_t j2ki_mqc_trunc_len(const uint8_t *buf, int32_t start, int32_t end,
                                    const J2kiMqcMark *k)
@@ -369,10 +371,12 @@ J2KI_HD int32_t j2ki_mqc_trunc_len(const uint8_t *buf, int32_t start, int32_t en
     int prev = k->bp < start ? 0 : k->bp < end ? buf[k->bp] : 0xFF;
     int64_t v = (int64_t)prev << pos;
     int32_t n = k->bp + 1;
+    int64_t l = u - ((int64_t)k->a << 8);
     for (;;) {
-        if (n >= end)
+        int64_t vn = v + (((int64_t)1 << pos) - 1);
+        if (n >= end || pos < 8)
             return end;
-        if (v + (((int64_t)1 << pos) - 1) < u || pos <= 8)
+        if (vn >= l && vn < u)
             return n > start ? n : start;
         pos -= prev == 0xFF ? 7 : 8;
         prev = buf[n++];

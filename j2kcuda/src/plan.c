@@ -514,6 +514,7 @@ void j2ki_plan_free(J2kiPlan **plan)
     if (!plan || !*plan)
         return;
     free((*plan)->arena);
+    free((*plan)->rc_scratch);
     free(*plan);
     *plan = NULL;
 }

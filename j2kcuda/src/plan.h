@@ -134,6 +134,8 @@ typedef struct J2kiPlan {
     /* storage owned by the plan (allocated once) */
     void     *arena;
     size_t    arena_size;
+    void     *rc_scratch;             /**< rate control's per-code-block scratch, allocated on
+                                           first use and kept (freed with the plan) */
 } J2kiPlan;
 
 /**
@@ -144,10 +146,12 @@ typedef struct J2kiPlan {
 int  j2ki_plan_create(J2kiPlan **out, const J2kiCodingParams *cp, const J2kiLog *log);
 void j2ki_plan_free(J2kiPlan **plan);
 
-/** Upper bound of the data bytes one code-block of w x h with M_b magnitude bits can produce. */
+/** Upper bound of the data bytes one code-block of w x h with M_b magnitude bits can produce:
+ *  2 bits per sample and bit-plane for the coded symbols, plus up to 5 bytes per terminated
+ *  segment (TERMALL ends one after every pass), plus slack. */
 J2KI_HD uint32_t j2ki_cblk_data_cap(int w, int h, int nb_mag_bits)
 {
-    return (uint32_t)w * (uint32_t)h * (uint32_t)(nb_mag_bits + 1) / 4u + 64u;
+    return (uint32_t)w * (uint32_t)h * (uint32_t)(nb_mag_bits + 1) / 4u + 15u * (uint32_t)nb_mag_bits + 64u;
 }
 
 /** Most coding passes a code-block with M_b magnitude bits can have (D.3: 3 per plane, the first has 1). */

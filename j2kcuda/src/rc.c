@@ -36,6 +36,7 @@
  * floats across code-blocks, so the CUDA backend, probing the same thresholds, decides the same.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rc.h"
@@ -421,6 +422,121 @@ static int rc_lower_layers(RcCtx *c)
     return 0;
 }
 
+/** One candidate of the final fill: code-block i may grow from n_old to n_new passes. */
+typedef struct RcFillCand {
+    double   s;
+    uint32_t i;
+    uint16_t n_old, n_new;
+} RcFillCand;
+
+static int rc_fill_cmp(const void *a, const void *b)
+{
+    const RcFillCand *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s > y->s ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void rc_fill_apply(RcCtx *c, const RcFillCand *cand, uint32_t nb, uint32_t p)
+{
+    int last = c->nb_layers - 1;
+    for (uint32_t j = 0; j < nb; j++)
+        c->plan->cblks[cand[j].i].layer_passes[last] = j < p ? cand[j].n_new : cand[j].n_old;
+}
+
+static int rc_measure_as_is(RcCtx *c)
+{
+    memset(c->comp_len, 0, sizeof(c->comp_len));
+    memset(c->layer_len, 0, sizeof(c->layer_len));
+    c->total = c->size_fn(c->opaque, c->plan, c->comp_len, c->layer_len);
+    c->nb_probes++;
+    return c->total < 0 ? (int)c->total : 0;
+}
+
+/**
+ * Final fill of the last layer (BYTES): one threshold leaves up to one hull segment per
+ * code-block of slack unused when the segment at the threshold is large. Candidates are each
+ * code-block's next hull vertex, in decreasing slope order (ties by code-block index); the
+ * longest prefix of that list that keeps every budget is found by bisection on its length
+ * (sizes grow with the prefix, so this is exact), twice. Deterministic: sorted by (slope,
+ * index), sized with integer byte counts.
+ */
+static int rc_fill(RcCtx *c)
+{
+    J2kiPlan *plan = c->plan;
+    int last = c->nb_layers - 1, ret;
+    if (!plan->rc_scratch && !(plan->rc_scratch = malloc((size_t)(plan->nb_cblks ? plan->nb_cblks : 1) *
+                                                         sizeof(RcFillCand))))
+        return J2KC_ERR_NOMEM;
+    RcFillCand *cand = plan->rc_scratch;
+    for (int round = 0; round < 2; round++) {
+        uint32_t nb = 0;
+        for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+            J2kiCblk *cb = &plan->cblks[i];
+            int n = cb->layer_passes[last], k;
+            if (c->floor[plan->bands[cb->band_idx].comp] > 0.0)
+                continue;
+            for (k = n; k < cb->nb_passes && !(cb->passes[k].slope > 0.0); k++)
+                ;
+            if (k >= cb->nb_passes)
+                continue;
+            cand[nb].s = cb->passes[k].slope;
+            cand[nb].i = i;
+            cand[nb].n_old = (uint16_t)n;
+            cand[nb].n_new = (uint16_t)(k + 1);
+            nb++;
+        }
+        if (!nb)
+            break;
+        qsort(cand, nb, sizeof(*cand), rc_fill_cmp);
+        /* greedy pick by estimated cost (data bytes plus a few header bytes) against the slack
+         * of the frame and of each component; what is kept stays in slope order */
+        int64_t slack = c->frame_budget ? (int64_t)c->frame_budget - c->total : INT64_MAX;
+        int64_t cslack[J2KC_MAX_COMPS];
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            cslack[cc] = c->comp_budget && cc < c->nb_comps ? (int64_t)c->comp_budget - (int64_t)c->comp_len[cc]
+                                                            : INT64_MAX;
+        uint32_t kept = 0;
+        for (uint32_t j = 0; j < nb; j++) {
+            const J2kiCblk *cb = &plan->cblks[cand[j].i];
+            int comp = plan->bands[cb->band_idx].comp;
+            int64_t est = (int64_t)cb->passes[cand[j].n_new - 1].rate -
+                          (cand[j].n_old ? (int64_t)cb->passes[cand[j].n_old - 1].rate : 0) +
+                          (cand[j].n_old ? 2 : 5);
+            if (est <= slack && est <= cslack[comp]) {
+                slack -= est;
+                cslack[comp] -= est;
+                cand[kept++] = cand[j];
+            } else {
+                /* left as it is */
+                cb->layer_passes[last] = cand[j].n_old;
+            }
+        }
+        nb = kept;
+        if (!nb)
+            break;
+        uint32_t lo = 0, hi = nb;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo + 1) / 2;
+            rc_fill_apply(c, cand, nb, mid);
+            if ((ret = rc_measure_as_is(c)) < 0)
+                return ret;
+            if (rc_fits(c, last))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        rc_fill_apply(c, cand, nb, lo);
+        if ((ret = rc_measure_as_is(c)) < 0)
+            return ret;
+        j2ki_log(c->log, J2KC_LOG_DEBUG, "rate control fill %d: %u of %u candidates, %lld bytes",
+                 round, lo, nb, (long long)c->total);
+        if (!lo)
+            break;
+    }
+    return 0;
+}
+
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque)
 {
     const J2kiCodingParams *cp = plan->cp;
@@ -531,6 +647,8 @@ int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
     if (cp->rc_mode == J2KI_RC_BYTES) {
         /* the search ends on an ok threshold, but the last sizing was another one: measure */
         if ((ret = rc_measure(c)) < 0)
+            goto fail;
+        if (rc_fits(c, L - 1) && (ret = rc_fill(c)) < 0)
             goto fail;
         if (!rc_fits(c, L - 1)) {
             j2ki_log(log, J2KC_LOG_ERROR, "internal: rate control chose %lld bytes over a budget",

@@ -3,14 +3,15 @@
  *
  * 1. t1_prep_kernel: one warp per code-block ORs the magnitudes (the same OR j2ki_t1_load
  *    returns) and derives a work key, w*h*numbps: the number of sample visits of its passes.
- * 2. CUB radix sort of (key, index), largest first: neighbouring threads of a warp then code
- *    blocks of similar work, so a warp does not wait on one heavy block among light ones.
- * 3. t1_code_kernel: one thread per code-block runs j2ki_t1_load + j2ki_t1_code (t1_core.h),
- *    exactly as t1_ref.c does, with its flag and magnitude arrays in a per-thread slice of the
- *    scratch area (a grid-stride loop over the sorted blocks bounds the scratch).
+ * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
+ *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
+ *    that happened to start late.
+ * 3. t1_code_kernel: one warp per code-block, whose lane 0 runs j2ki_t1_load + j2ki_t1_code
+ *    (t1_core.h) exactly as t1_ref.c does, with its flags in shared memory and magnitudes in
+ *    a per-warp slice of the scratch area (a grid-stride loop over the sorted blocks bounds it).
  *
  * Scratch layout (bytes, each part 256-aligned): keys in/out (u32 x n x 2), indices in/out
- * (u32 x n x 2), CUB temporary storage, then per worker: flags (u16) and magnitudes (u32) of
+ * (u32 x n x 2), CUB temporary storage, then per worker: magnitudes (u32) of
  * (max_w + 2) x (max_h + 2) samples.
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -21,13 +22,15 @@ extern "C" {
 #include "t1_cuda.h"
 
 #define T1_MAX_WORKERS 8192u
-#define T1_THREADS     64
+#define T1_WARPS       4      /* code-blocks (warps) per thread block */
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/* Workers (warps) of the coding kernel: a multiple of T1_WARPS, at most T1_MAX_WORKERS. */
 static uint32_t nb_workers(uint32_t nb_cblks)
 {
-    return nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
+    uint32_t n = nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
+    return (n + T1_WARPS - 1) / T1_WARPS * T1_WARPS;
 }
 
 static size_t sort_temp_size(uint32_t n)
@@ -43,7 +46,7 @@ extern "C" size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int ma
     size_t n = nb_cblks ? nb_cblks : 1;
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     return 4 * align256(n * 4) + align256(sort_temp_size((uint32_t)n)) +
-           (size_t)nb_workers(nb_cblks) * (align256(per * 2) + align256(per * 4));
+           (size_t)nb_workers(nb_cblks) * align256(per * 4);
 }
 
 __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
@@ -68,17 +71,27 @@ __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, co
     }
 }
 
-__global__ void __launch_bounds__(T1_THREADS) t1_code_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
-                                                             const uint32_t *order, uint32_t nb_cblks,
-                                                             int cblk_style, int bypass_start, uint8_t *data,
-                                                             J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag,
-                                                             uint8_t *work, size_t flags_bytes, size_t work_bytes)
+/*
+ * One code-block per warp, coded by lane 0 alone: the MQ coder is a serial chain, and lanes of
+ * one warp coding different blocks would diverge on nearly every branch (the warp would run
+ * each lane's path in turn). Warps interleave on the SM to hide each other's latencies.
+ * Flags live in shared memory (each warp its own slice), magnitudes in the global scratch.
+ */
+__global__ void __launch_bounds__(32 * T1_WARPS) t1_code_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+                                                                const uint32_t *order, uint32_t nb_cblks,
+                                                                int cblk_style, int bypass_start, uint8_t *data,
+                                                                J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag,
+                                                                uint8_t *work, size_t flags_bytes, size_t mag_bytes)
 {
-    const uint32_t worker = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t nb = gridDim.x * blockDim.x;
+    extern __shared__ __align__(16) uint8_t t1_smem[];
+    const uint32_t warp = threadIdx.x >> 5;
+    const uint32_t worker = blockIdx.x * T1_WARPS + warp;
+    const uint32_t nb = gridDim.x * T1_WARPS;
     J2kiT1State st;
-    st.flags = (uint16_t *)(work + (size_t)worker * work_bytes);
-    st.mag = (uint32_t *)(work + (size_t)worker * work_bytes + flags_bytes);
+    if ((threadIdx.x & 31) != 0)
+        return;
+    st.flags = (uint16_t *)(t1_smem + (size_t)warp * flags_bytes);
+    st.mag = (uint32_t *)(work + (size_t)worker * mag_bytes);
     for (uint32_t j = worker; j < nb_cblks; j += nb) {
         const uint32_t i = order[j];
         const J2kiCblkDev cb = cblks[i];
@@ -112,7 +125,8 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
     size_t temp_bytes = sort_temp_size(nb_cblks);
     uint32_t *keys_in, *keys_out, *idx_in, *idx_out;
     uint32_t workers = nb_workers(nb_cblks);
-    size_t flags_bytes = align256(per * 2), work_bytes = flags_bytes + align256(per * 4);
+    size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = align256(per * 4);
+    size_t smem = T1_WARPS * flags_bytes;
     void *temp;
     cudaError_t e;
 
@@ -133,8 +147,11 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
     if ((e = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in, idx_out,
                                                        (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
-    t1_code_kernel<<<(workers + T1_THREADS - 1) / T1_THREADS, T1_THREADS, 0, st>>>(
+    if (smem > 48 * 1024 &&
+        (e = cudaFuncSetAttribute(t1_code_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
+        return e;
+    t1_code_kernel<<<workers / T1_WARPS, 32 * T1_WARPS, smem, st>>>(
         (const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes,
-        d_res, d_flag, p, flags_bytes, work_bytes);
+        d_res, d_flag, p, flags_bytes, mag_bytes);
     return cudaPeekAtLastError();
 }

@@ -3,7 +3,10 @@
  * (peak 2^depth - 1 of the source). Decoded images with deeper containers (FFmpeg writes
  * 12-bit samples MSB-aligned in rgb48le) are shifted back first.
  *
- *   cmp SRC DEC [--raw-src WxH:FMT] [--raw-dec WxH:FMT] [--exact] [--psnr MIN] [--tol N]
+ *   cmp SRC DEC [--raw-src WxH:FMT] [--raw-dec WxH:FMT] [--exact] [--psnr MIN] [--psnr-all MIN]
+ *       [--tol N]
+ * --psnr: floor for the worst component; --psnr-all: floor for the PSNR of the mean
+ * normalised MSE over all components (what a "quality" target aims at).
  * Prints one line; exit 0 when the criterion holds, 1 when not, 2 on errors.
  */
 #include <math.h>
@@ -17,7 +20,7 @@ int main(int argc, char **argv)
 {
     const char *a = NULL, *b = NULL, *ra = NULL, *rb = NULL;
     int exact = 0, tol = -1;
-    double min_psnr = -1;
+    double min_psnr = -1, min_all = -1;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--raw-src") && v) { ra = v; i++; }
@@ -25,6 +28,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--exact")) exact = 1;
         else if (!strcmp(argv[i], "--psnr") && v) { min_psnr = atof(v); i++; }
         else if (!strcmp(argv[i], "--tol") && v) { tol = atoi(v); i++; }
+        else if (!strcmp(argv[i], "--psnr-all") && v) { min_all = atof(v); i++; }
         else if (!a) a = argv[i];
         else if (!b) b = argv[i];
         else { fprintf(stderr, "cmp: bad argument '%s'\n", argv[i]); return 2; }
@@ -46,7 +50,7 @@ int main(int argc, char **argv)
         ret = 1;
         goto done;
     }
-    double worst = INFINITY;
+    double worst = INFINITY, nmse_sum = 0;   /* mean of per-component MSE / peak^2 */
     int32_t maxdiff = 0;
     printf("PSNR");
     for (int c = 0; c < ia.desc.nb_comps; c++) {
@@ -75,13 +79,17 @@ int main(int argc, char **argv)
         double peak = (double)((1u << ia.desc.depth[c]) - 1);
         double psnr = mse > 0 ? 10 * log10(peak * peak / mse) : INFINITY;
         if (psnr < worst) worst = psnr;
+        nmse_sum += mse / (peak * peak);
         if (md > maxdiff) maxdiff = md;
         if (isinf(psnr)) printf(" c%d inf", c); else printf(" c%d %.2f", c, psnr);
     }
-    if (isinf(worst)) printf(" min inf maxdiff %d", maxdiff); else printf(" min %.2f maxdiff %d", worst, maxdiff);
+    double all = nmse_sum > 0 ? -10 * log10(nmse_sum / ia.desc.nb_comps) : INFINITY;
+    if (isinf(worst)) printf(" min inf all inf maxdiff %d", maxdiff);
+    else printf(" min %.2f all %.2f maxdiff %d", worst, all, maxdiff);
     if (exact && maxdiff) { printf(" NOT bit-exact"); ret = 1; }
     if (tol >= 0 && maxdiff > tol) { printf(" > tol %d", tol); ret = 1; }
     if (min_psnr >= 0 && worst < min_psnr) { printf(" < floor %.2f", min_psnr); ret = 1; }
+    if (min_all >= 0 && all < min_all) { printf(" overall < floor %.2f", min_all); ret = 1; }
     printf("\n");
 done:
     img_free(&ia);

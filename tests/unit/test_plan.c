@@ -177,7 +177,7 @@ static void check_plan(const J2kiCodingParams *cp, const J2kiPlan *pl, int iter)
                                     cb->x1 <= cb->x0 || cb->y1 <= cb->y0) { covered_ok = 0; continue; }
                                 if ((cb->x0 >> cbw) != ((cb->x1 - 1) >> cbw) || (cb->y0 >> cbh) != ((cb->y1 - 1) >> cbh)) covered_ok = 0;
                                 if (cb->max_passes != (band->nb_mag_bits > 0 ? 3 * band->nb_mag_bits - 2 : 0)) covered_ok = 0;
-                                if (cb->data_cap < (cb->x1 - cb->x0) * (cb->y1 - cb->y0)) covered_ok = 0;
+                                if (cb->data_cap != j2ki_cblk_data_cap((int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0), band->nb_mag_bits)) covered_ok = 0;
                                 if ((int)(cb->x1 - cb->x0) > maxw) maxw = (int)(cb->x1 - cb->x0);
                                 if ((int)(cb->y1 - cb->y0) > maxh) maxh = (int)(cb->y1 - cb->y0);
                                 for (uint32_t y = cb->y0; y < cb->y1; y++)

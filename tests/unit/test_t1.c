@@ -164,13 +164,6 @@ static void run_case(const Case *c, J2kiT1 *t1, TdBlock *b, int all_cuts)
         if (!all_cuts && test_rand() % cb.nb_passes >= 3)
             continue;
         ret = check_decode(c, &cb, b, i + 1, cb.passes[i].rate);
-        if (ret && getenv("T1DBG")) {
-            int e2 = check_decode(c, &cb, b, i + 1, cb.passes[i].rate + 1);
-            int e3 = check_decode(c, &cb, b, i + 1, cb.passes[i].rate + 2);
-            fprintf(stderr, "rate+1 -> %d, rate+2 -> %d; final %u; bytes:", e2, e3, cb.passes[cb.nb_passes-1].rate);
-            for (int q = 0; q < (int)cb.passes[i].rate + 4; q++) fprintf(stderr, " %02X", cb.data[q]);
-            fprintf(stderr, "\n");
-        }
         CHECK(ret == 0, "%dx%d orient %d style %#x bps %d frac %d: cut after pass %d/%d (term %d,"
               " rate %u) error %d", c->w, c->h, c->orient, c->style, c->bps, c->frac, i,
               cb.nb_passes, cb.passes[i].term, cb.passes[i].rate, ret);

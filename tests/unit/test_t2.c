@@ -162,7 +162,7 @@ static int read_packet(J2kiPlan *pl, J2kiTile *tile, const Pkt *pk, const uint8_
     Rd r;
     int nonempty;
     int newp[4096];
-    uint32_t seglen[4096][4];
+    uint32_t seglen[4096][64];
     int nseg[4096];
     int ncb = 0;
 
@@ -188,7 +188,7 @@ static int read_packet(J2kiPlan *pl, J2kiTile *tile, const Pkt *pk, const uint8_
                     if (v != pk->l) return 2;
                     dec_leaf(&zbp[k], &r, lx, ly, 1 << 30, &v);
                     s->zbp = v;
-                    if (v != band->nb_mag_bits - cb->numbps) { fprintf(stderr, "zbp %d want %d (mb %d numbps %d) leaf %d,%d of %dx%d\n", v, band->nb_mag_bits - cb->numbps, band->nb_mag_bits, cb->numbps, lx, ly, (int)(pb->cbx1-pb->cbx0), (int)(pb->cby1-pb->cby0)); return 3; }
+                    if (v != band->nb_mag_bits - cb->numbps) return 3;
                 } else if (!rd_bit(&r)) {
                     continue;
                 }
@@ -211,7 +211,8 @@ static int read_packet(J2kiPlan *pl, J2kiTile *tile, const Pkt *pk, const uint8_
                         int j = q, n = 0;
                         while (j < e - 1 && !cb->passes[j].term) j++;
                         for (n = j - q + 1, v = 0; n > 1; n >>= 1) v++;
-                        if (nseg[ncb] < 4) seglen[ncb][nseg[ncb]] = rd_bits(&r, s->lblock + v);
+                        uint32_t len = rd_bits(&r, s->lblock + v);
+                        if (nseg[ncb] < 64) seglen[ncb][nseg[ncb]] = len;
                         nseg[ncb]++;
                         q = j + 1;
                     }
@@ -241,8 +242,8 @@ static int read_packet(J2kiPlan *pl, J2kiTile *tile, const Pkt *pk, const uint8_
                 if (!want) continue;
                 from = s->included ? cb->passes[s->included - 1].rate : 0;
                 to = cb->passes[s->included + want - 1].rate;
-                for (int i = 0; i < nseg[ncb] && i < 4; i++) sum += seglen[ncb][i];
-                if (nseg[ncb] <= 4 && sum != to - from) return 8;
+                for (int i = 0; i < nseg[ncb] && i < 64; i++) sum += seglen[ncb][i];
+                if (nseg[ncb] <= 64 && sum != to - from) return 8;
                 if (body + (to - from) > end || memcmp(cs + body, cb->data + from, to - from)) return 9;
                 body += to - from;
                 s->included += want;
@@ -467,7 +468,7 @@ static void test_random(void)
             while (!fail && (next < np || tp < expect_tp)) {
                 size_t sot = pos, end, plt_pos = 0;
                 uint32_t psot;
-                uint64_t plt_len[4096];
+                static uint64_t plt_len[1 << 16];
                 int nplt = 0, iplt = 0;
                 if (rd16(cs + pos) != 0xFF90 || rd16(cs + pos + 2) != 10) { fail = 1; break; }
                 psot = rd32(cs + pos + 6);
@@ -486,7 +487,7 @@ static void test_random(void)
                         while (q < qe) {
                             uint64_t v = 0;
                             do v = v << 7 | (cs[q] & 0x7F); while (cs[q++] & 0x80);
-                            if (nplt < 4096) plt_len[nplt++] = v;
+                            if (nplt < (1 << 16)) plt_len[nplt++] = v;
                         }
                     }
                     pos += 2 + rd16(cs + pos + 2);

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Markdown report of bench/run.sh: one table per frame, then the targets.
+
+Usage: report.py results.tsv cases.tsv   (standard library only)
+results.tsv rows: case encoder mode fps latency_ms bytes psnr notes ('-' = none)
+"""
+import sys
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def main():
+    rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+    cases = []
+    try:
+        cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip()]
+    except OSError:
+        pass
+    label = {c[0]: c[1] for c in cases}
+    order = [c[0] for c in cases] or sorted({r[0] for r in rows})
+    by_case = {c: [r for r in rows if r[0] == c] for c in order}
+
+    def get(case, enc, mode):
+        for r in by_case.get(case, []):
+            if r[1] == enc and r[2] == mode:
+                return r
+        return None
+
+    out = []
+    for c in order:
+        rs = by_case[c]
+        if not rs:
+            continue
+        cuda = get(c, "j2kcuda-cuda", "normal")
+        ref = get(c, "j2kcuda-ref", "normal")
+        base = num(cuda[3]) if cuda else None
+        base_name = "CUDA"
+        if base is None and ref:
+            base, base_name = num(ref[3]), "ref"
+        out.append(f"## {c}: {label.get(c, '')}\n")
+        out.append(f"| encoder | mode | fps | latency ms | bytes | PSNR dB | j2kcuda-{base_name} speed ÷ this | notes |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---|")
+        for r in rs:
+            f = num(r[3])
+            ratio = f"{base / f:.1f}x" if base and f else "-"
+            out.append(f"| {r[1]} | {r[2]} | {fmt(f, 2)} | {r[4]} | {r[5]} | {r[6]} | {ratio} | {r[7]} |")
+        out.append("")
+
+    # targets
+    def fps(case, enc, mode):
+        r = get(case, enc, mode)
+        return num(r[3]) if r else None
+
+    def best_cpu(case):
+        v = [num(r[3]) for r in by_case.get(case, []) if r[1] in ("grk", "opj") and num(r[3])]
+        return max(v) if v else None
+
+    def verdict(ok):
+        return "n/a" if ok is None else ("MET" if ok else "NOT MET")
+
+    out.append("## Targets\n")
+    out.append("| target | measured | verdict |")
+    out.append("|---|---|---|")
+    f4 = fps("dci4k", "j2kcuda-cuda", "normal")
+    f4p = fps("dci4k", "j2kcuda-cuda", "pinned")
+    out.append(f"| 4K DCI 250 Mb/s >= 300 fps (host to host) | {fmt(f4)} fps (pinned input: {fmt(f4p)}) | "
+               f"{verdict(None if f4 is None else f4 >= 300)} |")
+    cpu = best_cpu("dci4k")
+    ratio = f4 / cpu if f4 and cpu else None
+    out.append(f"| 4K DCI >= 50x the best CPU peer | {fmt(ratio)}x (best CPU peer {fmt(cpu, 2)} fps) | "
+               f"{verdict(None if ratio is None else ratio >= 50)} |")
+    f2 = fps("dci2k", "j2kcuda-cuda", "normal")
+    out.append(f"| 2K DCI >= 1000 fps | {fmt(f2)} fps | {verdict(None if f2 is None else f2 >= 1000)} |")
+    r4 = get("dci4k", "j2kcuda-cuda", "normal")
+    lat = num(r4[4]) if r4 else None
+    out.append(f"| single 4K frame latency < 10 ms | {fmt(lat, 2)} ms (median) | "
+               f"{verdict(None if lat is None else lat < 10)} |")
+    for c in order:
+        fc = fps(c, "j2kcuda-cuda", "normal")
+        nv = [num(r[3]) for r in by_case.get(c, []) if r[1] == "nvjpeg2k" and num(r[3])]
+        nvr = [r for r in by_case.get(c, []) if r[1] == "nvjpeg2k" and num(r[3])]
+        if not nv:
+            continue
+        best = max(nv)
+        rr = fc / best if fc else None
+        ours_p = get(c, "j2kcuda-cuda", "normal")
+        out.append(f"| {c}: >= 2x nvJPEG2000 at equal PSNR | {fmt(rr, 2)}x ({fmt(fc)} vs {fmt(best)} fps; "
+                   f"PSNR {ours_p[6] if ours_p else '-'} vs {nvr[0][6]} dB; bytes {ours_p[5] if ours_p else '-'} vs {nvr[0][5]}) | "
+                   f"{verdict(None if rr is None else rr >= 2)} |")
+    for c in order:
+        for be in ("cuda", "ref"):
+            n = get(c, f"j2kcuda-{be}", "normal")
+            b = get(c, f"j2kcuda-{be}", "bypass")
+            if not n or not b or num(n[3]) is None or num(b[3]) is None:
+                continue
+            sp = num(b[3]) / num(n[3])
+            size = (num(b[5]) / num(n[5]) - 1) * 100 if num(b[5]) and num(n[5]) else None
+            dp = num(b[6]) - num(n[6]) if num(b[6]) is not None and num(n[6]) is not None else None
+            out.append(f"| {c} ({be}): BYPASS speed-up and cost | {sp:.2f}x faster; size {fmt(size, 2)} %; "
+                       f"PSNR {fmt(dp, 3)} dB | report |")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

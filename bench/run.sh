@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# bench/run.sh BUILD_DIR: side-by-side speed benchmark (make bench). See bench/README.md.
+#
+# Same frames, one run: j2kcuda (CUDA and reference backends, through bench/j2kbench.c), Grok
+# and OpenJPEG (all cores on one frame, and one single-threaded process per core), NVIDIA
+# nvJPEG2000 at j2kcuda's PSNR. Prints progress, then a markdown table that it also writes to
+# $BENCH_OUT/bench.md (default: $OUT when set, else bench/out).
+# Without a GPU (or without a CUDA build) the GPU rows are skipped with a message.
+#
+# Environment:
+#   BENCH_CASES   frames to run, default "dci4k dci2k grain imf4k"
+#   BENCH_QUICK=1 fewer repetitions (harness testing)
+#   BENCH_REF=0   skip the reference backend;  BENCH_PEERS=0 skip Grok/OpenJPEG
+#   BENCH_OUT, BENCH_WORK (scratch, default /dev/shm), PEERS (default .dev/peers),
+#   BENCH_FRAMES (frame sources, default .dev/frames)
+set -u
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+case $B in /*) ;; *) B=$ROOT/$B ;; esac
+OUTD=${BENCH_OUT:-${OUT:-$ROOT/bench/out}}
+SCR=${BENCH_WORK:-$( [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}/j2kbench.$$
+CASES=${BENCH_CASES:-dci4k dci2k grain imf4k}
+QUICK=${BENCH_QUICK:-0}
+DO_REF=${BENCH_REF:-1}
+DO_PEERS=${BENCH_PEERS:-1}
+PEERS=${PEERS:-$ROOT/.dev/peers}
+FRAMES_SRC=${BENCH_FRAMES:-$ROOT/.dev/frames}
+NVJ=$ROOT/.dev/nvjpeg2k
+NPROC=$(nproc)
+T_START=$(date +%s.%N)
+mkdir -p "$OUTD" "$SCR/frames" "$SCR/cs" "$SCR/bin"
+trap 'rm -rf "$SCR"' EXIT
+RES=$OUTD/results.tsv
+: > "$RES"
+
+el() { awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%6.1f", b - a }'; }
+say() { echo "[bench $(el)s] $*"; }
+now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", b - a }'; }
+# key=value field of a RESULT/PSNR line
+kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+# row: case encoder mode fps latency_ms bytes psnr notes
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RES"; }
+
+# ---- machine ---------------------------------------------------------------------------
+say "j2kcuda bench: build=$B out=$OUTD cases='$CASES' cpus=$NPROC"
+say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+GPU=0
+HAVE_CUDA=$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)
+CUDA_HOME=$(sed -n 's/^CUDA_HOME=//p' config.mak 2>/dev/null)
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | head -n 1)"
+    if [ "$HAVE_CUDA" = 1 ]; then GPU=1; else say "GPU present but config.mak has HAVE_CUDA=$HAVE_CUDA: GPU rows skipped"; fi
+else
+    say "no GPU here (nvidia-smi fails): the CUDA backend and nvJPEG2000 rows are skipped"
+fi
+[ -z "$CUDA_HOME" ] && CUDA_HOME=/usr/local/cuda
+
+# ---- peers -----------------------------------------------------------------------------
+if [ -x "$PEERS/bin/opj_compress" ]; then
+    PLD=$PEERS/lib
+    OPJ="env LD_LIBRARY_PATH=$PLD $PEERS/bin/opj_compress"
+    GRK="env LD_LIBRARY_PATH=$PLD $PEERS/bin/grk_compress"
+    say "peers: $PEERS (Debian bookworm $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" | cut -d_ -f2), grokj2k $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" | cut -d_ -f2))"
+elif command -v opj_compress >/dev/null && command -v grk_compress >/dev/null; then
+    PLD=
+    OPJ=opj_compress
+    GRK=grk_compress
+    say "peers: system opj_compress/grk_compress ($PEERS missing)"
+else
+    say "peers: none (run tools/fetch-peers.sh): Grok/OpenJPEG rows skipped"
+    DO_PEERS=0
+    PLD=
+fi
+
+# ---- frames ----------------------------------------------------------------------------
+say "frames: from $FRAMES_SRC"
+PEERS=$PEERS sh bench/frames.sh "$FRAMES_SRC" "$SCR/frames" | sed 's/^/    /' || { say "frames failed"; exit 1; }
+F=$SCR/frames
+
+# per case: file, j2kbench format args, our params, peer args, nvj args, label
+case_setup() {
+    C_FILE= ; C_FMT= ; C_OURS= ; C_OURS_FALLBACK= ; C_OPJ= ; C_GRK= ; C_NVJ= ; C_LABEL=
+    case $1 in
+    dci4k)
+        C_FILE=$(ls "$F"/dci4k_*.ppm 2>/dev/null | head -n 1)
+        C_LABEL="4K DCI 4096x2160 12-bit 4:4:4, 250 Mb/s (1302083 B)"
+        C_OURS="profile=dci4k fps=24 bitrate=250"
+        C_OURS_FALLBACK="bytes=1302083 levels=6 cblk=32x32 prec=128x128,256x256 order=cprl"
+        C_OPJ="-cinema4K"; C_GRK="-x 24"
+        C_NVJ="--dci --levels 6 --cblk 32" ;;
+    dci2k)
+        C_FILE=$(ls "$F"/dci2k_*.ppm 2>/dev/null | head -n 1)
+        C_LABEL="2K DCI $(basename "$C_FILE" | grep -o '[0-9][0-9]*x[0-9][0-9]*' | head -n 1) 12-bit 4:4:4, 250 Mb/s"
+        C_OURS="profile=dci2k fps=24 bitrate=250"
+        C_OURS_FALLBACK="bytes=1302083 levels=5 cblk=32x32 prec=128x128,256x256 order=cprl"
+        C_OPJ="-cinema2K 24"; C_GRK="-w 24"
+        C_NVJ="--dci --levels 5 --cblk 32" ;;
+    grain)
+        C_FILE=$(ls "$F"/grain_*.ppm 2>/dev/null | head -n 1)
+        C_LABEL="grain $(basename "$C_FILE" | grep -o '[0-9][0-9]*x[0-9][0-9]*' | head -n 1) 12-bit (StEM film scan), 250 Mb/s"
+        C_OURS="profile=dci2k fps=24 bitrate=250"
+        C_OURS_FALLBACK="bytes=1302083 levels=5 cblk=32x32 prec=128x128,256x256 order=cprl"
+        C_OPJ="-cinema2K 24"; C_GRK="-w 24"
+        C_NVJ="--dci --levels 5 --cblk 32" ;;
+    imf4k)
+        C_FILE=$(ls "$F"/imf4k_*.yuv 2>/dev/null | head -n 1)
+        C_FMT="-f yuv422p10le -s 4096x2160"
+        C_LABEL="4K IMF 4096x2160 10-bit 4:2:2 lossless"
+        C_OURS="profile=imf4k_r lossless=1"
+        C_OURS_FALLBACK="lossless=1"
+        C_OPJ="-F 4096,2160,3,10,u@1x1:2x1:2x1"; C_GRK=
+        C_NVJ="--lossless --levels 5 --cblk 64" ;;
+    esac
+}
+
+# ---- tools -----------------------------------------------------------------------------
+LIB=$B/lib/libj2kcuda.a
+HAVE_OURS=0
+if [ -f "$LIB" ]; then
+    if [ "$HAVE_CUDA" = 1 ]; then
+        JB_FLAGS="-DJ2KB_CUDA=1"
+        JB_LIBS="-L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lstdc++ -lpthread -lm"
+    else
+        JB_FLAGS=
+        JB_LIBS="-lm -lpthread"
+    fi
+    if cc -std=c99 -O2 -Wall $JB_FLAGS -Ij2kcuda/include -Ibench -o "$SCR/bin/j2kbench" \
+          bench/j2kbench.c "$LIB" $JB_LIBS 2> "$SCR/jb.err"; then
+        HAVE_OURS=1
+        say "built j2kbench against $LIB"
+    else
+        say "j2kbench does not link against $LIB (library incomplete?): our rows skipped"
+        head -n 5 "$SCR/jb.err" | sed 's/^/    /'
+    fi
+else
+    say "$LIB missing (make B=$B first): our rows skipped"
+fi
+HAVE_PSNR=0
+if [ -n "$PLD" ] && cc -std=c99 -O2 -Ibench -o "$SCR/bin/j2kpsnr" bench/j2kpsnr.c -L"$PLD" \
+        -l:libopenjp2.so.7 -Wl,-rpath,"$PLD" -lm 2> "$SCR/jp.err"; then
+    HAVE_PSNR=1
+elif cc -std=c99 -O2 -Ibench -o "$SCR/bin/j2kpsnr" bench/j2kpsnr.c -l:libopenjp2.so.7 -lm 2> "$SCR/jp.err"; then
+    HAVE_PSNR=1
+fi
+[ $HAVE_PSNR = 1 ] || say "j2kpsnr does not build (no libopenjp2.so.7): PSNR column empty"
+HAVE_NVJ=0
+if [ $GPU = 1 ]; then
+    if [ -f "$NVJ/include/nvjpeg2k.h" ] && cc -std=c99 -O2 -Ibench -I"$CUDA_HOME/include" -I"$NVJ/include" \
+            -o "$SCR/bin/nvj2k_bench" bench/nvj2k_bench.c -L"$NVJ/lib" -l:libnvjpeg2k.so.0 \
+            -Wl,-rpath,"$NVJ/lib" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt -lpthread -lm 2> "$SCR/nv.err"; then
+        HAVE_NVJ=1
+        say "built nvj2k_bench against $NVJ"
+    else
+        say "nvj2k_bench not built ($NVJ missing or compile error): nvJPEG2000 rows skipped"
+        head -n 5 "$SCR/nv.err" 2>/dev/null | sed 's/^/    /'
+    fi
+fi
+
+psnr_of() { # SRC_FILE FMT_ARGS CODESTREAM -> "psnr" or "-"
+    [ $HAVE_PSNR = 1 ] || { echo -; return; }
+    local l
+    l=$("$SCR/bin/j2kpsnr" "$1" $2 "$3" "$NPROC" 2>/dev/null)
+    [ -n "$l" ] && kv "$l" psnr || echo -
+}
+
+# ---- our encoder -----------------------------------------------------------------------
+# ours CASE BACKEND MODE "extra params" j2kbench-args...
+ours() {
+    local cs=$1 be=$2 mode=$3 extra=$4; shift 4
+    local out=$SCR/cs/${cs}_ours_${be}_${mode}.j2k args=() p l rc
+    for p in $C_OURS $extra backend=$be; do args+=(-p "$p"); done
+    l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
+    if [ -z "$l" ] && grep -q "j2kc_encoder_create" "$SCR/err"; then
+        say "  profile parameters refused ($(grep -m1 -v '^j2kbench:' "$SCR/err" | cut -c1-120)); retrying with explicit ones"
+        args=()
+        for p in $C_OURS_FALLBACK $extra backend=$be; do args+=(-p "$p"); done
+        l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
+    fi
+    if [ -z "$l" ]; then
+        say "  j2kcuda $be $mode FAILED (rc=$rc): $(grep -v '^j2kbench:' "$SCR/err" | head -n 3 | tr '\n' ' ' | cut -c1-300)"
+        row "$cs" "j2kcuda-$be" "$mode" - - - - "$([ $rc = 124 ] && echo "timed out after ${OURS_TIMEOUT:-300} s" || echo "failed rc=$rc")"
+        return 1
+    fi
+    [ $rc = 3 ] && say "  WARNING: codestreams of one frame differ between runs (race?)"
+    local ps fps
+    ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+    fps=$(kv "$l" fps)
+    [ "$(kv "$l" frames)" = 0 ] && fps=$(awk -v l="$(kv "$l" latency_ms)" 'BEGIN { printf "%.3f", 1000 / l }')
+    local notes="identical=$(kv "$l" identical)"
+    [ -n "$(kv "$l" st_total)" ] && notes="$notes stages(ms): up $(kv "$l" st_upload) dwt $(kv "$l" st_mct_dwt) t1 $(kv "$l" st_t1) rc $(kv "$l" st_rc) t2 $(kv "$l" st_t2) down $(kv "$l" st_download) total $(kv "$l" st_total); devmem $(kv "$l" devmem_mb) MB"
+    row "$cs" "j2kcuda-$be" "$mode" "$fps" "$(kv "$l" latency_ms)" "$(kv "$l" bytes)" "$ps" "$notes"
+    say "  j2kcuda $be $mode: $fps fps, latency $(kv "$l" latency_ms) ms, $(kv "$l" bytes) B, PSNR $ps"
+    LAST_PSNR=$ps
+}
+
+# ---- peers -----------------------------------------------------------------------------
+peer_in() { # the peers read PPM, or the raw planes under a .rawl name
+    if [ -n "$C_FMT" ]; then ln -sf "$C_FILE" "$SCR/frames/$1.rawl"; echo "$SCR/frames/$1.rawl"; else echo "$C_FILE"; fi
+}
+# peer_threaded CASE NAME: one frame at a time, all cores; median of REPS
+peer_threaded() {
+    local cs=$1 name=$2 in out t0 t1 times=() reps=3 cmd
+    [ "$QUICK" = 1 ] && reps=1
+    in=$(peer_in "$cs")
+    out=$SCR/cs/${cs}_${name}_mt.j2k
+    if [ $name = opj ]; then cmd="$OPJ -i $in -o $out $C_OPJ -threads $NPROC"
+    else [ -z "$C_GRK" ] && { row "$cs" grk threads=$NPROC - - - - "n/a: grk_compress 10.0.5 cannot read subsampled raw"; return; }
+         cmd="$GRK -i $in -o $out $C_GRK -H $NPROC"; fi
+    for i in $(seq $reps); do
+        rm -f "$out"
+        t0=$(now); $cmd > "$SCR/peer.log" 2>&1; t1=$(now)
+        if [ ! -s "$out" ]; then
+            say "  $name failed: $(grep -i -m 2 'error' "$SCR/peer.log" | tr '\n' ' ' | cut -c1-200)"
+            row "$cs" "$name" "threads=$NPROC" - - - - failed; return
+        fi
+        times+=("$(sub "$t0" "$t1")")
+    done
+    local med ps
+    med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+    row "$cs" "$name" "threads=$NPROC" "$(awk -v t="$med" 'BEGIN { printf "%.3f", 1 / t }')" \
+        "$(awk -v t="$med" 'BEGIN { printf "%.1f", t * 1000 }')" "$(stat -c %s "$out")" "$ps" "median of $reps, process start and file I/O (tmpfs) included"
+    say "  $name $NPROC threads: $(awk -v t="$med" 'BEGIN { printf "%.3f", 1 / t }') fps ($med s/frame), $(stat -c %s "$out") B, PSNR $ps"
+}
+# peer_parallel CASE NAME: NPROC single-threaded processes, one frame each, all started together
+peer_parallel() {
+    local cs=$1 name=$2 in t0 t1 cmd n=$NPROC
+    in=$(peer_in "$cs")
+    [ $name = grk ] && [ -z "$C_GRK" ] && { row "$cs" grk "${n}x1 procs" - - - - "n/a: subsampled raw"; return; }
+    t0=$(now)
+    for i in $(seq $n); do
+        if [ $name = opj ]; then $OPJ -i "$in" -o "$SCR/cs/${cs}_${name}_p$i.j2k" $C_OPJ -threads 1 > /dev/null 2>&1 &
+        else $GRK -i "$in" -o "$SCR/cs/${cs}_${name}_p$i.j2k" $C_GRK -H 1 > /dev/null 2>&1 & fi
+    done
+    wait
+    t1=$(now)
+    local dt; dt=$(sub "$t0" "$t1")
+    local ok; ok=$(ls "$SCR"/cs/${cs}_${name}_p*.j2k 2>/dev/null | wc -l)
+    row "$cs" "$name" "${n}x1 procs" "$(awk -v n="$ok" -v t="$dt" 'BEGIN { printf "%.3f", n / t }')" \
+        "$(awk -v t="$dt" 'BEGIN { printf "%.1f", t * 1000 }')" "$(stat -c %s "$SCR/cs/${cs}_${name}_p1.j2k" 2>/dev/null || echo -)" - \
+        "$ok frames in ${dt}s; latency = wall time of the batch"
+    say "  $name $n x 1-thread processes: $ok frames in ${dt}s = $(awk -v n="$ok" -v t="$dt" 'BEGIN { printf "%.3f", n / t }') fps"
+    rm -f "$SCR"/cs/${cs}_${name}_p*.j2k
+}
+
+# ---- nvJPEG2000 ------------------------------------------------------------------------
+nvj() {
+    local cs=$1 target=$2 best= bestl= l s out=$SCR/cs/${cs}_nvj.j2k q=
+    local n=300 t=4; [ "$QUICK" = 1 ] && { n=30; t=2; }
+    for s in 1 4; do
+        if [ -n "$q" ]; then
+            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --quality "$q" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+        elif [[ "$C_NVJ" == *--lossless* ]]; then
+            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+        else
+            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --psnr "$target" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+        fi
+        if [ -z "$l" ]; then
+            say "  nvJPEG2000 streams=$s FAILED: $(tail -n 3 "$SCR/nverr" | tr '\n' ' ' | cut -c1-300)"
+            row "$cs" nvjpeg2k "streams=$s" - - - - "failed: $(tail -n 1 "$SCR/nverr" | cut -c1-120)"
+            continue
+        fi
+        q=$(kv "$l" quality)
+        [ "$q" = "0.0000" ] && q=
+        local ps; ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+        row "$cs" nvjpeg2k "streams=$s" "$(kv "$l" fps)" "$(kv "$l" latency_ms)" "$(kv "$l" bytes)" "$ps" \
+            "target PSNR $target; quality=$(kv "$l" quality) (nvJPEG2000's own decode: $(kv "$l" psnr_nvj) dB); pinned input"
+        say "  nvJPEG2000 streams=$s: $(kv "$l" fps) fps, latency $(kv "$l" latency_ms) ms, $(kv "$l" bytes) B, PSNR $ps (target $target)"
+    done
+}
+
+# ---- the runs --------------------------------------------------------------------------
+for cs in $CASES; do
+    case_setup "$cs"
+    if [ -z "$C_FILE" ]; then say "$cs: no frame, skipped"; continue; fi
+    say "== $cs: $C_LABEL ($(basename "$C_FILE"))"
+    echo "$cs	$C_LABEL	$(basename "$C_FILE")" >> "$OUTD/cases.tsv.tmp"
+    LAST_PSNR=-
+    CUDA_PSNR=
+    if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
+        n=300 t=6 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
+        ours "$cs" cuda normal "async_depth=4" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
+        ours "$cs" cuda bypass "async_depth=4 bypass=1" -n $n -t $t -l $l -w 5
+        [ "$cs" = dci4k ] && ours "$cs" cuda pinned "async_depth=4" -n $n -t $t -l $l -w 5 --pinned
+    fi
+    if [ $HAVE_OURS = 1 ] && [ "$DO_REF" = 1 ]; then
+        if [ $GPU = 1 ]; then OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "" -n 0 -l 1 -w 0 -t 100
+        else ours "$cs" ref normal "" -n 0 -l 3 -w 0 -t 60
+             [ "$cs" = dci4k ] || [ "$cs" = imf4k ] && ours "$cs" ref bypass "bypass=1" -n 0 -l 1 -w 0 -t 60; fi
+    fi
+    if [ "$DO_PEERS" = 1 ]; then
+        for name in grk opj; do peer_threaded "$cs" $name; done
+        for name in grk opj; do peer_parallel "$cs" $name; done
+    fi
+    if [ $HAVE_NVJ = 1 ]; then
+        if [ -n "$CUDA_PSNR" ] && [ "$CUDA_PSNR" != - ]; then nvj "$cs" "$CUDA_PSNR"
+        elif [[ "$C_NVJ" == *--lossless* ]]; then nvj "$cs" lossless
+        else
+            # no PSNR of ours: match OpenJPEG's at the same budget instead
+            p=$(awk -F'\t' -v c="$cs" '$1 == c && $2 == "opj" && $7 != "-" { print $7; exit }' "$RES")
+            [ -n "$p" ] && nvj "$cs" "$p" || say "  nvJPEG2000 skipped: no PSNR to match"
+        fi
+    fi
+done
+mv -f "$OUTD/cases.tsv.tmp" "$OUTD/cases.tsv" 2>/dev/null
+
+# ---- report ----------------------------------------------------------------------------
+say "report"
+PY=
+for p in python3 /usr/bin/python3; do command -v $p >/dev/null 2>&1 && { PY=$p; break; }; done
+{
+    echo "# j2kcuda side-by-side benchmark"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+    echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') x $NPROC"
+    [ $GPU = 1 ] && echo "- gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)" || echo "- gpu: none (GPU rows skipped)"
+    echo "- peers: OpenJPEG $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), Grok $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2) (Debian bookworm); nvJPEG2000 $(awk '/NVJPEG2K_VER_(MAJOR|MINOR|PATCH|BUILD)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$NVJ/include/nvjpeg2k_version.h" 2>/dev/null) (PyPI nvidia-nvjpeg2k-cu13)"
+    echo
+    $PY bench/report.py "$RES" "$OUTD/cases.tsv"
+} > "$OUTD/bench.md"
+cat "$OUTD/bench.md"
+say "done: $OUTD/bench.md"

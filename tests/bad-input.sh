@@ -1,0 +1,170 @@
+#!/bin/bash
+# Bad inputs and conflicting options: j2kc must refuse each one cleanly: exit status 1..127
+# (no signal, no sanitizer report), a message on stderr, no output file (and no temporary
+# file) left behind, and an existing output file left untouched.
+#   tests/bad-input.sh BUILD_DIR
+. "$(dirname "$0")/gen/common.sh"
+BUILD=$(t_build_dir "$1")
+J2KC="$BUILD/bin/j2kc"
+T="$BUILD/testtools"
+W="$BUILD/test-work/bad-input"
+rm -rf "$W" && mkdir -p "$W/in" "$W/out"
+T_FAILED=0
+[ -x "$J2KC" ] || { t_fail bad-input/build "$J2KC not built"; exit 1; }
+t_build_helpers "$BUILD" || { t_fail bad-input/helpers "cannot build tests/gen helpers"; exit 1; }
+
+# refuse NAME EXPECT_IN_STDERR j2kc-arguments... (the output is always $W/out/NAME.j2c)
+refuse() {
+    local name=$1 want=$2; shift 2
+    local out="$W/out/$name.j2c" rc msg
+    "$J2KC" "$@" -o "$out" > "$W/$name.stdout" 2> "$W/$name.stderr"
+    rc=$?
+    msg=$(head -c 300 "$W/$name.stderr" | tr '\n' ' ')
+    if [ $rc = 0 ]; then
+        t_fail "bad-input/$name" "accepted (exit 0)"
+    elif t_crashed $rc; then
+        t_fail "bad-input/$name" "crashed (exit $rc): $msg"
+    elif grep -q -E 'AddressSanitizer|runtime error|LeakSanitizer' "$W/$name.stderr"; then
+        t_fail "bad-input/$name" "sanitizer report: $msg"
+    elif [ ! -s "$W/$name.stderr" ]; then
+        t_fail "bad-input/$name" "exit $rc but nothing on stderr"
+    elif [ -e "$out" ]; then
+        t_fail "bad-input/$name" "output file left behind"
+    elif ls "$W/out/" | grep -q tmp; then
+        t_fail "bad-input/$name" "temporary file left behind: $(ls "$W/out" | tr '\n' ' ')"
+    elif [ -n "$want" ] && ! grep -q -i -E "$want" "$W/$name.stderr"; then
+        t_fail "bad-input/$name" "message does not mention '$want': $msg"
+    else
+        t_ok "bad-input/$name" "exit $rc: $msg"
+    fi
+    rm -f "$W"/out/*tmp*
+}
+
+I="$W/in"
+# ---- malformed and unsupported images ------------------------------------------------------
+printf 'P5\n0 0\n255\n' > "$I/zero.pgm"
+printf 'P6\n100000000 100000000\n255\nxyz' > "$I/huge.ppm"
+printf 'P5\n65536 65536\n65535\nxyz' > "$I/big-truncated.pgm"
+printf 'P5\n4 4\n0\n0123456789abcdef' > "$I/maxval0.pgm"
+printf 'P5\n4 4\n70000\n0123456789abcdef0123456789abcdef' > "$I/maxval70000.pgm"
+printf 'P6\n16 16\n255\n0123456789' > "$I/truncated.ppm"
+printf 'P6\nabc\n' > "$I/malformed.ppm"
+printf 'P6\n16' > "$I/header-cut.ppm"
+printf 'PG ML + 17 4 4\n0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' > "$I/depth17.pgx"
+printf 'PG ML + 0 4 4\n0123456789abcdef' > "$I/depth0.pgx"
+printf 'PG XX + 8 4 4\n0123456789abcdef' > "$I/badorder.pgx"
+printf 'PG ML + 8 4 4\n0123' > "$I/truncated.pgx"
+printf 'GIF89a...' > "$I/unknown.bin"
+: > "$I/empty.ppm"
+head -c 100 /dev/zero > "$I/short.yuv"
+"$T/gen" -o "$I/ok8.ppm" --size 64x64 --depth 8
+"$T/gen" -o "$I/ok12.ppm" --size 64x64 --depth 12
+"$T/gen" -o "$I/gray8.pgm" --size 64x64 --depth 8 --comps 1
+"$T/gen" -o "$I/c2_0.pgx" --size 64x64 --depth 12 --comps 2
+"$T/gen" -o "$I/wide12.ppm" --size 2049x1080 --depth 12 --noise 0
+"$T/gen" -o "$I/big-imf.pgm" --size 2049x1557 --depth 10 --comps 1 --noise 0
+
+refuse zero-size          'empty|size|0x0'      -i "$I/zero.pgm"
+refuse huge-size          'large|size'          -i "$I/huge.ppm"
+refuse big-truncated      'truncat'             -i "$I/big-truncated.pgm"
+refuse pnm-maxval-0       'maxval'              -i "$I/maxval0.pgm"
+refuse pnm-maxval-70000   'maxval'              -i "$I/maxval70000.pgm"
+refuse pnm-truncated      'truncat'             -i "$I/truncated.ppm"
+refuse pnm-malformed      'malformed|header'    -i "$I/malformed.ppm"
+refuse pnm-header-cut     'malformed|header'    -i "$I/header-cut.ppm"
+refuse pgx-depth-17       'depth'               -i "$I/depth17.pgx"
+refuse pgx-depth-0        'depth'               -i "$I/depth0.pgx"
+refuse pgx-bad-byteorder  'malformed|ML'        -i "$I/badorder.pgx"
+refuse pgx-truncated      'truncat'             -i "$I/truncated.pgx"
+refuse unknown-format     'format'              -i "$I/unknown.bin"
+refuse empty-file         'format'              -i "$I/empty.ppm"
+refuse missing-input      'No such file'        -i "$I/does-not-exist.ppm"
+refuse input-is-directory ''                    -i "$I"
+refuse raw-truncated      'truncat'             -i "$I/short.yuv" --raw 64x64:yuv420p
+refuse raw-bad-format     'unknown'             -i "$I/short.yuv" --raw 8x8:yuv999p
+refuse raw-no-size        'WxH'                 -i "$I/short.yuv" --raw yuv420p
+refuse raw-zero-size      'size|range'          -i "$I/short.yuv" --raw 0x8:gray
+
+# ---- budgets and conflicting or invalid options --------------------------------------------------
+refuse bytes-50                 ''  -i "$I/ok8.ppm" --bytes 50
+refuse bytes-0                  ''  -i "$I/ok8.ppm" --bytes 0
+refuse lossless-with-bytes      ''  -i "$I/ok8.ppm" --lossless --bytes 10000
+refuse lossless-dci2k           ''  -i "$I/ok12.ppm" --lossless --profile dci2k --fps 24
+refuse quality-with-bytes       ''  -i "$I/ok8.ppm" --quality 40 --bytes 10000
+refuse cblk-2048x2              ''  -i "$I/ok8.ppm" --cblk 2048x2
+refuse cblk-128x64              ''  -i "$I/ok8.ppm" --cblk 128x64
+refuse cblk-3x3                 ''  -i "$I/ok8.ppm" --cblk 3x3
+refuse levels-40                ''  -i "$I/ok8.ppm" --levels 40
+refuse levels-negative          ''  -i "$I/ok8.ppm" --levels -1
+refuse order-foo                ''  -i "$I/ok8.ppm" --order foo
+refuse layers-0                 ''  -i "$I/ok8.ppm" --layers 0
+refuse layers-65                ''  -i "$I/ok8.ppm" --layers 65
+refuse layer-bytes-decreasing   ''  -i "$I/ok8.ppm" --layers 2 --layer-bytes 5000,3000
+refuse guard-8                  ''  -i "$I/ok8.ppm" --guard 8
+refuse tiles-0x0                ''  -i "$I/ok8.ppm" --tiles 0x0
+refuse prec-1x1                 ''  -i "$I/ok8.ppm" --prec 1x1
+refuse poc-garbage              ''  -i "$I/ok8.ppm" --poc garbage
+refuse poc-beyond-resolutions   ''  -i "$I/ok8.ppm" --poc 9,0,1,10,3,lrcp
+refuse fps-0                    ''  -i "$I/ok8.ppm" --fps 0
+refuse bitrate-without-fps      ''  -i "$I/ok8.ppm" --bitrate 100
+refuse tile-parts-x             ''  -i "$I/ok8.ppm" --tile-parts X
+refuse backend-foo              ''  -i "$I/ok8.ppm" --backend foo
+refuse set-unknown-key          ''  -i "$I/ok8.ppm" --set nokey=1
+refuse set-no-equals            ''  -i "$I/ok8.ppm" --set levels
+refuse unknown-option           ''  -i "$I/ok8.ppm" --frobnicate
+refuse option-without-value     ''  -i "$I/ok8.ppm" --levels
+refuse profile-unknown          ''  -i "$I/ok12.ppm" --profile dci3k
+refuse profile-dci2k-8bit       ''  -i "$I/ok8.ppm" --profile dci2k --fps 24
+refuse profile-dci2k-too-wide   ''  -i "$I/wide12.ppm" --profile dci2k --fps 24
+refuse profile-dci2k-gray       ''  -i "$I/gray8.pgm" --profile dci2k --fps 24
+refuse profile-dci2k-2comps     ''  -i "$I/c2_0.pgx" --profile dci2k --fps 24
+refuse profile-dci4k-60fps      ''  -i "$I/ok12.ppm" --profile dci4k --fps 60
+refuse profile-imf2k-too-big    ''  -i "$I/big-imf.pgm" --profile imf2k --fps 24
+refuse profile-dci2k-cblk-64    ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --cblk 64x64
+refuse profile-dci2k-layers-2   ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --layers 2
+refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --poc 0,0,1,6,3,cprl
+refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
+
+# ---- output handling --------------------------------------------------------------------------------
+out=$("$J2KC" -i "$I/ok8.ppm" -o "$W/no/such/dir/x.j2c" 2>&1); rc=$?
+if [ $rc != 0 ] && ! t_crashed $rc && [ -n "$out" ]; then t_ok bad-input/output-dir-missing "exit $rc: $out"
+else t_fail bad-input/output-dir-missing "exit $rc: $out"; fi
+
+echo "previous content" > "$W/out/keep.j2c"
+"$J2KC" -i "$I/maxval0.pgm" -o "$W/out/keep.j2c" 2>/dev/null; rc=$?
+if [ $rc != 0 ] && [ "$(cat "$W/out/keep.j2c")" = "previous content" ]; then
+    t_ok bad-input/existing-output-kept
+else
+    t_fail bad-input/existing-output-kept "exit $rc; the existing output was changed or removed"
+fi
+"$J2KC" -i "$I/ok8.ppm" -o "$W/out/keep.j2c" --bytes 50 2>/dev/null; rc=$?
+if [ $rc != 0 ] && [ "$(cat "$W/out/keep.j2c")" = "previous content" ]; then
+    t_ok bad-input/existing-output-kept-on-encode-error
+else
+    t_fail bad-input/existing-output-kept-on-encode-error "exit $rc; the existing output was changed or removed"
+fi
+
+# ---- the checker on hostile files: never a crash ---------------------------------------------------
+CHECK="$BUILD/bin/j2kc-check"
+if [ -x "$CHECK" ]; then
+    bad=0
+    for f in "$I"/*; do
+        [ -f "$f" ] || continue
+        "$CHECK" -q "$f" > /dev/null 2>&1; rc=$?
+        t_crashed $rc && { bad=1; echo "    j2kc-check crashed on $f (exit $rc)"; }
+    done
+    # truncations of a real codestream at many points
+    "$J2KC" -q -i "$I/ok8.ppm" -o "$W/base.j2c" --tlm --sop --eph --tile-parts R 2>/dev/null
+    if [ -f "$W/base.j2c" ]; then
+        size=$(stat -c %s "$W/base.j2c")
+        for n in 1 2 3 10 40 60 80 100 150 200 300 $((size / 2)) $((size - 3)); do
+            head -c "$n" "$W/base.j2c" > "$W/cut.j2c"
+            "$CHECK" -q "$W/cut.j2c" > /dev/null 2>&1; rc=$?
+            t_crashed $rc && { bad=1; echo "    j2kc-check crashed on a $n-byte prefix (exit $rc)"; }
+            [ $rc = 0 ] && { bad=1; echo "    j2kc-check accepted a $n-byte prefix of a $size-byte stream"; }
+        done
+    fi
+    if [ $bad = 0 ]; then t_ok bad-input/checker-hostile-files; else t_fail bad-input/checker-hostile-files "see above"; fi
+fi
+
+[ "$T_FAILED" = 0 ]

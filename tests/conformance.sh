@@ -1,0 +1,327 @@
+#!/bin/bash
+# Conformance matrix: encodes generated content (tests/gen/gen.c: smooth + noise + edges)
+# and, when present, real content, with j2kc across depths, sizes, subsampling, progression
+# orders, code-block styles and sizes, tiles, precincts, POC, layers, markers, rates and
+# profiles. Every codestream is
+#   - checked by j2kc-check (Part-1 syntax always; profile rules when it declares one),
+#   - decoded by opj_decompress, grk_decompress and FFmpeg's native decoder, each compared
+#     with the source: bit-exact when lossless, above a PSNR floor when lossy,
+#   - within its byte budget when one was given (--bytes, --bitrate, --layer-bytes).
+# One line per case: "ok NAME (size, encode time, PSNR per decoder)" or "FAIL NAME: why".
+#   tests/conformance.sh BUILD_DIR     J2KC_TEST_QUICK=1: skip the 4K-sized cases
+. "$(dirname "$0")/gen/common.sh"
+BUILD=$(t_build_dir "$1")
+J2KC="$BUILD/bin/j2kc"
+CHECK="$BUILD/bin/j2kc-check"
+T="$BUILD/testtools"
+W="$BUILD/test-work/conformance"
+QUICK=${J2KC_TEST_QUICK:-0}
+rm -rf "$W" && mkdir -p "$W/src"
+T_FAILED=0
+
+for b in "$J2KC" "$CHECK"; do
+    [ -x "$b" ] || { t_fail conformance/build "$b not built"; exit 1; }
+done
+t_build_helpers "$BUILD" || { t_fail conformance/helpers "cannot build tests/gen helpers"; exit 1; }
+for d in opj_decompress grk_decompress ffmpeg ffprobe; do
+    t_have $d || echo "# WARNING: $d missing: every case will FAIL (run tests/install-deps.sh as root)"
+done
+
+# ---- sources ---------------------------------------------------------------------------
+# src NAME WxH DEPTH COMPS SUB [gen options]: makes $W/src/NAME.* once; sets SRC, SRC_RAW
+# (the --raw spec for raw sources, else empty), SRC_W, SRC_H, SRC_DEPTH, SRC_COMPS.
+src() {
+    local name=$1 size=$2 depth=$3 comps=$4 sub=$5; shift 5
+    SRC_W=${size%x*} SRC_H=${size#*x} SRC_DEPTH=$depth SRC_COMPS=$comps SRC_RAW=
+    local le=
+    [ "$depth" -gt 8 ] && le="${depth}le"
+    if [ "$comps" = 3 ] && [ "$sub" != 444 ]; then
+        SRC="$W/src/$name.yuv"
+        SRC_RAW="$size:yuv${sub}p$le"
+        [ -f "$SRC" ] || "$T/gen" -o "$SRC" --size "$size" --depth "$depth" --comps 3 --sub "$sub" --raw "yuv${sub}p$le" "$@"
+    elif [ "$comps" = 1 ] && [[ " $* " != *" --signed "* ]]; then
+        SRC="$W/src/$name.pgm"
+        [ -f "$SRC" ] || "$T/gen" -o "$SRC" --size "$size" --depth "$depth" --comps 1 "$@"
+    elif [ "$comps" = 3 ]; then
+        SRC="$W/src/$name.ppm"
+        [ -f "$SRC" ] || "$T/gen" -o "$SRC" --size "$size" --depth "$depth" --comps 3 "$@"
+    else
+        SRC="$W/src/${name}_0.pgx"
+        [ -f "$SRC" ] || "$T/gen" -o "$SRC" --size "$size" --depth "$depth" --comps "$comps" --sub "$sub" "$@"
+    fi
+}
+
+# Compares the source with a decoded file; prints the cmp line; status of cmp.
+compare() {     # compare DECODED MODE [--raw-dec SPEC]
+    local dec=$1 mode=$2; shift 2
+    local crit
+    case "$mode" in
+        lossless) crit=--exact ;;
+        psnr=*)   crit="--psnr ${mode#psnr=}" ;;
+        psnrall=*) crit="--psnr-all ${mode#psnrall=}" ;;
+    esac
+    "$T/cmp" "$SRC" "$dec" ${SRC_RAW:+--raw-src "$SRC_RAW"} "$@" $crit 2>&1
+}
+
+# enc NAME MODE [j2kc options...]: MODE lossless | psnr=FLOOR (worst component) |
+# psnrall=FLOOR (all components). Uses the current SRC. KEEP=1 keeps the codestream.
+enc() {
+    local name=$1 mode=$2; shift 2
+    local ext=j2c a budget= fps= profile= problems= details=
+    for a in "$@"; do [ "$a" = --jp2 ] && ext=jp2; done
+    local out="$W/$name.$ext" d="$W/dec-$name"
+    mkdir -p "$d"
+    # budget and profile options, to check the result against
+    local prev=
+    for a in "$@"; do
+        case "$prev" in
+            --bytes) budget=$a ;;
+            --fps) fps=$a ;;
+            --profile) profile=$a ;;
+            --layer-bytes) budget=${a##*,} ;;
+        esac
+        prev=$a
+    done
+    local t0 t1 rc
+    t0=$(date +%s%N)
+    "$J2KC" -q -i "$SRC" ${SRC_RAW:+--raw "$SRC_RAW"} -o "$out" "$@" > "$d/enc.log" 2>&1
+    rc=$?
+    t1=$(date +%s%N)
+    if [ $rc != 0 ]; then
+        t_crashed $rc && rc="$rc, CRASH"
+        t_fail "conformance/$name" "j2kc failed (exit $rc): $(head -3 "$d/enc.log" | tr '\n' ' ')"
+        return
+    fi
+    local size
+    size=$(stat -c %s "$out")
+    details="$size B, $(( (t1 - t0) / 1000000 )) ms"
+    if [ -n "$budget" ] && [ "$size" -gt "$budget" ]; then
+        problems="$problems; size $size > budget $budget"
+    fi
+    if [ -n "$fps" ] && [[ " $* " == *" --bitrate "* ]]; then
+        local mbps
+        mbps=$(echo "$*" | sed -n 's/.*--bitrate \([0-9.]*\).*/\1/p')
+        local maxb
+        maxb=$(awk -v r="$mbps" -v f="$fps" 'BEGIN { split(f, q, "/"); if (q[2] == "") q[2] = 1; printf "%d", r * 1e6 / 8 / (q[1] / q[2]) }')
+        [ "$size" -gt "$maxb" ] && problems="$problems; size $size > $maxb bytes of $mbps Mb/s at $fps fps"
+    fi
+    # profile / syntax checker
+    local chk
+    chk=$("$CHECK" ${fps:+--fps "$fps"} "$out" 2>&1) || problems="$problems; j2kc-check: $(echo "$chk" | head -3 | sed 's/^[^:]*: //' | tr '\n' ' ')"
+    [ -n "$profile" ] && details="$details, checker ok as $profile"
+    # decoders
+    local r c
+    # OpenJPEG and Grok turn 3 components with subsampled chroma into upsampled RGB (they
+    # assume sYCC). Such streams are checked component by component through opj's -c, and
+    # Grok's converted output must equal OpenJPEG's converted output bit for bit.
+    local ycc=0
+    case "$SRC_RAW" in *:yuv4[24][02]p*|*:yuv411p*) ycc=1 ;; esac
+    if t_have opj_decompress; then
+        if opj_decompress -i "$out" -o "$d/opj.pgx" > "$d/opj.log" 2>&1 && [ -f "$d/opj_0.pgx" ]; then
+            if [ $ycc = 1 ]; then
+                for c in 0 1 2; do
+                    opj_decompress -i "$out" -o "$d/opjc$c.pgx" -c $c > "$d/opjc.log" 2>&1 &&
+                        mv "$d/opjc${c}_0.pgx" "$d/opjs_$c.pgx" ||
+                        problems="$problems; opj_decompress -c $c failed"
+                done
+                r=$(compare "$d/opjs_0.pgx" "$mode") || problems="$problems; opj: $r"
+            else
+                r=$(compare "$d/opj_0.pgx" "$mode") || problems="$problems; opj: $r"
+            fi
+            details="$details, opj $(echo "$r" | sed -n 's/.* min \([^ ]*\).*/\1/p')"
+        else
+            problems="$problems; opj_decompress failed: $(grep -m1 -i 'error' "$d/opj.log")"
+        fi
+    else
+        problems="$problems; opj_decompress missing"
+    fi
+    if t_have grk_decompress; then
+        if grk_decompress -i "$out" -o "$d/grk.pgx" > "$d/grk.log" 2>&1 && [ -f "$d/grk_0.pgx" ]; then
+            if [ $ycc = 1 ]; then
+                r=$("$T/cmp" "$d/opj_0.pgx" "$d/grk_0.pgx" --exact 2>&1) || problems="$problems; grk differs from opj (sYCC->RGB output): $r"
+                details="$details, grk = opj"
+            else
+                r=$(compare "$d/grk_0.pgx" "$mode") || problems="$problems; grk: $r"
+                details="$details, grk $(echo "$r" | sed -n 's/.* min \([^ ]*\).*/\1/p')"
+            fi
+        else
+            problems="$problems; grk_decompress failed: $(grep -m1 -i 'error' "$d/grk.log")"
+        fi
+    else
+        problems="$problems; grk_decompress missing"
+    fi
+    if ! t_have ffmpeg || ! t_have ffprobe; then
+        problems="$problems; ffmpeg/ffprobe missing"
+    elif [ "$SRC_COMPS" = 2 ] || [ "$SRC_COMPS" = 4 ]; then
+        details="$details, ffmpeg n/a ($SRC_COMPS comps: no raw layout in cmp)"
+    else
+        local pix
+        pix=$(ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$out" 2>"$d/ffprobe.log")
+        if [ -z "$pix" ] || [ "$pix" = unknown ]; then
+            problems="$problems; ffprobe: no pixel format: $(head -1 "$d/ffprobe.log")"
+        elif ffmpeg -v error -y -i "$out" -f rawvideo -pix_fmt "$pix" "$d/ff.raw" > "$d/ff.log" 2>&1; then
+            r=$(compare "$d/ff.raw" "$mode" --raw-dec "${SRC_W}x${SRC_H}:$pix") || problems="$problems; ffmpeg ($pix): $r"
+            details="$details, ffmpeg $(echo "$r" | sed -n 's/.* min \([^ ]*\).*/\1/p')"
+        else
+            problems="$problems; ffmpeg failed: $(head -1 "$d/ff.log")"
+        fi
+    fi
+    if [ -n "$problems" ]; then
+        t_fail "conformance/$name" "${problems#; } [$details]"
+    else
+        t_ok "conformance/$name" "$details"
+        rm -rf "$d"
+        [ -z "$profile" ] && [ "${KEEP:-0}" != 1 ] && rm -f "$out"
+    fi
+}
+
+# ---- lossless: depths x sizes (1x1 and 7x3: smaller than a code-block; 33x17: odd) ------
+for depth in 8 10 12 16; do
+    for size in 1x1 7x3 33x17 256x256; do
+        src "rgb${depth}_$size" $size $depth 3 444 --seed $depth
+        enc "lossless-rgb-d$depth-$size" lossless --lossless
+    done
+done
+src gray8_33x17 33x17 8 1 444;        enc lossless-gray-d8-33x17 lossless --lossless
+src gray16_256 256x256 16 1 444;      enc lossless-gray-d16-256x256 lossless --lossless
+src gray12s_33x17 33x17 12 1 444 --signed; enc lossless-gray-signed-d12-33x17 lossless --lossless
+src c2_33x17 33x17 8 2 444;           enc lossless-2comps-33x17 lossless --lossless
+src c4_33x17 33x17 10 4 444;          enc lossless-4comps-d10-33x17 lossless --lossless
+
+# ---- subsampling ---------------------------------------------------------------------------
+for sub in 422 420; do
+    for depth in 8 10; do
+        for size in 33x17 256x256; do
+            src "yuv${sub}_${depth}_$size" $size $depth 3 $sub
+            enc "lossless-yuv$sub-d$depth-$size" lossless --lossless
+        done
+    done
+done
+src yuv420_8_7x3 7x3 8 3 420;          enc lossless-yuv420-d8-7x3 lossless --lossless
+src yuv420_8_1x1 1x1 8 3 420;          enc lossless-yuv420-d8-1x1 lossless --lossless
+src yuv422_10_256x256 256x256 10 3 422; enc lossy-yuv422-d10-bytes psnr=34 --bytes 24000
+src yuv420_8_256x256 256x256 8 3 420;   enc lossy-yuv420-d8-bytes psnr=30 --bytes 12000
+
+# ---- progression orders (with precincts and layers) ------------------------------------------
+src rgb8_256x256 256x256 8 3 444 --seed 8
+for o in lrcp rlcp rpcl pcrl cprl; do
+    enc "order-$o-lossless-prec" lossless --lossless --order $o --prec 32x32,64x64 --levels 4
+    enc "order-$o-lossy-layers" psnr=28 --order $o --layers 3 --bytes 16000 --prec 64x64
+done
+
+# ---- code-block styles (lossless: every pass must decode bit-exactly) --------------------------
+src rgb12_256x256 256x256 12 3 444 --seed 12
+for s in bypass reset termall vcausal pterm segmark; do
+    enc "cblk-style-$s" lossless --lossless --$s
+done
+enc cblk-style-all lossless --lossless --bypass --reset --termall --vcausal --pterm --segmark
+enc cblk-style-bypass-lossy psnr=34 --bypass --bytes 30000
+enc cblk-style-termall-pterm-lossy psnr=34 --termall --pterm --bytes 30000
+enc cblk-style-all-lossy-layers psnr=34 --bypass --reset --termall --vcausal --segmark --layers 3 --bytes 30000
+
+# ---- code-block sizes --------------------------------------------------------------------------
+src rgb8_256x256 256x256 8 3 444 --seed 8
+for c in 4x4 16x64 64x16 128x32 32x128 1024x4 4x1024; do
+    enc "cblk-$c" lossless --lossless --cblk $c
+done
+src rgb8_33x17 33x17 8 3 444 --seed 8
+enc cblk-4x4-33x17 lossless --lossless --cblk 4x4 --levels 2
+
+# ---- tiles and tile-parts ------------------------------------------------------------------------
+src rgb8_256x256 256x256 8 3 444 --seed 8
+enc tiles-64x64 lossless --lossless --tiles 64x64
+enc tiles-100x60 lossless --lossless --tiles 100x60
+enc tiles-100x60-tp-R-tlm lossless --lossless --tiles 100x60 --tile-parts R --tlm
+enc tiles-64x64-tp-C-tlm-lossy psnr=30 --tiles 64x64 --tile-parts C --tlm --bytes 20000
+src rgb8_33x17 33x17 8 3 444 --seed 8
+enc tiles-16x16-33x17 lossless --lossless --tiles 16x16 --levels 2
+src yuv420_8_256x256 256x256 8 3 420
+enc tiles-96x80-yuv420 lossless --lossless --tiles 96x80
+
+# ---- precincts ----------------------------------------------------------------------------------
+src rgb8_256x256 256x256 8 3 444 --seed 8
+enc prec-16x16 lossless --lossless --prec 16x16
+enc prec-per-res lossless --lossless --prec 16x16,32x32,64x64,128x128
+enc prec-64x32-sop-eph lossless --lossless --prec 64x32 --sop --eph
+enc prec-dci-like-lossy psnr=30 --prec 128x128,256x256 --order cprl --cblk 32x32 --bytes 15000
+
+# ---- POC ----------------------------------------------------------------------------------------
+enc poc-two-orders-lossless lossless --lossless --poc "0,0,1,3,3,rpcl/3,0,1,6,3,lrcp"
+enc poc-layers-lossy psnr=28 --layers 2 --bytes 16000 --poc "0,0,1,6,3,cprl/0,0,2,6,3,lrcp"
+enc poc-per-comp-lossless lossless --lossless --poc "0,0,1,6,1,lrcp/0,1,1,6,3,rpcl"
+
+# ---- layers --------------------------------------------------------------------------------------
+enc layers-4-layer-bytes psnr=30 --layers 4 --layer-bytes 3000,6000,12000,24000
+enc layers-8-bytes psnr=30 --layers 8 --bytes 20000
+enc layers-3-lossless lossless --lossless --layers 3
+
+# ---- rates, quality, markers, levels, guard bits, JP2, COM -----------------------------------------
+src rgb8_256x256 256x256 8 3 444 --seed 8
+enc lossy-full-rate psnr=40
+enc lossy-bytes-6000 psnr=26 --bytes 6000
+enc lossy-quality-38 psnrall=37.8 --quality 38
+enc lossy-bitrate-25fps psnr=30 --bitrate 4 --fps 25
+enc lossy-sop-eph-tlm-plt psnr=30 --bytes 20000 --sop --eph --tlm --plt
+enc levels-0 lossless --lossless --levels 0
+enc levels-1-lossy psnr=30 --levels 1 --bytes 20000
+src rgb8_33x17 33x17 8 3 444 --seed 8
+enc levels-8-33x17 lossless --lossless --levels 8
+src gray16_256 256x256 16 1 444
+enc lossy-d16-bytes psnr=40 --bytes 30000
+enc lossy-d16-guard-3 psnr=40 --bytes 30000 --guard 3
+src rgb10_256x256 256x256 10 3 444 --seed 10
+enc lossy-d10-bytes psnr=34 --bytes 20000
+src rgb12_256x256 256x256 12 3 444 --seed 12
+enc lossy-d12-bytes psnr=34 --bytes 25000
+src rgb8_256x256 256x256 8 3 444 --seed 8
+enc jp2-lossless lossless --lossless --jp2
+KEEP=1 enc comment-lossless lossless --lossless --comment "j2kc conformance"
+if "$CHECK" -v "$W/comment-lossless.j2c" 2>/dev/null | grep -q 'COM "j2kc conformance"'; then
+    t_ok conformance/comment-text
+else
+    t_fail conformance/comment-text "COM text not found by j2kc-check -v"
+fi
+rm -f "$W/comment-lossless.j2c"
+
+# ---- profiles ---------------------------------------------------------------------------------------
+src dci2k 2048x1080 12 3 444 --seed 24
+enc profile-dci2k-24fps psnr=30 --profile dci2k --fps 24
+enc profile-dci2k-48fps psnr=28 --profile dci2k --fps 48
+src dci2k_scope 2048x858 12 3 444 --seed 25
+enc profile-dci2k-scope-24fps psnr=30 --profile dci2k --fps 24
+src imf2k_422 1920x1080 10 3 422 --seed 26
+enc profile-imf2k-422-24fps psnr=30 --profile imf2k --fps 24
+enc profile-broadcast-422-30fps psnr=30 --profile broadcast --fps 30 --bitrate 150
+src imf2k_444 1920x1080 10 3 444 --seed 27
+enc profile-imf2k_r-24fps psnr=30 --profile imf2k_r --fps 24
+enc profile-imf2k_r-lossless-ml6-sl4 lossless --profile imf2k_r --fps 24 --mainlevel 6 --sublevel 4
+enc profile-imf2k_r-lossless-auto-levels lossless --profile imf2k_r --fps 24 --lossless
+rm -f "$W"/src/imf2k_444.*
+if [ "$QUICK" != 1 ]; then
+    src dci4k 4096x2160 12 3 444 --seed 28
+    enc profile-dci4k-24fps psnr=30 --profile dci4k --fps 24
+    rm -f "$W"/src/dci4k.*
+    src imf4k 3840x2160 10 3 422 --seed 29
+    enc profile-imf4k-422-24fps psnr=30 --profile imf4k --fps 24
+    rm -f "$W"/src/imf4k.*
+    src imf4k_r 3840x2160 8 3 420 --seed 30
+    enc profile-imf4k_r-lossless-420 lossless --profile imf4k_r --fps 24
+    rm -f "$W"/src/imf4k_r.*
+else
+    t_skip conformance/profile-4k "J2KC_TEST_QUICK=1"
+fi
+
+# ---- real content (optional): the corpus's film scans, DCI 2K at 24 and 48 fps ----------------------
+CORPUS=$(t_corpus)
+if [ -f "$CORPUS/stem_wedding_2048x857_xyz12.ppm.xz" ] && t_have xz; then
+    xz -dc "$CORPUS/stem_wedding_2048x857_xyz12.ppm.xz" > "$W/src/stem.ppm"
+    SRC="$W/src/stem.ppm" SRC_RAW= SRC_W=2048 SRC_H=857 SRC_DEPTH=12 SRC_COMPS=3
+    enc real-stem-dci2k-24fps psnr=38 --profile dci2k --fps 24
+    enc real-stem-dci2k-48fps psnr=36 --profile dci2k --fps 48
+    enc real-stem-lossless lossless --lossless
+    rm -f "$W/src/stem.ppm"
+else
+    t_skip conformance/real-content "no ../shared/corpus (optional)"
+fi
+
+[ "$T_FAILED" = 0 ]
