@@ -19,7 +19,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 case $B in /*) ;; *) B=$ROOT/$B ;; esac
 OUTD=${BENCH_OUT:-${OUT:-$ROOT/bench/out}}
-SCR=${BENCH_WORK:-$( [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}/j2kbench.$$
+# scratch on tmpfs when it has room for the frames and codestreams (1 GB), else /tmp
+shm_ok() { [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt 1048576 ]; }
+SCR=${BENCH_WORK:-$(shm_ok && echo /dev/shm || echo /tmp)}/j2kbench.$$
 CASES=${BENCH_CASES:-dci4k dci2k grain imf4k}
 QUICK=${BENCH_QUICK:-0}
 DO_REF=${BENCH_REF:-1}
@@ -166,16 +168,17 @@ psnr_of() { # SRC_FILE FMT_ARGS CODESTREAM -> "psnr" or "-"
 }
 
 # ---- our encoder -----------------------------------------------------------------------
-# ours CASE BACKEND MODE "extra params" j2kbench-args...
+# ours CASE BACKEND MODE "params" j2kbench-args...   (params: C_OURS or C_OURS_FALLBACK + extra)
 ours() {
-    local cs=$1 be=$2 mode=$3 extra=$4; shift 4
+    local cs=$1 be=$2 mode=$3 params=$4; shift 4
     local out=$SCR/cs/${cs}_ours_${be}_${mode}.j2k args=() p l rc
-    for p in $C_OURS $extra backend=$be; do args+=(-p "$p"); done
+    for p in $params backend=$be; do args+=(-p "$p"); done
     l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
-    if [ -z "$l" ] && grep -q "j2kc_encoder_create" "$SCR/err"; then
-        say "  profile parameters refused ($(grep -m1 -v '^j2kbench:' "$SCR/err" | cut -c1-120)); retrying with explicit ones"
+    if [ -z "$l" ] && grep -q "j2kc_encoder_create" "$SCR/err" && [[ "$params" == *profile=* ]]; then
+        say "  profile refused ($(grep -m1 -v '^j2kbench:' "$SCR/err" | cut -c1-120)); retrying without the profile"
+        params="$C_OURS_FALLBACK ${params#$C_OURS}"
         args=()
-        for p in $C_OURS_FALLBACK $extra backend=$be; do args+=(-p "$p"); done
+        for p in $params backend=$be; do args+=(-p "$p"); done
         l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
     fi
     if [ -z "$l" ]; then
@@ -189,9 +192,11 @@ ours() {
     fps=$(kv "$l" fps)
     [ "$(kv "$l" frames)" = 0 ] && fps=$(awk -v l="$(kv "$l" latency_ms)" 'BEGIN { printf "%.3f", 1000 / l }')
     local notes="identical=$(kv "$l" identical)"
-    [ -n "$(kv "$l" st_total)" ] && notes="$notes stages(ms): up $(kv "$l" st_upload) dwt $(kv "$l" st_mct_dwt) t1 $(kv "$l" st_t1) rc $(kv "$l" st_rc) t2 $(kv "$l" st_t2) down $(kv "$l" st_download) total $(kv "$l" st_total); devmem $(kv "$l" devmem_mb) MB"
-    row "$cs" "j2kcuda-$be" "$mode" "$fps" "$(kv "$l" latency_ms)" "$(kv "$l" bytes)" "$ps" "$notes"
-    say "  j2kcuda $be $mode: $fps fps, latency $(kv "$l" latency_ms) ms, $(kv "$l" bytes) B, PSNR $ps"
+    f2() { printf %.2f "$(kv "$l" "$1")"; }
+    [ -n "$(kv "$l" st_total)" ] && notes="$notes; stages ms: up $(f2 st_upload) mct+dwt $(f2 st_mct_dwt) t1 $(f2 st_t1) rc $(f2 st_rc) t2 $(f2 st_t2) down $(f2 st_download) total $(f2 st_total)$([ "$be" = cuda ] && echo "; devmem/slot $(kv "$l" devmem_mb) MB")"
+    local lat; lat=$(printf %.2f "$(kv "$l" latency_ms)")
+    row "$cs" "j2kcuda-$be" "$mode" "$fps" "$lat" "$(kv "$l" bytes)" "$ps" "$notes; params: $params"
+    say "  j2kcuda $be $mode: $fps fps, latency $lat ms, $(kv "$l" bytes) B, PSNR $ps"
     LAST_PSNR=$ps
 }
 
@@ -280,15 +285,23 @@ for cs in $CASES; do
     LAST_PSNR=-
     CUDA_PSNR=
     if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
-        n=300 t=6 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
-        ours "$cs" cuda normal "async_depth=4" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
-        ours "$cs" cuda bypass "async_depth=4 bypass=1" -n $n -t $t -l $l -w 5
-        [ "$cs" = dci4k ] && ours "$cs" cuda pinned "async_depth=4" -n $n -t $t -l $l -w 5 --pinned
+        n=300 t=5 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
+        ours "$cs" cuda normal "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
+        [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 --pinned
+        # BYPASS against the same parameters without it (the profiles forbid code-block styles)
+        ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=4" -n $n -t $t -l $l -w 5
+        ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=4 bypass=1" -n $n -t $t -l $l -w 5
     fi
     if [ $HAVE_OURS = 1 ] && [ "$DO_REF" = 1 ]; then
-        if [ $GPU = 1 ]; then OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "" -n 0 -l 1 -w 0 -t 100
-        else ours "$cs" ref normal "" -n 0 -l 3 -w 0 -t 60
-             [ "$cs" = dci4k ] || [ "$cs" = imf4k ] && ours "$cs" ref bypass "bypass=1" -n 0 -l 1 -w 0 -t 60; fi
+        if [ $GPU = 1 ]; then OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "$C_OURS" -n 0 -l 1 -w 0 -t 100
+        else
+            reps=3; [ "$QUICK" = 1 ] && reps=1
+            ours "$cs" ref normal "$C_OURS" -n 0 -l $reps -w 0 -t 60
+            if [ "$cs" = dci4k ] || [ "$cs" = imf4k ]; then
+                ours "$cs" ref noprofile "$C_OURS_FALLBACK" -n 0 -l 1 -w 0 -t 60
+                ours "$cs" ref bypass "$C_OURS_FALLBACK bypass=1" -n 0 -l 1 -w 0 -t 60
+            fi
+        fi
     fi
     if [ "$DO_PEERS" = 1 ]; then
         for name in grk opj; do peer_threaded "$cs" $name; done

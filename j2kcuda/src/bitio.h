@@ -107,11 +107,21 @@ static inline void j2ki_bits_put(J2kiBits *w, int bit)
     w->cur |= (uint32_t)(bit & 1) << w->ct;
 }
 
-/** Puts the n (<= 32) low bits of v, most significant first. */
+/** Puts the n (<= 32) low bits of v, most significant first (as many at a time as fit). */
 static inline void j2ki_bits_putn(J2kiBits *w, uint32_t v, int n)
 {
-    while (n-- > 0)
-        j2ki_bits_put(w, (int)(v >> n) & 1);
+    while (n > 0) {
+        int k;
+        if (w->ct == 0) {
+            j2ki_put8(w->out, w->cur);
+            w->ct = w->cur == 0xFF ? 7 : 8;
+            w->cur = 0;
+        }
+        k = n < w->ct ? n : w->ct;
+        n -= k;
+        w->ct -= k;
+        w->cur |= (uint32_t)((v >> n) & ((1u << k) - 1)) << w->ct;
+    }
 }
 
 /** Ends the header: pads the last byte, and adds 0x00 after a final 0xFF. */

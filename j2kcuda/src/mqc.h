@@ -87,9 +87,21 @@ typedef struct J2kiMqc {
     int      overflow;   /**< set when a byte fell past cap */
 } J2kiMqc;
 
+/*
+ * Hot-path functions are forced inline on the host too: the pass loops keep the coder in a
+ * local J2kiMqc (t1_core.h), and only if every function that touches it is inlined can the
+ * compiler hold A, C and CT in registers instead of reloading them from memory after each
+ * byte store (a store through uint8_t * may alias anything whose address escaped).
+ */
+#if !defined(__CUDACC__) && defined(__GNUC__)
+#define J2KI_MQC_HOT J2KI_HD __attribute__((always_inline))
+#else
+#define J2KI_MQC_HOT J2KI_HD
+#endif
+
 /* ---- buffer access ---- */
 
-J2KI_HD void j2ki_mqc_put(J2kiMqc *m, int32_t pos, int byte)
+J2KI_MQC_HOT void j2ki_mqc_put(J2kiMqc *m, int32_t pos, int byte)
 {
     if ((uint32_t)pos < m->cap)
         m->buf[pos] = (uint8_t)byte;
@@ -126,7 +138,7 @@ J2KI_HD void j2ki_mqc_reset_ctx(uint16_t *ctx)
 }
 
 /** BYTEOUT (C.2.7, Figure C.9) with bit stuffing after 0xFF and carry propagation into B. */
-J2KI_HD void j2ki_mqc_byteout(J2kiMqc *m)
+J2KI_MQC_HOT void j2ki_mqc_byteout(J2kiMqc *m)
 {
     if (m->b == 0xFF) {
         if (m->bp >= m->start)
@@ -159,7 +171,7 @@ J2KI_HD void j2ki_mqc_byteout(J2kiMqc *m)
 }
 
 /** Left shifts that bring 0 < a < 0x8000 to 0x8000 <= a < 0x10000. */
-J2KI_HD int j2ki_mqc_renorm_shift(uint32_t a)
+J2KI_MQC_HOT int j2ki_mqc_renorm_shift(uint32_t a)
 {
 #if defined(__CUDA_ARCH__)
     return __clz(a) - 16;
@@ -176,10 +188,17 @@ J2KI_HD int j2ki_mqc_renorm_shift(uint32_t a)
 }
 
 /** RENORME (C.2.6, Figure C.8): shift A and C left one bit at a time until A >= 0x8000,
- *  with a BYTEOUT each time CT reaches 0; done here in runs of up to CT bits. */
-J2KI_HD void j2ki_mqc_renorme(J2kiMqc *m)
+ *  with a BYTEOUT each time CT reaches 0; done here in runs of up to CT bits. Any A in
+ *  (0, 0x10000) is accepted: A >= 0x8000 shifts by 0 and changes nothing. */
+J2KI_MQC_HOT void j2ki_mqc_renorme(J2kiMqc *m)
 {
     int n = j2ki_mqc_renorm_shift(m->a);
+    if (n < m->ct) {                     /* the common case: no byte completes */
+        m->a <<= n;
+        m->c <<= n;
+        m->ct -= n;
+        return;
+    }
     while (n >= m->ct) {
         m->a <<= m->ct;
         m->c <<= m->ct;
@@ -191,30 +210,29 @@ J2KI_HD void j2ki_mqc_renorme(J2kiMqc *m)
     m->ct -= n;
 }
 
-/** ENCODE (C.2.2): codes decision d (0/1) in the context whose state byte is *cx, with
- *  CODEMPS / CODELPS and their conditional exchange (Figures C.6, C.7). */
-J2KI_HD void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
+/**
+ * ENCODE (C.2.2): codes decision d (0/1) in the context whose state is *cx, with CODEMPS /
+ * CODELPS and their conditional exchange (Figures C.6, C.7), written without branches on
+ * the decision: whether it is the MPS is as good as random to a branch predictor.
+ * After A -= Qe, with x = (A < Qe) the conditional exchange test:
+ *   MPS, !x: C += Qe          MPS, x: A = Qe
+ *   LPS, !x: A = Qe           LPS, x: C += Qe   (A keeps A - Qe)
+ * so "C += Qe, A kept" iff MPS != x, else "A = Qe". The state moves to NLPS after an LPS,
+ * to NMPS after an MPS that needs renormalisation (A - Qe < 0x8000), else stays. A
+ * renormalisation by 0 bits (MPS with A - Qe >= 0x8000) is a no-op.
+ */
+J2KI_MQC_HOT void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
 {
-    uint32_t e = J2KI_MQC_TAB[*cx];
+    uint32_t st = *cx;
+    uint32_t e = J2KI_MQC_TAB[st];
     uint32_t qe = e & 0xFFFF;
-    m->a -= qe;
-    if (d == (*cx & 1)) {                      /* CODEMPS */
-        if (m->a & 0x8000) {
-            m->c += qe;
-            return;
-        }
-        if (m->a < qe)
-            m->a = qe;
-        else
-            m->c += qe;
-        *cx = (uint16_t)((e >> 16) & 0x7F);
-    } else {                                   /* CODELPS */
-        if (m->a < qe)
-            m->c += qe;
-        else
-            m->a = qe;
-        *cx = (uint16_t)((e >> 24) & 0x7F);
-    }
+    uint32_t a = m->a - qe;
+    uint32_t mps = (uint32_t)d == (st & 1);
+    uint32_t keep = 0u - (mps ^ (uint32_t)(a < qe));     /* all ones: C += Qe, A kept */
+    uint32_t nst = mps ? ((a & 0x8000) ? st : (e >> 16) & 0x7F) : (e >> 24) & 0x7F;
+    m->c += qe & keep;
+    m->a = (a & keep) | (qe & ~keep);
+    *cx = (uint16_t)nst;
     j2ki_mqc_renorme(m);
 }
 
@@ -281,7 +299,7 @@ J2KI_HD void j2ki_mqc_raw_init(J2kiMqc *m, uint8_t *buf, uint32_t cap, int32_t s
     m->bp = start;
 }
 
-J2KI_HD void j2ki_mqc_raw_put(J2kiMqc *m, int d)
+J2KI_MQC_HOT void j2ki_mqc_raw_put(J2kiMqc *m, int d)
 {
     m->c = (m->c << 1) | (uint32_t)d;
     if (--m->ct == 0) {

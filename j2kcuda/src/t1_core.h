@@ -197,136 +197,200 @@ J2KI_HD void j2ki_t1_set_sig(uint16_t *fp, int stride, uint32_t neg)
 }
 
 /** Sign coding of a sample that just became significant (D.3.2), MQ. */
-J2KI_HD void j2ki_t1_code_sign(J2kiT1State *st, uint32_t f)
+J2KI_MQC_HOT void j2ki_t1_code_sign(J2kiMqc *m, uint16_t *ctx, uint32_t f)
 {
     int xorbit;
-    int ctx = j2ki_t1_sc_ctx(f, &xorbit);
-    j2ki_mqc_encode(&st->mqc, &st->ctx[ctx], (int)(f >> 15) ^ xorbit);
+    int cx = j2ki_t1_sc_ctx(f, &xorbit);
+    j2ki_mqc_encode(m, &ctx[cx], (int)(f >> 15) ^ xorbit);
 }
 
-/* ---- the three passes; each returns its distortion sum (header comment units) ---- */
+/*
+ * Stripe-column tests (a stripe column is the 4 samples of one column in one stripe, D.3).
+ * Each is 0x100 when the sample with flags f may have to be coded by the pass and 0 when it
+ * certainly has not, without branches, so a whole column is skipped with one test on the
+ * OR of its four. They read the flags without the VCAUSAL mask: a column they let through
+ * is still decided sample by sample with the mask applied, so being generous is harmless.
+ *   SPP: insignificant with a significant neighbour; (f & 0xFF) + 0xFF reaches bit 8
+ *        iff a neighbour bit is set, f >> 4 brings SIG (bit 12) to bit 8.
+ *   MRP: significant and not coded by this plane's SPP; f >> 5 brings VISIT to bit 8.
+ * j2ki_t1_cup_done is the opposite for the cleanup pass: 0x4000 when the sample is already
+ * coded in this plane (SIG or VISIT: (f & 0x3000) + 0x3000 reaches bit 14 iff either is set).
+ */
+J2KI_HD uint32_t j2ki_t1_spp_cand(uint32_t f) { return ((f & J2KI_T1_NBRS) + 0xFFu) & ~(f >> 4) & 0x100u; }
+J2KI_HD uint32_t j2ki_t1_mrp_cand(uint32_t f) { return (f >> 4) & ~(f >> 5) & 0x100u; }
+J2KI_HD uint32_t j2ki_t1_cup_done(uint32_t f)
+{
+    return ((f & (J2KI_T1_SIG | J2KI_T1_VISIT)) + (J2KI_T1_SIG | J2KI_T1_VISIT)) & 0x4000u;
+}
+
+/*
+ * ---- the three passes; each returns its distortion sum (header comment units) ----
+ * Each pass works on a copy of the coder in a local variable and writes it back once at the
+ * end, so that A, C and CT stay in registers across the pass (see J2KI_MQC_HOT). `raw` is a
+ * constant at every call of the *_impl functions, so each is compiled once per mode.
+ */
 
 /** Significance propagation pass (D.3.1) at bit s; raw: BYPASS bit-packed (D.6). */
-J2KI_HD int64_t j2ki_t1_spp(J2kiT1State *st, int s, int g, int raw)
+J2KI_MQC_HOT int64_t j2ki_t1_spp_impl(J2kiT1State *st, int s, int g, int raw)
 {
     const uint8_t *zc = J2KI_T1_ZC + st->zc_off;
-    int stride = st->stride, x, y0, y;
+    const int stride = st->stride, w = st->w, h = st->h;
+    const uint32_t vc = st->vc_mask;
+    uint16_t *ctx = st->ctx;
+    J2kiMqc m = st->mqc;
+    int x, y0, r;
     int64_t dist = 0;
-    for (y0 = 0; y0 < st->h; y0 += 4) {
-        int y1 = j2ki_imin(y0 + 4, st->h);
-        for (x = 0; x < st->w; x++) {
-            int idx = (y0 + 1) * stride + x + 1;
-            for (y = y0; y < y1; y++, idx += stride) {
-                uint16_t *fp = &st->flags[idx];
-                uint32_t f = *fp & (y == y0 + 3 ? st->vc_mask : 0xFFFFu);
-                uint32_t m, bit;
+    for (y0 = 0; y0 < h; y0 += 4) {
+        const int nr = j2ki_imin(4, h - y0);
+        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
+        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
+        for (x = 0; x < w; x++, col++, mcol++) {
+            if (nr == 4 && !(j2ki_t1_spp_cand(col[0]) | j2ki_t1_spp_cand(col[stride]) |
+                             j2ki_t1_spp_cand(col[2 * stride]) | j2ki_t1_spp_cand(col[3 * stride])))
+                continue;
+            for (r = 0; r < nr; r++) {
+                uint16_t *fp = col + r * stride;
+                uint32_t f = *fp & (r == 3 ? vc : 0xFFFFu);
+                uint32_t mg, bit;
                 if ((f & J2KI_T1_SIG) || !(f & J2KI_T1_NBRS))
                     continue;
-                m = st->mag[idx];
-                bit = (m >> s) & 1;
+                mg = mcol[r * stride];
+                bit = (mg >> s) & 1;
                 if (raw)
-                    j2ki_mqc_raw_put(&st->mqc, (int)bit);
+                    j2ki_mqc_raw_put(&m, (int)bit);
                 else
-                    j2ki_mqc_encode(&st->mqc, &st->ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
+                    j2ki_mqc_encode(&m, &ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
                 if (bit) {
                     if (raw)
-                        j2ki_mqc_raw_put(&st->mqc, (int)(f >> 15));
+                        j2ki_mqc_raw_put(&m, (int)(f >> 15));
                     else
-                        j2ki_t1_code_sign(st, f);
+                        j2ki_t1_code_sign(&m, ctx, f);
                     j2ki_t1_set_sig(fp, stride, f >> 15);
-                    dist += j2ki_t1_dist_sig(m, s, g);
+                    dist += j2ki_t1_dist_sig(mg, s, g);
                 }
                 *fp |= (uint16_t)J2KI_T1_VISIT;
             }
         }
     }
+    st->mqc = m;
     return dist;
 }
 
-/** Magnitude refinement pass (D.3.3) at bit s. */
-J2KI_HD int64_t j2ki_t1_mrp(J2kiT1State *st, int s, int g, int raw)
+J2KI_HD int64_t j2ki_t1_spp(J2kiT1State *st, int s, int g, int raw)
 {
-    int stride = st->stride, x, y0, y;
+    return raw ? j2ki_t1_spp_impl(st, s, g, 1) : j2ki_t1_spp_impl(st, s, g, 0);
+}
+
+/** Magnitude refinement pass (D.3.3) at bit s. */
+J2KI_MQC_HOT int64_t j2ki_t1_mrp_impl(J2kiT1State *st, int s, int g, int raw)
+{
+    const int stride = st->stride, w = st->w, h = st->h;
+    const uint32_t vc = st->vc_mask;
+    uint16_t *ctx = st->ctx;
+    J2kiMqc m = st->mqc;
+    int x, y0, r;
     int64_t dist = 0;
-    for (y0 = 0; y0 < st->h; y0 += 4) {
-        int y1 = j2ki_imin(y0 + 4, st->h);
-        for (x = 0; x < st->w; x++) {
-            int idx = (y0 + 1) * stride + x + 1;
-            for (y = y0; y < y1; y++, idx += stride) {
-                uint16_t *fp = &st->flags[idx];
-                uint32_t f = *fp, m, bit;
+    for (y0 = 0; y0 < h; y0 += 4) {
+        const int nr = j2ki_imin(4, h - y0);
+        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
+        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
+        for (x = 0; x < w; x++, col++, mcol++) {
+            if (nr == 4 && !(j2ki_t1_mrp_cand(col[0]) | j2ki_t1_mrp_cand(col[stride]) |
+                             j2ki_t1_mrp_cand(col[2 * stride]) | j2ki_t1_mrp_cand(col[3 * stride])))
+                continue;
+            for (r = 0; r < nr; r++) {
+                uint16_t *fp = col + r * stride;
+                uint32_t f = *fp, mg, bit;
                 if ((f & (J2KI_T1_SIG | J2KI_T1_VISIT)) != J2KI_T1_SIG)
                     continue;
-                m = st->mag[idx];
-                bit = (m >> s) & 1;
+                mg = mcol[r * stride];
+                bit = (mg >> s) & 1;
                 if (raw)
-                    j2ki_mqc_raw_put(&st->mqc, (int)bit);
+                    j2ki_mqc_raw_put(&m, (int)bit);
                 else
-                    j2ki_mqc_encode(&st->mqc,
-                                    &st->ctx[j2ki_t1_mr_ctx(f & (y == y0 + 3 ? st->vc_mask : 0xFFFFu))],
-                                    (int)bit);
-                dist += j2ki_t1_dist_ref(m, s, g);
+                    j2ki_mqc_encode(&m, &ctx[j2ki_t1_mr_ctx(f & (r == 3 ? vc : 0xFFFFu))], (int)bit);
+                dist += j2ki_t1_dist_ref(mg, s, g);
                 *fp |= (uint16_t)J2KI_T1_REF;
             }
         }
     }
+    st->mqc = m;
     return dist;
+}
+
+J2KI_HD int64_t j2ki_t1_mrp(J2kiT1State *st, int s, int g, int raw)
+{
+    return raw ? j2ki_t1_mrp_impl(st, s, g, 1) : j2ki_t1_mrp_impl(st, s, g, 0);
 }
 
 /** Cleanup pass (D.3.4) at bit s, with run-length mode on full stripe columns; clears VISIT. */
 J2KI_HD int64_t j2ki_t1_cup(J2kiT1State *st, int s, int g)
 {
     const uint8_t *zc = J2KI_T1_ZC + st->zc_off;
-    int stride = st->stride, x, y0, y;
+    const int stride = st->stride, w = st->w, h = st->h;
+    const uint32_t vc = st->vc_mask;
+    const uint32_t busy = J2KI_T1_SIG | J2KI_T1_VISIT | J2KI_T1_NBRS;
+    const uint32_t done = J2KI_T1_SIG | J2KI_T1_VISIT;
+    uint16_t *ctx = st->ctx;
+    J2kiMqc m = st->mqc;
+    int x, y0, r;
     int64_t dist = 0;
-    for (y0 = 0; y0 < st->h; y0 += 4) {
-        int y1 = j2ki_imin(y0 + 4, st->h);
-        for (x = 0; x < st->w; x++) {
-            int idx = (y0 + 1) * stride + x + 1;
-            y = y0;
-            if (y1 - y0 == 4) {
-                uint16_t *fp = &st->flags[idx];
-                uint32_t busy = J2KI_T1_SIG | J2KI_T1_VISIT | J2KI_T1_NBRS;
-                if (!((fp[0] | fp[stride] | fp[2 * stride]) & busy) &&
-                    !(fp[3 * stride] & busy & st->vc_mask)) {
+    for (y0 = 0; y0 < h; y0 += 4) {
+        const int nr = j2ki_imin(4, h - y0);
+        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
+        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
+        for (x = 0; x < w; x++, col++, mcol++) {
+            r = 0;
+            if (nr == 4) {
+                uint32_t f0 = col[0], f1 = col[stride], f2 = col[2 * stride], f3 = col[3 * stride];
+                if (!((f0 | f1 | f2 | (f3 & vc)) & busy)) {
                     /* run-length mode: all four insignificant with zero contexts */
-                    int r;
+                    uint16_t *fp;
+                    uint32_t mg;
                     for (r = 0; r < 4; r++)
-                        if ((st->mag[idx + r * stride] >> s) & 1)
+                        if ((mcol[r * stride] >> s) & 1)
                             break;
-                    j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_RL], r < 4);
+                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_RL], r < 4);
                     if (r == 4)
                         continue;
-                    j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], r >> 1);
-                    j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], r & 1);
-                    idx += r * stride;
-                    fp = &st->flags[idx];
-                    j2ki_t1_code_sign(st, *fp & (r == 3 ? st->vc_mask : 0xFFFFu));
+                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_UNI], r >> 1);
+                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_UNI], r & 1);
+                    fp = col + r * stride;
+                    mg = mcol[r * stride];
+                    j2ki_t1_code_sign(&m, ctx, *fp & (r == 3 ? vc : 0xFFFFu));
                     j2ki_t1_set_sig(fp, stride, (uint32_t)*fp >> 15);
-                    dist += j2ki_t1_dist_sig(st->mag[idx], s, g);
-                    idx += stride;
-                    y = y0 + r + 1;
+                    dist += j2ki_t1_dist_sig(mg, s, g);
+                    r++;
+                } else if (j2ki_t1_cup_done(f0) & j2ki_t1_cup_done(f1) & j2ki_t1_cup_done(f2) &
+                           j2ki_t1_cup_done(f3)) {
+                    /* all four already coded in this plane: only VISIT to clear */
+                    col[0] = (uint16_t)(f0 & ~J2KI_T1_VISIT);
+                    col[stride] = (uint16_t)(f1 & ~J2KI_T1_VISIT);
+                    col[2 * stride] = (uint16_t)(f2 & ~J2KI_T1_VISIT);
+                    col[3 * stride] = (uint16_t)(f3 & ~J2KI_T1_VISIT);
+                    continue;
                 }
             }
-            for (; y < y1; y++, idx += stride) {
-                uint16_t *fp = &st->flags[idx];
-                uint32_t f = *fp & (y == y0 + 3 ? st->vc_mask : 0xFFFFu);
-                uint32_t m, bit;
-                if (f & (J2KI_T1_SIG | J2KI_T1_VISIT)) {
+            for (; r < nr; r++) {
+                uint16_t *fp = col + r * stride;
+                uint32_t f = *fp & (r == 3 ? vc : 0xFFFFu);
+                uint32_t mg, bit;
+                if (f & done) {
                     *fp &= (uint16_t)~J2KI_T1_VISIT;
                     continue;
                 }
-                m = st->mag[idx];
-                bit = (m >> s) & 1;
-                j2ki_mqc_encode(&st->mqc, &st->ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
+                mg = mcol[r * stride];
+                bit = (mg >> s) & 1;
+                j2ki_mqc_encode(&m, &ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
                 if (bit) {
-                    j2ki_t1_code_sign(st, f);
+                    j2ki_t1_code_sign(&m, ctx, f);
                     j2ki_t1_set_sig(fp, stride, f >> 15);
-                    dist += j2ki_t1_dist_sig(m, s, g);
+                    dist += j2ki_t1_dist_sig(mg, s, g);
                 }
             }
         }
     }
+    st->mqc = m;
     return dist;
 }
 

@@ -6,13 +6,13 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. t1_code_kernel: one warp per code-block, whose lane 0 runs j2ki_t1_load + j2ki_t1_code
- *    (t1_core.h) exactly as t1_ref.c does, with its flags in shared memory and magnitudes in
- *    a per-warp slice of the scratch area (a grid-stride loop over the sorted blocks bounds it).
+ * 3. t1_code_kernel: one single-warp thread block per code-block (in sorted order); the warp
+ *    loads the block into shared memory, lane 0 runs j2ki_t1_code (t1_core.h) on it exactly
+ *    as t1_ref.c does.
  *
- * Scratch layout (bytes, each part 256-aligned): keys in/out (u32 x n x 2), indices in/out
- * (u32 x n x 2), CUB temporary storage, then per worker: magnitudes (u32) of
- * (max_w + 2) x (max_h + 2) samples.
+ * Scratch layout (bytes, each part 256-aligned): keys in/out and indices in/out (u32 x n
+ * each), then CUB's temporary storage. Shared memory per block: the J2kiT1State, then flags
+ * (u16) and magnitudes (u32) of (max_w + 2) x (max_h + 2) samples.
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -21,16 +21,14 @@ extern "C" {
 }
 #include "t1_cuda.h"
 
-#define T1_MAX_WORKERS 8192u
-#define T1_WARPS       4      /* code-blocks (warps) per thread block */
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* Workers (warps) of the coding kernel: a multiple of T1_WARPS, at most T1_MAX_WORKERS. */
+#define T1_MAX_WORKERS 8192u
+
 static uint32_t nb_workers(uint32_t nb_cblks)
 {
-    uint32_t n = nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
-    return (n + T1_WARPS - 1) / T1_WARPS * T1_WARPS;
+    return nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
 }
 
 static size_t sort_temp_size(uint32_t n)
@@ -46,7 +44,7 @@ extern "C" size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int ma
     size_t n = nb_cblks ? nb_cblks : 1;
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     return 4 * align256(n * 4) + align256(sort_temp_size((uint32_t)n)) +
-           (size_t)nb_workers(nb_cblks) * align256(per * 4);
+           (size_t)nb_workers(nb_cblks) * (align256(per * 2) + align256(per * 4));
 }
 
 __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
@@ -72,27 +70,105 @@ __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, co
 }
 
 /*
- * One code-block per warp, coded by lane 0 alone: the MQ coder is a serial chain, and lanes of
- * one warp coding different blocks would diverge on nearly every branch (the warp would run
- * each lane's path in turn). Warps interleave on the SM to hide each other's latencies.
- * Flags live in shared memory (each warp its own slice), magnitudes in the global scratch.
+ * The state j2ki_t1_load() leaves, built by the 32 lanes of a warp together (the serial loop
+ * would wait on one global load per sample): geometry fields, every flag cleared (border
+ * included), NEG and magnitude per sample, and the OR of the magnitudes. check_cuda compares
+ * every pass and byte with t1_ref.c, so a change to j2ki_t1_load that this misses shows there.
  */
-__global__ void __launch_bounds__(32 * T1_WARPS) t1_code_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
-                                                                const uint32_t *order, uint32_t nb_cblks,
-                                                                int cblk_style, int bypass_start, uint8_t *data,
-                                                                J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag,
-                                                                uint8_t *work, size_t flags_bytes, size_t mag_bytes)
+__device__ uint32_t load_warp(J2kiT1State *st, const int32_t *coefs, uint32_t stride, int w, int h, int orient,
+                              int cblk_style, int lane)
+{
+    const int ps = w + 2, n = (w + 2) * (h + 2);
+    uint32_t acc = 0;
+    if (lane == 0) {
+        st->w = w;
+        st->h = h;
+        st->stride = ps;
+        st->zc_off = 256 * j2ki_t1_zc_class(orient);
+        st->vc_mask = (cblk_style & J2KI_CBLK_VCAUSAL) ? J2KI_T1_VC_MASK : 0xFFFFu;
+    }
+    for (int i = lane; i < n; i += 32)
+        st->flags[i] = 0;
+    __syncwarp();
+    for (int i = lane; i < w * h; i += 32) {
+        int y = i / w, x = i - y * w;
+        int32_t v = coefs[(size_t)y * stride + x];
+        uint32_t neg = (uint32_t)v >> 31;
+        uint32_t m = neg ? 0u - (uint32_t)v : (uint32_t)v;
+        int idx = (y + 1) * ps + x + 1;
+        st->mag[idx] = m;
+        st->flags[idx] = (uint16_t)(neg << 15);
+        acc |= m;
+    }
+    acc = __reduce_or_sync(0xFFFFFFFFu, acc);
+    __syncwarp();
+    return acc;
+}
+
+/*
+ * One code-block per thread block of one warp: the warp loads the block into shared memory,
+ * then lane 0 alone codes it (the MQ coder is a serial chain; lanes coding different blocks
+ * would diverge on nearly every branch). Everything the coder touches -- flags, magnitudes and
+ * the coder state itself -- sits in shared memory, so the serial chain never waits on L2.
+ * Blocks are launched in sorted order (heaviest first); the SMs take as many as fit.
+ */
+__global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+                                                     const uint32_t *order, int cblk_style, int bypass_start,
+                                                     uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
+                                                     uint32_t *flag, uint32_t flags_bytes)
 {
     extern __shared__ __align__(16) uint8_t t1_smem[];
-    const uint32_t warp = threadIdx.x >> 5;
-    const uint32_t worker = blockIdx.x * T1_WARPS + warp;
-    const uint32_t nb = gridDim.x * T1_WARPS;
-    J2kiT1State st;
-    if ((threadIdx.x & 31) != 0)
+    const int lane = threadIdx.x;
+    const uint32_t i = order[blockIdx.x];
+    const J2kiCblkDev cb = cblks[i];
+    J2kiT1State *st = (J2kiT1State *)t1_smem;
+    if (lane == 0) {
+        st->flags = (uint16_t *)(t1_smem + sizeof(J2kiT1State));
+        st->mag = (uint32_t *)(t1_smem + sizeof(J2kiT1State) + flags_bytes);
+    }
+    __syncwarp();
+    uint32_t acc = load_warp(st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style, lane);
+    if (lane != 0)
         return;
-    st.flags = (uint16_t *)(t1_smem + (size_t)warp * flags_bytes);
-    st.mag = (uint32_t *)(work + (size_t)worker * mag_bytes);
-    for (uint32_t j = worker; j < nb_cblks; j += nb) {
+    J2kiCblkRes r;
+    int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
+    r.numbps = numbps;
+    r.nb_passes = 0;
+    r.err = 0;
+    r.len = 0;
+    if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
+        r.err = J2KC_ERR_INTERNAL;
+    } else if (numbps > 0) {
+        r.err = j2ki_t1_code(st, numbps, cblk_style, bypass_start, cb.frac_bits, data + cb.data_off, cb.data_cap,
+                             passes + cb.pass_off, cb.max_passes, &r.len);
+        r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+    }
+    if (r.err)
+        atomicOr(flag, 1u);
+    res[i] = r;
+}
+
+/*
+ * Variant with LANES lanes of each warp coding LANES different code-blocks (neighbours in the
+ * sorted order, so of similar work): more blocks per issued instruction where their control
+ * flow agrees, serialised where it diverges. Flags and magnitudes in a per-worker slice of
+ * the global scratch, coder state in local memory.
+ */
+template <int LANES>
+__global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+                                                       const uint32_t *order, uint32_t nb_cblks, int cblk_style,
+                                                       int bypass_start, uint8_t *data, J2kiPass *passes,
+                                                       J2kiCblkRes *res, uint32_t *flag, uint8_t *work,
+                                                       size_t flags_bytes, size_t work_bytes, uint32_t nb_workers)
+{
+    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t worker = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * LANES + lane;
+    J2kiT1State st;
+    if (lane >= LANES || worker >= nb_workers)
+        return;
+    st.flags = (uint16_t *)(work + (size_t)worker * work_bytes);
+    st.mag = (uint32_t *)(work + (size_t)worker * work_bytes + flags_bytes);
+    for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
         const uint32_t i = order[j];
         const J2kiCblkDev cb = cblks[i];
         J2kiCblkRes r;
@@ -120,13 +196,22 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
                                     uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                     uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st)
 {
+    return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
+                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, st);
+}
+
+extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                                            int cblk_style, int bypass_start, int max_w, int max_h,
+                                            uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
+                                            uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
+                                            cudaStream_t st)
+{
     uint8_t *p = (uint8_t *)d_scratch;
     size_t n = nb_cblks, per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t temp_bytes = sort_temp_size(nb_cblks);
     uint32_t *keys_in, *keys_out, *idx_in, *idx_out;
-    uint32_t workers = nb_workers(nb_cblks);
-    size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = align256(per * 4);
-    size_t smem = T1_WARPS * flags_bytes;
+    size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
+    size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
     void *temp;
     cudaError_t e;
 
@@ -138,7 +223,7 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
     keys_out = (uint32_t *)p; p += align256(n * 4);
     idx_in = (uint32_t *)p;   p += align256(n * 4);
     idx_out = (uint32_t *)p;  p += align256(n * 4);
-    temp = p;                 p += align256(temp_bytes);
+    temp = p;
 
     t1_prep_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, st>>>((const int32_t *)d_samples, d_cblks,
                                                                       nb_cblks, keys_in, idx_in);
@@ -147,11 +232,26 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
     if ((e = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in, idx_out,
                                                        (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
+    p += align256(temp_bytes);
+    if (variant > 0) {
+        uint32_t workers = nb_workers(nb_cblks);
+        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
+        uint32_t warps = (workers + (uint32_t)variant - 1) / (uint32_t)variant, blocks = (warps + 3) / 4;
+        switch (variant) {
+        case 1:  t1_lanes_kernel<1><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        case 2:  t1_lanes_kernel<2><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        case 4:  t1_lanes_kernel<4><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        case 8:  t1_lanes_kernel<8><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        case 16: t1_lanes_kernel<16><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        default: t1_lanes_kernel<32><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
+        }
+        return cudaPeekAtLastError();
+    }
     if (smem > 48 * 1024 &&
         (e = cudaFuncSetAttribute(t1_code_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
         return e;
-    t1_code_kernel<<<workers / T1_WARPS, 32 * T1_WARPS, smem, st>>>(
-        (const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes,
-        d_res, d_flag, p, flags_bytes, mag_bytes);
+    t1_code_kernel<<<nb_cblks, 32, smem, st>>>((const int32_t *)d_samples, d_cblks, idx_out, cblk_style,
+                                               bypass_start, d_data, d_passes, d_res, d_flag,
+                                               (uint32_t)flags_bytes);
     return cudaPeekAtLastError();
 }

@@ -180,41 +180,49 @@ static int floor_log2(uint32_t v)
 
 static uint32_t pass_end(const J2kiCblk *cb, int k) { return k > 0 ? cb->passes[k - 1].rate : 0; }
 
+/* Last pass of the codeword segment that starts at pass k, within the passes [k, e) sent now:
+ * the first terminated pass, or e - 1. Only BYPASS and TERMALL terminate passes before the
+ * last one (t1.h), so without them the scan, which reads every pass of the block, is skipped. */
+static int seg_last(const J2kiCblk *cb, int k, int e, int scan)
+{
+    int j = k;
+    if (!scan)
+        return e - 1;
+    while (j < e - 1 && !cb->passes[j].term)
+        j++;
+    return j;
+}
+
 /*
  * Lblock and the codeword segment lengths (B.10.7): the passes [s, e) are cut after every
  * terminated pass; each piece's length takes Lblock + floor(log2(passes in it)) bits, and Lblock
  * first grows (a run of 1 bits closed by a 0) until every length fits.
  */
-static void put_lengths(J2kiBits *bw, J2kiCblk *cb, int s, int e)
+static void put_lengths(J2kiBits *bw, J2kiCblk *cb, int s, int e, int scan)
 {
     int inc = 0;
 
     for (int k = s; k < e;) {
-        int j = k;
-        while (j < e - 1 && !cb->passes[j].term)
-            j++;
-        {
-            uint32_t len = cb->passes[j].rate - pass_end(cb, k);
-            int need = floor_log2(len) + 1 - floor_log2((uint32_t)(j - k + 1)) - cb->lblock;
-            if (need > inc)
-                inc = need;
-        }
+        int j = seg_last(cb, k, e, scan);
+        uint32_t len = cb->passes[j].rate - pass_end(cb, k);
+        int need = floor_log2(len) + 1 - floor_log2((uint32_t)(j - k + 1)) - cb->lblock;
+        if (need > inc)
+            inc = need;
         k = j + 1;
     }
-    for (int i = 0; i < inc; i++)
-        j2ki_bits_put(bw, 1);
-    j2ki_bits_put(bw, 0);
+    j2ki_bits_putn(bw, ((1u << inc) - 1) << 1, inc + 1);
     cb->lblock += inc;
     for (int k = s; k < e;) {
-        int j = k;
-        while (j < e - 1 && !cb->passes[j].term)
-            j++;
+        int j = seg_last(cb, k, e, scan);
         j2ki_bits_putn(bw, cb->passes[j].rate - pass_end(cb, k),
                        cb->lblock + floor_log2((uint32_t)(j - k + 1)));
         k = j + 1;
     }
 }
 
+/* Visits the code-blocks of one precinct in packet order (B.9): its bands in order (HL, LH, HH
+ * for r > 0), then each band's code-blocks of the precinct in raster order; gives the body
+ * k (band in the precinct), pb, band, x, y (code-block position in the band's grid) and cb. */
 #define FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb)                                         \
     for (int k = 0; k < (prec)->nb_bands; k++)                                                \
         for (J2kiPrecBand *pb = &(prec)->bands[k]; pb; pb = NULL)                             \
@@ -237,6 +245,7 @@ static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int
     size_t start = o->pos;
     uint64_t body = 0;
     int nonempty = 0;
+    int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
     J2kiBits bw;
 
     FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb) {
@@ -269,7 +278,7 @@ static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int
             }
             if (put_nb_passes(&bw, e - s) < 0)
                 return J2KC_ERR_INTERNAL;
-            put_lengths(&bw, cb, s, e);
+            put_lengths(&bw, cb, s, e, scan);
             body += cb->passes[e - 1].rate - pass_end(cb, s);
         }
     }
@@ -503,7 +512,7 @@ int j2ki_t2_count_tile_parts(J2kiPlan *plan, J2kiTile *tile, const J2kiLog *log)
             }
         }
     }
-    return t2.tp + 1 > 0 ? t2.tp + 1 : 1;
+    return t2.tp + 1;
 }
 
 int64_t j2ki_main_header_size(const J2kiPlan *plan)

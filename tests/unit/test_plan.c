@@ -339,6 +339,15 @@ static void test_limits(void)
     CHECK(ret == 0 && pl && pl->nb_cblks == 1 && pl->nb_samples == 1, "1x1 %d", ret);
     if (pl) check_plan(&cp, pl, -1);
     j2ki_plan_free(&pl);
+    /* 32 levels on a small image with an offset: most resolutions and bands are empty */
+    default_cp(&cp);
+    cp.img.width = 37; cp.img.height = 5; cp.img.x0 = 1000; cp.img.y0 = 77;
+    cp.nb_levels = 32;
+    cp.order = J2KI_RPCL;
+    ret = j2ki_plan_create(&pl, &cp, NULL);
+    CHECK(ret == 0, "32 levels %d", ret);
+    if (pl) check_plan(&cp, pl, -2);
+    j2ki_plan_free(&pl);
     printf("ok plan limits\n");
 }
 

@@ -327,8 +327,8 @@ static void random_cp(J2kiCodingParams *cp, int iter)
         cp->img.depth[c] = 4 + (int)(test_rand() % 13);
     }
     if (test_rand() % 3 == 0) {
-        cp->tile_w = 8 + test_rand() % 40;
-        cp->tile_h = 8 + test_rand() % 40;
+        cp->tile_w = 10 + test_rand() % 40;
+        cp->tile_h = 10 + test_rand() % 40;
         cp->tile_x0 = cp->img.x0 ? test_rand() % (cp->img.x0 + 1) : 0;
         cp->tile_y0 = cp->img.y0 ? test_rand() % (cp->img.y0 + 1) : 0;
     }
@@ -343,6 +343,9 @@ static void random_cp(J2kiCodingParams *cp, int iter)
     cp->eph = (int)(test_rand() % 2);
     cp->plt = (int)(test_rand() % 2);
     cp->tlm = (int)(test_rand() % 2);
+    /* terminations inside a block only come with BYPASS (a pattern tier-2 takes from the pass
+     * table) or TERMALL (every pass) */
+    cp->cblk_style = (int[]){ 0, 0, J2KI_CBLK_BYPASS, J2KI_CBLK_TERMALL, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL }[test_rand() % 5];
     cp->tp_split = (int[]){ J2KI_TP_NONE, J2KI_TP_RES, J2KI_TP_COMP }[test_rand() % 3];
     if (test_rand() % 2) {
         cp->user_precincts = 1;
@@ -382,7 +385,8 @@ static void random_states(J2kiPlan *pl)
             uint32_t room = (cb->data_cap - rate) / (uint32_t)(n - k + 1);
             rate += test_rand() % 8 == 0 ? 0 : test_rand() % (room + 1);
             cb->passes[k].rate = rate;
-            cb->passes[k].term = (uint8_t)(k == n - 1 || test_rand() % 4 == 0);
+            cb->passes[k].term = (uint8_t)(k == n - 1 || (cp->cblk_style & J2KI_CBLK_TERMALL) ||
+                                           ((cp->cblk_style & J2KI_CBLK_BYPASS) && test_rand() % 3 == 0));
         }
         for (uint32_t b = 0; b < rate; b++) cb->data[b] = (uint8_t)(test_rand() % 5 == 0 ? 0xFF : test_rand());
         {

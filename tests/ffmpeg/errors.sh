@@ -1,0 +1,80 @@
+#!/bin/bash
+# Bad input to -c:v jpeg2000_cuda: each case must fail with a clear message naming the problem,
+# a normal error exit (no crash, no hang) and no output that looks good (the file is absent,
+# empty, or at least not readable as a complete stream).
+#   tests/ffmpeg/errors.sh [BUILD_DIR]
+. "$(dirname "$0")/common.inc"
+ff_require
+
+W=64 H=48
+"$FFMPEG" -nostdin -v error -f lavfi -i "testsrc2=s=${W}x$H:r=25" -frames:v 5 -pix_fmt yuv420p \
+    -f rawvideo "$WORK/src.raw" || { fail source "cannot make the test source"; finish; }
+SRC="-f rawvideo -pixel_format yuv420p -video_size ${W}x$H -framerate 25 -i $WORK/src.raw"
+
+# expect_error NAME 'MESSAGE REGEX' OUTPUT FFMPEG-ARGS...: runs ffmpeg (under timeout), wants a
+# non-zero exit that is not a signal, the message in stderr, and no usable OUTPUT.
+expect_error() {
+    local t=$1 re=$2 out=$3 rc
+    shift 3
+    rm -f "$out"
+    timeout 60 "$FFMPEG" -nostdin -hide_banner -y "$@" "$out" > "$WORK/out" 2> "$WORK/err"
+    rc=$?
+    if [ $rc = 124 ]; then fail $t "hung (killed after 60 s)"; return; fi
+    if signalled $rc; then fail $t "crashed (exit $rc)"; return; fi
+    if [ $rc = 0 ]; then fail $t "ffmpeg succeeded"; return; fi
+    if ! grep -Eq "$re" "$WORK/err"; then
+        fail $t "no message matching /$re/: $(grep -m 2 -i 'error\|jpeg2000' "$WORK/err" | tr '\n' ' ')"
+        return
+    fi
+    if [ -s "$out" ] && "$FFPROBE" -v error -count_packets -show_entries stream=nb_read_packets \
+           -of csv=p=0 "$out" 2>/dev/null | grep -q '^[1-9]'; then
+        fail $t "left a readable output file ($(stat -c %s "$out") bytes)"
+        return
+    fi
+    ok $t "$(grep -Em 1 "$re" "$WORK/err" | sed 's/^\[[^]]*\] //')"
+}
+
+O=$WORK/out.mxf
+
+# Pixel formats. The ffmpeg CLI converts unsupported formats itself (with a warning naming both
+# formats); without automatic conversion filters it must refuse cleanly. The encoder's own check
+# (software formats: api.sh; CUDA frames of an unsupported layout: below, on GPU machines) lists
+# the supported formats.
+YUV410="-f rawvideo -pixel_format yuv410p -video_size ${W}x$H -framerate 25 -i $WORK/src410.raw"
+head -c $((W * H * 9 / 8 * 5)) /dev/zero > "$WORK/src410.raw"
+expect_error pix_fmt-no-conversion 'do not have a common format' $O $YUV410 -noauto_conversion_filters \
+    -c:v jpeg2000_cuda -f mxf
+t=pix_fmt-auto-selected
+if "$FFMPEG" -nostdin -hide_banner -y $YUV410 -c:v jpeg2000_cuda -pix_fmt yuv410p "$WORK/as.mxf" 2> "$WORK/err" &&
+   grep -q "Incompatible pixel format 'yuv410p' for codec 'jpeg2000_cuda', auto-selecting format" "$WORK/err"; then
+    ok $t "$(grep -o "auto-selecting format '[a-z0-9]*'" "$WORK/err")"
+else
+    fail $t "no auto-selection warning or the encode failed: $(last_err)"
+fi
+if have_gpu; then
+    expect_error cuda-frames-yuva420p 'CUDA frames of yuva420p are not supported' $O $SRC \
+        -vf format=yuva420p,hwupload_cuda -c:v jpeg2000_cuda
+    grep -q 'Supported CUDA frame formats: ' "$WORK/err" || fail cuda-frames-yuva420p-list "no list of the supported formats"
+fi
+
+expect_error conflict-bitrate-quality 'choose one rate target' $O $SRC -c:v jpeg2000_cuda -b:v 10M -q:v 5
+expect_error conflict-layers 'layers=2 conflicts with 3 layer_rates' $O $SRC -c:v jpeg2000_cuda -layers 2 -layer_rates 100,20,5
+expect_error conflict-maxrate 'exceeds -maxrate' $O $SRC -c:v jpeg2000_cuda -b:v 20M -maxrate 10M
+expect_error layer-rates-order 'decreasing' $O $SRC -c:v jpeg2000_cuda -layer_rates 5,20
+expect_error budget-below-header 'smaller than the main header' $O $SRC -c:v jpeg2000_cuda -b:v 1000
+expect_error profile-unknown 'Unsupported profile' $O $SRC -c:v jpeg2000_cuda -profile:v 0x1234
+expect_error profile-dci-8bit 'DCI 2K' $O $SRC -c:v jpeg2000_cuda -profile:v dcinema_2k -b:v 100M
+expect_error cblk-not-pow2 "invalid value '3x64' for parameter 'cblk'" $O $SRC -c:v jpeg2000_cuda -cblk_width 3
+expect_error profile-imf-subsampling 'IMF 2K reversible' $O $SRC -c:v jpeg2000_cuda -profile:v imf_2k_r
+
+# Device selection. Without CUDA in the library both must say so; on a machine with one GPU
+# -gpu 7 must name the missing device, and backend=cuda must fail only without a usable GPU.
+if have_gpu; then
+    expect_error gpu-7 'device|GPU|gpu' $O $SRC -c:v jpeg2000_cuda -gpu 7
+    skip backend-cuda-no-gpu "a GPU is present"
+else
+    expect_error gpu-7 'built without CUDA|no usable GPU|device|-gpu selects the CUDA backend' $O $SRC -c:v jpeg2000_cuda -gpu 7
+    expect_error backend-cuda-no-gpu 'built without CUDA|no usable GPU|no CUDA device' $O $SRC -c:v jpeg2000_cuda -backend cuda
+fi
+
+finish
