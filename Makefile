@@ -4,6 +4,7 @@
 #   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
+#   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
 -include config.mak
 
 B        ?= build
@@ -94,6 +95,9 @@ bench: all
 ffmpeg: all
 	tools/ffmpeg-build.sh $(B)
 
+demo:
+	tools/demo.sh $(B)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(B)/lib/libj2kcuda.a $(DESTDIR)$(PREFIX)/lib/
@@ -108,5 +112,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda bench ffmpeg install clean distclean unit-tests
+.PHONY: all check check-deps check-cuda bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

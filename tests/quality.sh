@@ -1,0 +1,197 @@
+#!/bin/bash
+# Quality against the peers at the same byte count.
+#
+# Lossy: j2kc encodes (the DCI 2K profile on the DCI frames, --bytes with the same layout on
+# the rest: 9/7, ICT, 5 levels, 32x32 code-blocks, CPRL, precincts 128 at r0 and 256 above);
+# then opj_compress and grk_compress encode the same source with the same layout, their -r
+# ratio iterated until their codestream is the same size as ours or at most 0.2% larger.
+# Every codestream is decoded by opj_decompress and compared with the source (tests/gen/cmp:
+# per-component PSNR, peak 2^depth - 1). The figure compared is the PSNR over all components
+# (mean of the components' squared errors: what PCRD-opt minimises); per-component values are
+# printed too. Asserted: ours >= min(OpenJPEG, Grok) - 0.05 dB.
+# Lossless: j2kc --lossless vs opj_compress's default (5/3, RCT) with the same levels and
+# code-blocks: bit-exact decode, and ours at most 1% larger.
+#
+# Content: generated (tests/gen/gen.c: 12-bit and 8-bit, 1280x720, two rates each); when
+# ../shared/corpus exists, its two DCI X'Y'Z' frames (bar_interior, stem_wedding; these are
+# decodes of third-party DCI codestreams) and hdr_room (Debian libjxl-testdata, 16-bit PNG,
+# through ffmpeg); they are skipped with a message when it is absent.
+#
+#   tests/quality.sh [BUILD_DIR]       one "ok/FAIL/skip NAME (figures)" line per case
+#   (J2KC_CORPUS=DIR: the real content from DIR instead of ../shared/corpus)
+# Exit: 0 all passed, 1 a case failed, 77 ("SKIP: reason") a tool is missing.
+. "$(dirname "$0")/gen/common.sh"
+BUILD=$(t_build_dir "$1")
+J2KC="$BUILD/bin/j2kc"
+T="$BUILD/testtools"
+T_FAILED=0
+
+for t in opj_compress opj_decompress grk_compress; do
+    t_have $t || { echo "SKIP: $t missing (tests/install-deps.sh installs it)"; exit 77; }
+done
+[ -x "$J2KC" ] || { echo "SKIP: $J2KC not built (make B=$(basename "$BUILD"))"; exit 77; }
+t_build_helpers "$BUILD" && [ -x "$T/cmp" ] && [ -x "$T/gen" ] ||
+    { echo "SKIP: cannot build tests/gen helpers (cmp, gen)"; exit 77; }
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/j2kc-quality.XXXXXX") || exit 1
+trap 'rm -rf "$W"' EXIT
+CORPUS=${J2KC_CORPUS:-$(t_corpus)}   # J2KC_CORPUS overrides ../shared/corpus
+
+PSNR_TOL=0.05          # dB below the weaker peer that we still accept
+SIZE_WIN=0.002         # peers: same size as ours, or at most this fraction larger
+LOSSLESS_MAX=1.01      # ours / OpenJPEG, lossless
+
+# PSNR over all components from a cmp line ("PSNR c0 X c1 Y ... min ..."): 10 log10(peak^2 /
+# mean of the components' MSE). Equal-size components only (4:4:4 here).
+psnr_all() {
+    awk '{ n = 0; s = 0
+           for (i = 1; i <= NF; i++) if ($i ~ /^c[0-9]+$/) { n++; if ($(i + 1) != "inf") s += 10 ^ (-$(i + 1) / 10) }
+           if (!n) print "nan"; else if (s == 0) print "inf"; else printf "%.3f\n", -10 * log(s / n) / log(10) }'
+}
+
+# decode_psnr SRC CODESTREAM: decodes with OpenJPEG; sets CMP (the cmp line) and ALL.
+decode_psnr() {
+    local src=$1 cs=$2 ext=${1##*.}
+    CMP= ALL=nan
+    rm -f "$W/dec.$ext"
+    opj_decompress -i "$cs" -o "$W/dec.$ext" > "$W/dec.log" 2>&1 || { CMP="opj_decompress failed"; return 1; }
+    CMP=$("$T/cmp" "$src" "$W/dec.$ext" 2>&1)
+    ALL=$(echo "$CMP" | psnr_all)
+}
+
+size_of() { stat -c %s "$1"; }
+
+# Peer layout flags (same codestream layout as ours; both tools accept these spellings).
+PEER_LOSSY="-I -n 6 -b 32,32 -p CPRL -c [256,256],[256,256],[256,256],[256,256],[256,256],[128,128]"
+
+# match_peer TOOL SRC OUT TARGET_BYTES RAW_BITS: runs TOOL (opj_compress/grk_compress) with
+# PEER_LOSSY -r R, iterating R (secant in log size) until TARGET <= size <= TARGET (1 + SIZE_WIN);
+# keeps the closest codestream at or above TARGET (else the largest below it) in OUT and sets
+# PEER_R, PEER_BYTES, PEER_TRIES. RAW_BITS: width * height * components * depth.
+match_peer() {
+    local tool=$1 src=$2 out=$3 target=$4 raw=$5
+    local r s best_s=0 best_r= try cand="$W/peer.j2k" hi
+    hi=$(awk -v t="$target" -v w="$SIZE_WIN" 'BEGIN { printf "%d", t * (1 + w) }')
+    r=$(awk -v raw="$raw" -v t="$target" 'BEGIN { printf "%.6f", raw / 8 / t }')
+    PEER_TRIES=0
+    for try in 1 2 3 4 5 6 7 8; do
+        PEER_TRIES=$try
+        rm -f "$cand"
+        # shellcheck disable=SC2086
+        $tool -i "$src" -o "$cand" $PEER_LOSSY -r "$r" > "$W/peer.log" 2>&1 || break
+        [ -f "$cand" ] || break
+        s=$(size_of "$cand")
+        # keep the best: the smallest at or above the target, else the largest below it
+        if { [ "$s" -ge "$target" ] && { [ "$best_s" -lt "$target" ] || [ "$s" -lt "$best_s" ]; }; } ||
+           { [ "$s" -lt "$target" ] && [ "$best_s" -lt "$target" ] && [ "$s" -gt "$best_s" ]; }; then
+            best_s=$s best_r=$r
+            cp "$cand" "$out"
+        fi
+        [ "$s" -ge "$target" ] && [ "$s" -le "$hi" ] && break
+        # aim at the middle of the window; size ~ 1/R
+        r=$(awk -v r="$r" -v s="$s" -v t="$target" -v w="$SIZE_WIN" 'BEGIN { printf "%.6f", r * s / (t * (1 + w / 2)) }')
+    done
+    PEER_R=$best_r PEER_BYTES=$best_s
+    [ "$best_s" -gt 0 ]
+}
+
+# lossy_case NAME SRC RAW_BITS J2KC_OPTIONS...: ours, then both peers at our size.
+lossy_case() {
+    local name=$1 src=$2 raw=$3; shift 3
+    local ours_b ours_all ours_cmp line p best_peer=inf note=
+    if ! "$J2KC" -i "$src" -o "$W/ours.j2c" -q "$@" > "$W/ours.log" 2>&1; then
+        t_fail "quality/$name" "j2kc $* failed: $(head -c 300 "$W/ours.log")"
+        return
+    fi
+    ours_b=$(size_of "$W/ours.j2c")
+    decode_psnr "$src" "$W/ours.j2c" || { t_fail "quality/$name" "ours: $CMP"; return; }
+    ours_all=$ALL ours_cmp=$CMP
+    echo "    $name: ours   $ours_b B  PSNR all $ours_all  ($ours_cmp)  [j2kc $*]"
+    line="ours $ours_b B $ours_all dB"
+    for p in opj grk; do
+        if ! match_peer "${p}_compress" "$src" "$W/$p.j2k" "$ours_b" "$raw"; then
+            t_fail "quality/$name" "$p: no codestream (log: $(head -c 200 "$W/peer.log"))"
+            return
+        fi
+        decode_psnr "$src" "$W/$p.j2k" || { t_fail "quality/$name" "$p: $CMP"; return; }
+        echo "    $name: $p    $PEER_BYTES B  PSNR all $ALL  ($CMP)  [-r $PEER_R, $PEER_TRIES tries]"
+        [ "$PEER_BYTES" -lt "$ours_b" ] && note="$note; $p ended below our size"
+        line="$line, $p $PEER_BYTES B $ALL dB"
+        best_peer=$(awk -v a="$best_peer" -v b="$ALL" 'BEGIN { if (a == "inf" || b + 0 < a + 0) print b; else print a }')
+    done
+    if awk -v o="$ours_all" -v m="$best_peer" -v t="$PSNR_TOL" 'BEGIN { exit !(o == "inf" || o + 0 >= m - t) }'; then
+        t_ok "quality/$name" "$line$note"
+    else
+        t_fail "quality/$name" "ours $ours_all dB < min(opj, grk) $best_peer - $PSNR_TOL dB ($line$note)"
+    fi
+}
+
+# lossless_case NAME SRC LEVELS CBLK(WxH)
+lossless_case() {
+    local name=$1 src=$2 lv=$3 cb=$4
+    local ob pb
+    if ! "$J2KC" -i "$src" -o "$W/ours.j2c" -q --lossless --levels "$lv" --cblk "$cb" > "$W/ours.log" 2>&1; then
+        t_fail "quality/$name" "j2kc --lossless failed: $(head -c 300 "$W/ours.log")"
+        return
+    fi
+    if ! opj_compress -i "$src" -o "$W/opj.j2k" -n $((lv + 1)) -b "${cb/x/,}" > "$W/peer.log" 2>&1; then
+        t_fail "quality/$name" "opj_compress failed: $(head -c 300 "$W/peer.log")"
+        return
+    fi
+    ob=$(size_of "$W/ours.j2c") pb=$(size_of "$W/opj.j2k")
+    decode_psnr "$src" "$W/ours.j2c"
+    local ours_cmp=$CMP
+    echo "    $name: ours $ob B ($ours_cmp); opj $pb B; ratio $(awk -v a="$ob" -v b="$pb" 'BEGIN { printf "%.5f", a / b }')"
+    case "$ours_cmp" in
+        *"maxdiff 0"*) ;;
+        *) t_fail "quality/$name" "ours is not lossless: $ours_cmp"; return ;;
+    esac
+    if awk -v a="$ob" -v b="$pb" -v m="$LOSSLESS_MAX" 'BEGIN { exit !(a <= b * m) }'; then
+        t_ok "quality/$name" "ours $ob B, opj $pb B"
+    else
+        t_fail "quality/$name" "ours $ob B > $LOSSLESS_MAX x opj $pb B"
+    fi
+}
+
+LAYOUT="--levels 5 --cblk 32x32 --order cprl --prec 128x128,256x256"
+
+# ---- generated content ---------------------------------------------------------------------
+"$T/gen" -o "$W/gen12.ppm" --size 1280x720 --depth 12 --seed 7 || { t_fail quality/gen "gen failed"; exit 1; }
+"$T/gen" -o "$W/gen8.ppm" --size 1280x720 --depth 8 --seed 3 --noise 0.01 || { t_fail quality/gen "gen failed"; exit 1; }
+RAW12=$((1280 * 720 * 3 * 12)) RAW8=$((1280 * 720 * 3 * 8))
+# 400000 B = 1.16 bit/sample (DCI 2K at 24 fps: 1.61), 150000 B = 0.43 bit/sample
+lossy_case gen12_400k "$W/gen12.ppm" $RAW12 $LAYOUT --bytes 400000
+lossy_case gen12_150k "$W/gen12.ppm" $RAW12 $LAYOUT --bytes 150000
+lossy_case gen8_400k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 400000
+lossy_case gen8_150k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 150000
+lossless_case gen12_lossless "$W/gen12.ppm" 5 32x32
+
+# ---- real content (../shared/corpus) --------------------------------------------------------
+if [ -d "$CORPUS" ]; then
+    for f in bar_interior_1998x1080_xyz12 stem_wedding_2048x857_xyz12; do
+        if [ ! -f "$CORPUS/$f.ppm.xz" ] || ! t_have xz; then
+            t_skip "quality/$f" "$CORPUS/$f.ppm.xz or xz absent"
+            continue
+        fi
+        xz -dc "$CORPUS/$f.ppm.xz" > "$W/$f.ppm" || { t_fail "quality/$f" "xz failed"; continue; }
+        wh=${f#*_*_} wh=${wh%%_*}
+        raw=$(( ${wh%x*} * ${wh#*x} * 3 * 12 ))
+        lossy_case "${f%%_*}_dci2k" "$W/$f.ppm" $raw --profile dci2k --fps 24
+        [ "$f" = bar_interior_1998x1080_xyz12 ] && lossless_case "${f%%_*}_lossless" "$W/$f.ppm" 5 32x32
+        rm -f "$W/$f.ppm"
+    done
+    if [ -f "$CORPUS/hdr_room_676x449_16bit.png" ] && t_have ffmpeg; then
+        if ffmpeg -v error -y -i "$CORPUS/hdr_room_676x449_16bit.png" -pix_fmt rgb48be -f image2 -c:v ppm "$W/room.ppm"; then
+            lossy_case hdr_room16_100k "$W/room.ppm" $((676 * 449 * 3 * 16)) $LAYOUT --bytes 100000
+        else
+            t_fail quality/hdr_room "ffmpeg could not convert the PNG"
+        fi
+    else
+        t_skip quality/hdr_room "hdr_room_676x449_16bit.png or ffmpeg absent"
+    fi
+else
+    t_skip quality/corpus "$CORPUS absent: DCI frames and hdr_room not tested"
+fi
+
+[ "$T_FAILED" = 0 ] || exit 1
+exit 0
