@@ -59,6 +59,7 @@ $(B)/lib/libj2kcuda.a: $(LIB_OBJ)
 $(B)/lib/libj2kcuda.so: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libj2kcuda.so.0 -Wl,--no-undefined -o $@ $^ $(LDFLAGS_J) $(LIBS_J)
+	ln -sf libj2kcuda.so $(B)/lib/libj2kcuda.so.0
 
 $(B)/lib/pkgconfig/j2kcuda.pc: config.mak Makefile
 	@mkdir -p $(dir $@)

@@ -6,12 +6,14 @@
 # OUT.md when given). Frames and peers as in bench/run.sh (tools/fetch-peers.sh first).
 # Environment: REPS (default 3; median), BENCH_FRAMES, PEERS.
 set -u
+commit_id() { { git rev-parse --short HEAD 2>/dev/null && { git diff --quiet HEAD 2>/dev/null || echo +dirty; } || echo unknown; } | tr -d '\n'; }
 B=${1:-build}
 MD=${2:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 case $B in /*) ;; *) B=$ROOT/$B ;; esac
 REPS=${REPS:-3}
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 PEERS=${PEERS:-$ROOT/.dev/peers}
 SCR=$(mktemp -d)
 trap 'rm -rf "$SCR"' EXIT
@@ -40,7 +42,7 @@ median_time() { # command... -> median wall seconds of REPS runs
 }
 
 out=$(
-echo "| frame | encoder (1 thread) | fps | ms/frame | bytes | PSNR dB | ref ÷ this (speed) |"
+echo "| frame | encoder (1 thread) | fps | ms/frame | bytes | PSNR dB | ref speed ÷ this |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for cs in dci2k dci4k; do
     f=$(ls "$SCR"/${cs}_*.ppm | head -n 1)
@@ -64,9 +66,11 @@ for cs in dci2k dci4k; do
     done
 done
 )
-hdr="CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; median of $REPS; $(date -u '+%Y-%m-%d'); commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo '+dirty'). Peers' times include process start and file I/O; j2kcuda's are submit-to-codestream in host memory."
-echo "$hdr"; echo; echo "$out"
+hdr="CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores (load average before the run: $LOAD); median of $REPS; $(date -u '+%Y-%m-%d'); commit $(commit_id). Peers' times include process start and file I/O; j2kcuda's are submit-to-codestream in host memory."
+NOTES="Notes: the 2K frame is a decode of a 250 Mb/s DCI codestream (X_4), so its PSNR at 250 Mb/s measures generation loss, not coding efficiency; the 4K frame is fresh content (bench/README.md). The OpenJPEG and Grok cinema 4K modes cap each component at 1,041,666 bytes and so stop short of the frame budget."
+echo "$hdr"; echo; echo "$out"; echo; echo "$NOTES"
 if [ -n "$MD" ]; then
     { echo "# Reference backend vs OpenJPEG and Grok, one CPU thread each, DCI 250 Mb/s"; echo;
-      echo "Command: \`bench/cpu-ref.sh $1${MD:+ $MD}\` (after \`tools/fetch-peers.sh\`)"; echo; echo "$hdr"; echo; echo "$out"; } > "$MD"
+      echo "Command: \`bench/cpu-ref.sh $1${MD:+ $MD}\` (after \`tools/fetch-peers.sh\`)"; echo; echo "$hdr"; echo; echo "$out"
+      echo; echo "$NOTES"; } > "$MD"
 fi

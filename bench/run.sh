@@ -4,7 +4,7 @@
 # Same frames, one run: j2kcuda (CUDA and reference backends, through bench/j2kbench.c), Grok
 # and OpenJPEG (all cores on one frame, and one single-threaded process per core), NVIDIA
 # nvJPEG2000 at j2kcuda's PSNR. Prints progress, then a markdown table that it also writes to
-# $BENCH_OUT/bench.md (default: $OUT when set, else bench/out).
+# $BENCH_OUT/bench.md (default: $OUT when set, else BUILD_DIR/bench).
 # Without a GPU (or without a CUDA build) the GPU rows are skipped with a message.
 #
 # Environment:
@@ -13,16 +13,18 @@
 #   BENCH_REF=0   skip the reference backend;  BENCH_PEERS=0 skip Grok/OpenJPEG
 #   BENCH_OUT, BENCH_WORK (scratch, default /dev/shm), PEERS (default .dev/peers),
 #   BENCH_FRAMES (frame sources, default .dev/frames)
-set -u
+set -u -o pipefail
+commit_id() { { git rev-parse --short HEAD 2>/dev/null && { git diff --quiet HEAD 2>/dev/null || echo +dirty; } || echo unknown; } | tr -d '\n'; }
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 case $B in /*) ;; *) B=$ROOT/$B ;; esac
-OUTD=${BENCH_OUT:-${OUT:-$ROOT/bench/out}}
+OUTD=${BENCH_OUT:-${OUT:-$B/bench}}
 # scratch on tmpfs when it has room for the frames and codestreams (1 GB), else /tmp
 shm_ok() { [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -gt 1048576 ]; }
 SCR=${BENCH_WORK:-$(shm_ok && echo /dev/shm || echo /tmp)}/j2kbench.$$
 CASES=${BENCH_CASES:-dci4k dci2k grain imf4k}
+BYTE_EXACT=
 QUICK=${BENCH_QUICK:-0}
 DO_REF=${BENCH_REF:-1}
 DO_PEERS=${BENCH_PEERS:-1}
@@ -49,7 +51,7 @@ row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RES"; }
 say "j2kcuda bench: build=$B out=$OUTD cases='$CASES' cpus=$NPROC"
 say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 GPU=0
-HAVE_CUDA=$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)
+HAVE_CUDA=${BENCH_HAVE_CUDA:-$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)}
 CUDA_HOME=$(sed -n 's/^CUDA_HOME=//p' config.mak 2>/dev/null)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | head -n 1)"
@@ -200,6 +202,22 @@ ours() {
     LAST_PSNR=$ps
 }
 
+# cross-check with the CLI: j2kc --bench N (no warm-up: the first frame's start-up included)
+cli_bench() {
+    local cs=$1 l fps args=() p
+    [ -x "$B/bin/j2kc" ] || return 0
+    [ -z "$C_FMT" ] || return 0
+    for p in $C_OURS; do args+=(--${p%%=*} "${p#*=}"); done
+    l=$(timeout 60 "$B/bin/j2kc" -i "$C_FILE" -o "$SCR/cs/${cs}_cli.j2k" "${args[@]}" --backend cuda --async 4 --bench 100 2>&1 | tail -n 1)
+    fps=$(echo "$l" | grep -o '[0-9.]* frames/s' | cut -d' ' -f1)
+    if [ -n "$fps" ]; then
+        row "$cs" j2kc-cli "--bench 100" "$fps" - "$(stat -c %s "$SCR/cs/${cs}_cli.j2k" 2>/dev/null)" - "cross-check: tools/j2kc, first frame (start-up) included"
+        say "  j2kc --bench 100: $fps fps"
+    else
+        say "  j2kc --bench failed: $(echo "$l" | cut -c1-200)"
+    fi
+}
+
 # ---- peers -----------------------------------------------------------------------------
 peer_in() { # the peers read PPM, or the raw planes under a .rawl name
     if [ -n "$C_FMT" ]; then ln -sf "$C_FILE" "$SCR/frames/$1.rawl"; echo "$SCR/frames/$1.rawl"; else echo "$C_FILE"; fi
@@ -252,26 +270,45 @@ peer_parallel() {
 
 # ---- nvJPEG2000 ------------------------------------------------------------------------
 nvj() {
-    local cs=$1 target=$2 best= bestl= l s out=$SCR/cs/${cs}_nvj.j2k q=
-    local n=300 t=4; [ "$QUICK" = 1 ] && { n=30; t=2; }
+    local cs=$1 target=$2 l s out=$SCR/cs/${cs}_nvj.j2k q= ps it
+    local n=300 t=3; [ "$QUICK" = 1 ] && { n=30; t=2; }
+    local NVB=$SCR/bin/nvj2k_bench A=$C_NVJ note=
+    if [ "$target" != lossless ]; then
+        # quality search: first nvJPEG2000's own decode (in nvj2k_bench), then checked and
+        # refined here with the OpenJPEG decode that measures every other row
+        l=$("$NVB" -i "$C_FILE" $C_FMT $A --psnr "$target" -n 1 -l 1 -t 1 -o "$out" 2> "$SCR/nverr")
+        if [ -z "$l" ] && [[ "$A" == *--dci* ]] &&
+           ! "$NVB" -i "$C_FILE" $C_FMT $A --quality "$target" -n 1 -l 1 -t 1 -o "$out" > /dev/null 2>&1; then
+            say "  nvJPEG2000 refuses the DCI precincts/CPRL ($(tail -n 1 "$SCR/nverr" | cut -c1-100)): default precincts, LRCP"
+            A=${A/--dci/}
+            note="; no DCI precincts (refused)"
+            l=$("$NVB" -i "$C_FILE" $C_FMT $A --psnr "$target" -n 1 -l 1 -t 1 -o "$out" 2> "$SCR/nverr")
+        fi
+        if [ -n "$l" ]; then q=$(kv "$l" quality)
+        else say "  nvJPEG2000 in-tool PSNR search failed ($(tail -n 1 "$SCR/nverr" | cut -c1-120)); searching with j2kpsnr"; q=$target; fi
+        for it in 1 2 3 4 5; do
+            l=$("$NVB" -i "$C_FILE" $C_FMT $A --quality "$q" -n 1 -l 1 -t 1 -o "$out" 2> "$SCR/nverr") || break
+            ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+            [ "$ps" = - ] && break
+            say "  nvJPEG2000 quality $q -> $ps dB (target $target)"
+            awk -v p="$ps" -v t="$target" 'BEGIN { exit !(p >= t && p - t < 0.1) }' && break
+            q=$(awk -v q="$q" -v p="$ps" -v t="$target" 'BEGIN { printf "%.4f", q + (t - p) + (p < t ? 0.02 : 0) }')
+        done
+    fi
     for s in 1 4; do
-        if [ -n "$q" ]; then
-            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --quality "$q" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
-        elif [[ "$C_NVJ" == *--lossless* ]]; then
-            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+        if [ "$target" = lossless ]; then
+            l=$("$NVB" -i "$C_FILE" $C_FMT $A --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
         else
-            l=$("$SCR/bin/nvj2k_bench" -i "$C_FILE" $C_FMT $C_NVJ --psnr "$target" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+            l=$("$NVB" -i "$C_FILE" $C_FMT $A --quality "$q" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
         fi
         if [ -z "$l" ]; then
             say "  nvJPEG2000 streams=$s FAILED: $(tail -n 3 "$SCR/nverr" | tr '\n' ' ' | cut -c1-300)"
             row "$cs" nvjpeg2k "streams=$s" - - - - "failed: $(tail -n 1 "$SCR/nverr" | cut -c1-120)"
             continue
         fi
-        q=$(kv "$l" quality)
-        [ "$q" = "0.0000" ] && q=
-        local ps; ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
-        row "$cs" nvjpeg2k "streams=$s" "$(kv "$l" fps)" "$(kv "$l" latency_ms)" "$(kv "$l" bytes)" "$ps" \
-            "target PSNR $target; quality=$(kv "$l" quality) (nvJPEG2000's own decode: $(kv "$l" psnr_nvj) dB); pinned input"
+        ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+        row "$cs" nvjpeg2k "streams=$s" "$(kv "$l" fps)" "$(printf %.2f "$(kv "$l" latency_ms)")" "$(kv "$l" bytes)" "$ps" \
+            "target $target dB; TARGET_PSNR quality $(kv "$l" quality) (nvJPEG2000's own decode: $(kv "$l" psnr_nvj) dB); pinned input$note"
         say "  nvJPEG2000 streams=$s: $(kv "$l" fps) fps, latency $(kv "$l" latency_ms) ms, $(kv "$l" bytes) B, PSNR $ps (target $target)"
     done
 }
@@ -285,12 +322,15 @@ for cs in $CASES; do
     LAST_PSNR=-
     CUDA_PSNR=
     if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
-        n=300 t=5 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
+        n=300 t=4 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
+        export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
         ours "$cs" cuda normal "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
         [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 --pinned
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=4" -n $n -t $t -l $l -w 5
         ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=4 bypass=1" -n $n -t $t -l $l -w 5
+        unset OURS_TIMEOUT
+        cli_bench "$cs"
     fi
     if [ $HAVE_OURS = 1 ] && [ "$DO_REF" = 1 ]; then
         if [ $GPU = 1 ]; then OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "$C_OURS" -n 0 -l 1 -w 0 -t 100
@@ -303,13 +343,22 @@ for cs in $CASES; do
             fi
         fi
     fi
+    if [ -s "$SCR/cs/${cs}_ours_cuda_normal.j2k" ] && [ -s "$SCR/cs/${cs}_ours_ref_normal.j2k" ]; then
+        if cmp -s "$SCR/cs/${cs}_ours_cuda_normal.j2k" "$SCR/cs/${cs}_ours_ref_normal.j2k"; then
+            say "  CUDA and reference codestreams are byte-identical"; BYTE_EXACT="$BYTE_EXACT $cs:identical"
+        else
+            say "  WARNING: CUDA and reference codestreams DIFFER ($(cmp "$SCR/cs/${cs}_ours_cuda_normal.j2k" "$SCR/cs/${cs}_ours_ref_normal.j2k" 2>&1 | head -n 1))"
+            BYTE_EXACT="$BYTE_EXACT $cs:DIFFER"
+        fi
+    fi
+    [ -z "$CUDA_PSNR" ] && CUDA_PSNR=$(awk -F'\t' -v c="$cs" '$1 == c && $2 == "j2kcuda-ref" && $3 == "normal" && $7 != "-" { print $7; exit }' "$RES")
     if [ "$DO_PEERS" = 1 ]; then
         for name in grk opj; do peer_threaded "$cs" $name; done
         for name in grk opj; do peer_parallel "$cs" $name; done
     fi
     if [ $HAVE_NVJ = 1 ]; then
-        if [ -n "$CUDA_PSNR" ] && [ "$CUDA_PSNR" != - ]; then nvj "$cs" "$CUDA_PSNR"
-        elif [[ "$C_NVJ" == *--lossless* ]]; then nvj "$cs" lossless
+        if [[ "$C_NVJ" == *--lossless* ]]; then nvj "$cs" lossless
+        elif [ -n "$CUDA_PSNR" ] && [ "$CUDA_PSNR" != - ]; then nvj "$cs" "$CUDA_PSNR"
         else
             # no PSNR of ours: match OpenJPEG's at the same budget instead
             p=$(awk -F'\t' -v c="$cs" '$1 == c && $2 == "opj" && $7 != "-" { print $7; exit }' "$RES")
@@ -326,11 +375,12 @@ for p in python3 /usr/bin/python3; do command -v $p >/dev/null 2>&1 && { PY=$p; 
 {
     echo "# j2kcuda side-by-side benchmark"
     echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(commit_id)"
     echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') x $NPROC"
     [ $GPU = 1 ] && echo "- gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)" || echo "- gpu: none (GPU rows skipped)"
     echo "- peers: OpenJPEG $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), Grok $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2) (Debian bookworm); nvJPEG2000 $(awk '/NVJPEG2K_VER_(MAJOR|MINOR|PATCH|BUILD)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$NVJ/include/nvjpeg2k_version.h" 2>/dev/null) (PyPI nvidia-nvjpeg2k-cu13)"
     echo
+    [ -n "$BYTE_EXACT" ] && echo "- CUDA vs reference backend codestreams:$BYTE_EXACT" && echo
     $PY bench/report.py "$RES" "$OUTD/cases.tsv"
 } > "$OUTD/bench.md"
 cat "$OUTD/bench.md"

@@ -125,6 +125,14 @@ refuse profile-dci2k-layers-2   ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --
 refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --poc 0,0,1,6,3,cprl
 refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
 
+# ---- backend cuda: works (CUDA build with a GPU) or is refused cleanly ------------------------------
+out=$("$J2KC" -i "$I/ok8.ppm" -o "$W/out/cuda.j2c" --backend cuda 2>&1); rc=$?
+if t_crashed $rc; then t_fail bad-input/backend-cuda "crashed (exit $rc)"
+elif [ $rc = 0 ] && [ -s "$W/out/cuda.j2c" ]; then t_ok bad-input/backend-cuda "encoded: $out"
+elif [ $rc != 0 ] && [ ! -e "$W/out/cuda.j2c" ] && [ -n "$out" ]; then t_ok bad-input/backend-cuda "refused: $(echo "$out" | tr '\n' ' ')"
+else t_fail bad-input/backend-cuda "exit $rc, output file state inconsistent: $out"; fi
+rm -f "$W/out/cuda.j2c"
+
 # ---- output handling --------------------------------------------------------------------------------
 out=$("$J2KC" -i "$I/ok8.ppm" -o "$W/no/such/dir/x.j2c" 2>&1); rc=$?
 if [ $rc != 0 ] && ! t_crashed $rc && [ -n "$out" ]; then t_ok bad-input/output-dir-missing "exit $rc: $out"

@@ -24,7 +24,9 @@ extern "C" {
 #include "t1.h"
 #include "backend.h"
 }
+#include <cuda.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,7 +394,8 @@ static void image_desc(const Cfg *cfg, J2kcImageDesc *img)
 }
 
 /* Tier-1: reference per code-block vs the CUDA kernel over the whole frame. */
-static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s)
+static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
+                     int variant, float *ms)
 {
     uint32_t n = plan->nb_cblks;
     J2kiCblkDev *h = (J2kiCblkDev *)calloc(n ? n : 1, sizeof(*h));
@@ -434,9 +437,26 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     CK(cudaMemset(d_flag, 0, 4));
     CK(cudaMemset(d_data, 0xA5, data_off + 1));
     CK(cudaMemcpy(d_s, s, plan->nb_samples * 4, cudaMemcpyHostToDevice));
-    CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, d_data,
-                    d_passes, d_res, d_flag, d_scratch, ss, 0));
-    CK(cudaDeviceSynchronize());
+    {
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        for (int rep = 0; rep < (ms ? 3 : 1); rep++) {
+            CK(cudaEventRecord(e0, 0));
+            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant, 0));
+            CK(cudaEventRecord(e1, 0));
+            CK(cudaDeviceSynchronize());
+            if (ms) {
+                float t;
+                CK(cudaEventElapsedTime(&t, e0, e1));
+                if (rep == 0 || t < *ms)
+                    *ms = t;
+            }
+        }
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+    }
     uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
     J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
     J2kiCblkRes *g_res = (J2kiCblkRes *)malloc((n + 1) * sizeof(J2kiCblkRes));
@@ -490,18 +510,70 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         bad = 1;
         printf("FAIL %s tier-1: error flag set\n", cfg->name);
     }
+    /* capacity overflow: the largest block gets a 2-byte buffer; the kernel must flag it and
+     * write nothing past the capacity */
+    if (!bad && !ms && n) {
+        uint32_t big = 0;
+        for (uint32_t i = 1; i < n; i++)
+            if (g_res[i].len > g_res[big].len)
+                big = i;
+        if (g_res[big].len > 2) {
+            J2kiCblkDev d = h[big];
+            uint8_t tail[62];
+            uint32_t f2 = 0;
+            J2kiCblkRes r2;
+            d.data_cap = 2;
+            CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
+            CK(cudaMemset(d_flag, 0, 4));
+            CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
+            CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
+                            d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+            CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));
+            int clean = 1;
+            for (size_t k = 0; k < sizeof(tail); k++)
+                clean &= tail[k] == 0xA5;
+            if (!f2 || r2.err != J2KC_ERR_BUFSIZE || !clean) {
+                bad = 1;
+                printf("FAIL %s tier-1 overflow: flag %u err %d, bytes past the capacity %s\n", cfg->name, f2, r2.err,
+                       clean ? "untouched" : "written");
+            }
+        }
+    }
     test_checks++;
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1: %u code-blocks, %zu passes, %zu bytes identical\n", cfg->name, n, total_passes,
-               total_bytes);
+        printf("ok   %s tier-1 (kernel variant %d): %u code-blocks, %zu passes, %zu bytes identical\n", cfg->name,
+               variant, n, total_passes, total_bytes);
     j2ki_t1_free(&t1);
     free(g_data); free(g_passes); free(g_res); free(h);
     cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);
 }
 
 /* Encodes nb frames through the public API; returns the concatenated codestreams. */
+typedef CUresult (*CtxGetFn)(CUcontext *);
+
+/* The current (primary) context and a fresh stream, as an application sharing its own would. */
+static void caller_ctx(void **ctx, void **stream)
+{
+    static CtxGetFn get;
+    cudaDriverEntryPointQueryResult q;
+    CUcontext c = NULL;
+    cudaStream_t st;
+    CK(cudaFree(0));
+    if (!get)
+        CK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&get, 12000, cudaEnableDefault, &q));
+    if (get(&c) != CUDA_SUCCESS || !c) {
+        printf("FAIL: cuCtxGetCurrent\n");
+        exit(1);
+    }
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    *ctx = c;
+    *stream = st;
+}
+
 static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame *frames, int nb,
                       uint8_t **out, size_t *sizes, J2kcStats *st, double *wall_ms)
 {
@@ -515,6 +587,13 @@ static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame
     if (make_params(cfg, &p, extra) < 0)
         return -1;
     image_desc(cfg, &img);
+    void *uctx = NULL, *ustream = NULL;
+    if (dev_frames == 2) {   /* device frames, the caller's context and stream */
+        caller_ctx(&uctx, &ustream);
+        j2kc_params_set_cuda(p, uctx, ustream);
+        for (int i = 0; i < nb; i++)
+            frames[i].fd.cu_stream = ustream;
+    }
     if ((ret = j2kc_encoder_create(&enc, &img, p)) < 0) {
         printf("FAIL %s: encoder_create(%s): %s\n", cfg->name, backend, j2kc_strerror(ret));
         j2kc_params_free(&p);
@@ -528,7 +607,12 @@ static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame
             if (ret != J2KC_ERR_AGAIN) break;
         }
         J2kcPacket pkt;
-        ret = j2kc_encoder_receive(enc, &pkt, 1);
+        if (dev_frames == 1) {   /* poll (block = 0) in this mode, to cover that path too */
+            while ((ret = j2kc_encoder_receive(enc, &pkt, 0)) == J2KC_ERR_AGAIN)
+                ;
+        } else {
+            ret = j2kc_encoder_receive(enc, &pkt, 1);
+        }
         if (ret < 0) break;
         out[got] = (uint8_t *)malloc(pkt.size);
         memcpy(out[got], pkt.data, pkt.size);
@@ -543,10 +627,15 @@ static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame
         j2kc_encoder_stats(enc, st);
     j2kc_encoder_free(&enc);
     j2kc_params_free(&p);
+    if (ustream) {
+        for (int i = 0; i < nb; i++)
+            frames[i].fd.cu_stream = NULL;
+        cudaStreamDestroy((cudaStream_t)ustream);
+    }
     return got == nb ? 0 : (ret < 0 ? ret : -1);
 }
 
-static void check_cfg(const Cfg *cfg, int nb_frames)
+static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
 {
     J2kcParams *p;
     J2kcImageDesc img;
@@ -632,7 +721,15 @@ static void check_cfg(const Cfg *cfg, int nb_frames)
     if (ok_load && ok_dwt && ok_q)
         printf("ok   %s load+mct, dwt%s: %zu samples identical\n", cfg->name, cp.reversible ? "" : ", quant",
                plan->nb_samples);
-    check_t1(cfg, &cp, plan, s_q, d_s);
+    if (t1_variants) {
+        for (const int *v = t1_variants; *v != -2; v++) {
+            float ms = 0;
+            check_t1(cfg, &cp, plan, s_q, d_s, *v, &ms);
+            printf("bench %s tier-1 kernel variant %d: %.2f ms (best of 3)\n", cfg->name, *v, ms);
+        }
+        goto done;
+    }
+    check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, NULL);
 
     /* ---- end to end through the public API ---- */
     {
@@ -641,13 +738,20 @@ static void check_cfg(const Cfg *cfg, int nb_frames)
         int r1 = encode_api(cfg, "ref", 0, frames, nb_frames, ref, rs, NULL, NULL);
         int r2 = encode_api(cfg, "cuda", 0, frames, nb_frames, cu, cs, NULL, NULL);
         int r3 = encode_api(cfg, "cuda", 1, frames, nb_frames, cud, cds, NULL, NULL);
-        int same = r1 == 0 && r2 == 0 && r3 == 0;
+        uint8_t *cux[3] = { 0 };
+        size_t cxs[3];
+        int r4 = encode_api(cfg, "cuda", 2, frames, nb_frames, cux, cxs, NULL, NULL);
+        int same = r1 == 0 && r2 == 0 && r3 == 0 && r4 == 0;
         for (int i = 0; same && i < nb_frames; i++) {
             if (rs[i] != cs[i] || memcmp(ref[i], cu[i], rs[i])) {
                 size_t k = 0;
                 while (k < rs[i] && k < cs[i] && ref[i][k] == cu[i][k]) k++;
                 printf("FAIL %s end-to-end: frame %d: host frames: ref %zu bytes, cuda %zu bytes, first difference at byte %zu\n",
                        cfg->name, i, rs[i], cs[i], k);
+                same = 0;
+            } else if (rs[i] != cxs[i] || memcmp(ref[i], cux[i], rs[i])) {
+                printf("FAIL %s end-to-end: frame %d: device frames with the caller's context and stream differ\n",
+                       cfg->name, i);
                 same = 0;
             } else if (rs[i] != cds[i] || memcmp(ref[i], cud[i], rs[i])) {
                 printf("FAIL %s end-to-end: frame %d: device frames differ (ref %zu bytes, cuda %zu)\n", cfg->name, i,
@@ -659,11 +763,12 @@ static void check_cfg(const Cfg *cfg, int nb_frames)
         if (!same)
             test_failures++;
         else
-            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first), host and device input\n",
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, device, caller ctx+stream\n",
                    cfg->name, nb_frames, rs[0]);
-        for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); }
+        for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); }
     }
 
+done:
     cudaFree(d_s);
     cudaFree(d_tmp);
     free(scratch); free(s_load); free(s_dwt); free(s_q); free(g);
@@ -671,6 +776,64 @@ static void check_cfg(const Cfg *cfg, int nb_frames)
         frame_free(&frames[i]);
     j2ki_plan_free(&plan);
     j2kc_params_free(&p);
+}
+
+/* ---- two encoders in two threads ---- */
+
+typedef struct ThreadJob {
+    const Cfg *cfg;
+    Frame frames[2];
+    uint8_t *ref[2], *cu[2];
+    size_t rs[2], cs[2];
+    int ret;
+} ThreadJob;
+
+static void *thread_main(void *arg)
+{
+    ThreadJob *j = (ThreadJob *)arg;
+    for (int rep = 0; rep < 3 && j->ret == 0; rep++) {
+        for (int i = 0; i < 2; i++) { free(j->cu[i]); j->cu[i] = NULL; }
+        j->ret = encode_api(j->cfg, "cuda", rep & 1, j->frames, 2, j->cu, j->cs, NULL, NULL);
+        for (int i = 0; i < 2 && j->ret == 0; i++)
+            if (j->rs[i] != j->cs[i] || memcmp(j->ref[i], j->cu[i], j->rs[i]))
+                j->ret = -100;
+    }
+    return NULL;
+}
+
+static void check_threads(void)
+{
+    ThreadJob jobs[2];
+    pthread_t th[2];
+    J2kcImageDesc img;
+    memset(jobs, 0, sizeof(jobs));
+    jobs[0].cfg = &cfgs[3];   /* odd-97-ict */
+    jobs[1].cfg = &cfgs[5];   /* offset-tiles-53 */
+    for (int k = 0; k < 2; k++) {
+        image_desc(jobs[k].cfg, &img);
+        for (int i = 0; i < 2; i++)
+            frame_make(&jobs[k].frames[i], &img, jobs[k].cfg);
+        jobs[k].ret = encode_api(jobs[k].cfg, "ref", 0, jobs[k].frames, 2, jobs[k].ref, jobs[k].rs, NULL, NULL);
+    }
+    for (int k = 0; k < 2; k++)
+        pthread_create(&th[k], NULL, thread_main, &jobs[k]);
+    for (int k = 0; k < 2; k++)
+        pthread_join(th[k], NULL);
+    test_checks++;
+    if (jobs[0].ret || jobs[1].ret) {
+        test_failures++;
+        printf("FAIL two encoders in two threads: %s %d, %s %d\n", jobs[0].cfg->name, jobs[0].ret,
+               jobs[1].cfg->name, jobs[1].ret);
+    } else {
+        printf("ok   two encoders in two threads (%s, %s): 3 rounds each, codestreams identical to ref\n",
+               jobs[0].cfg->name, jobs[1].cfg->name);
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 2; i++) {
+            frame_free(&jobs[k].frames[i]);
+            free(jobs[k].ref[i]);
+            free(jobs[k].cu[i]);
+        }
 }
 
 static void bench(const char *name, const char *params, int depth, int nb)
@@ -701,7 +864,7 @@ static void bench(const char *name, const char *params, int depth, int nb)
             printf("bench %s cuda (%s frames): %d frames in %.1f ms = %.1f fps; last frame: upload %.2f, mct+dwt+quant %.2f,"
                    " t1 %.2f, download %.2f, rc+t2 %.2f, total %.2f ms; %.1f MiB device memory per slot\n",
                    name, dev ? "device" : "host", nb, wall, nb * 1e3 / wall, st.ms_upload, st.ms_mct_dwt, st.ms_t1,
-                   st.ms_download, st.ms_t2, st.ms_total, st.device_bytes_per_slot / 1048576.0);
+                   st.ms_download, st.ms_rc, st.ms_total, st.device_bytes_per_slot / 1048576.0);
             for (int i = 0; i < nb; i++) free(out[i]);
         }
     }
@@ -733,8 +896,36 @@ int main(int argc, char **argv)
     test_seed("check_cuda", seed);
     for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
         if (!only || strstr(cfgs[i].name, only))
-            check_cfg(&cfgs[i], 2);
+            check_cfg(&cfgs[i], 2, NULL);
+    if (!only) {
+        check_threads();
+        /* a GPU index that does not exist: J2KC_ERR_NODEV, not a crash or a silent fallback */
+        J2kcParams *p = j2kc_params_alloc();
+        J2kcEncoder *enc = NULL;
+        J2kcImageDesc img;
+        image_desc(&cfgs[2], &img);
+        j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_DEBUG);
+        j2kc_params_set(p, "backend", "cuda");
+        j2kc_params_set(p, "gpu", "1000");
+        int r = j2kc_encoder_create(&enc, &img, p);
+        test_checks++;
+        if (r != J2KC_ERR_NODEV) {
+            test_failures++;
+            printf("FAIL gpu=1000: encoder_create returned %d (%s), expected J2KC_ERR_NODEV\n", r, j2kc_strerror(r));
+        } else {
+            printf("ok   gpu=1000 refused with J2KC_ERR_NODEV\n");
+        }
+        j2kc_encoder_free(&enc);
+        j2kc_params_free(&p);
+    }
     if (do_bench) {
+        static const int variants[] = { 0, 1, 8, -2 };
+        static const Cfg bcfg[] = {
+            { "bench-2k-97-12bit-32x32", 3, 2048, 1080, 0, 0, 12, 0, 0, 4, 0, "levels=5 cblk=32x32" },
+            { "bench-2k-53-8bit-64x64",  3, 2048, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
+        };
+        for (int i = 0; i < 2; i++)
+            check_cfg(&bcfg[i], 1, variants);
         bench("2k-dci-97-12bit", "levels=5 cblk=32x32 bytes=1302083", 12, 24);
         bench("2k-lossless-8bit", "lossless=1 levels=5", 8, 24);
     }

@@ -27,9 +27,19 @@ expect_pass() {
     if [ $rc = 0 ]; then t_ok "$name"; else t_fail "$name" "rejected (exit $rc): $(echo "$out" | head -3 | tr '\n' ' ')"; fi
 }
 
-# expect_rule NAME FILE RULE [ARGS]: the checker must exit 1 and report RULE.
+# expect_rule NAME FILE RULE [ARGS]: the checker must exit 1 and report RULE (RULE empty:
+# the file must pass; "!RULE": RULE must not be reported).
 expect_rule() {
     local name=$1 file=$2 rule=$3; shift 3
+    [ -z "$rule" ] && { expect_pass "$name" "$file" "$@"; return; }
+    if [ "${rule#!}" != "$rule" ]; then     # "!RULE": RULE must not be reported
+        local out2 rc2
+        out2=$("$CHECK" "$@" "$file" 2>&1); rc2=$?
+        if t_crashed $rc2 || [ $rc2 = 2 ]; then t_fail "$name" "checker exit $rc2"
+        elif echo "$out2" | grep -q ": ${rule#!}: "; then t_fail "$name" "${rule#!} reported: $(echo "$out2" | grep -m1 ": ${rule#!}: ")"
+        else t_ok "$name" "no ${rule#!}"; fi
+        return
+    fi
     local out rc
     out=$("$CHECK" "$@" "$file" 2>&1); rc=$?
     if t_crashed $rc; then
@@ -57,9 +67,15 @@ else
     t_skip checker/corpus "no ../shared/corpus next to the repository ($CORPUS)"
 fi
 
+# ---- small third-party streams kept in tests/data (no tool needed) ----------------------------
+expect_pass checker/data-grok-dci2k "$TESTS_DIR/data/grk-dci2k-128x64.j2k" --fps 24
+expect_pass checker/data-grok-imf2k "$TESTS_DIR/data/grk-imf2k-128x64.j2k" --fps 24
+expect_pass checker/data-grok-broadcast "$TESTS_DIR/data/grk-bc-128x64.j2k" --fps 24
+
 # ---- a compliant base stream for the mutations -------------------------------------------
 # First choice: the Kakadu stream; else Grok's -cinema2K output (compliant, guard bits 1);
-# else our own encoder's dci2k output. The base must pass before it is mutated.
+# else the small Grok-made stream of tests/data; else our own encoder's dci2k output. The
+# base must pass before it is mutated.
 BASE=
 if [ -f "$X4" ]; then
     BASE="$X4"
@@ -68,6 +84,8 @@ else
     if t_have grk_compress && grk_compress -i "$W/dci2k.ppm" -o "$W/grk2k.j2k" -w 24 >/dev/null 2>&1 &&
        "$CHECK" -q "$W/grk2k.j2k"; then
         BASE="$W/grk2k.j2k"
+    elif "$CHECK" -q "$TESTS_DIR/data/grk-dci2k-128x64.j2k"; then
+        BASE="$TESTS_DIR/data/grk-dci2k-128x64.j2k"
     elif [ -x "$J2KC" ] && "$J2KC" -q -i "$W/dci2k.ppm" -o "$W/ours2k.j2c" --profile dci2k --fps 24 2>/dev/null &&
          "$CHECK" -q "$W/ours2k.j2c"; then
         BASE="$W/ours2k.j2c"
@@ -80,7 +98,6 @@ else
     # name | mutate operation | rule expected | checker arguments
     while IFS='|' read -r name op rule args; do
         [ -n "$name" ] || continue
-        op=${op//PAD/$((1302086 - $(stat -c %s "$BASE")))}   # total 1,302,086 B: OpenJPEG 2.5.0's -cinema2K size
         if ! "$T/mutate" "$BASE" "$W/m-$name.j2k" $op 2>"$W/m-$name.err"; then
             t_fail "checker/mutation-$name" "mutate failed: $(cat "$W/m-$name.err")"
             continue
@@ -90,9 +107,11 @@ else
 guard-bits-2|set8 FF5C 4 0x42|DCI.guard_bits|
 poc-in-2k|insert-poc|DCI.POC|
 missing-tlm|delete FF55|DCI.TLM|
-too-big-24fps|pad-tp 2 1000|DCI.frame_size|--fps 24
-comp-too-big|pad-tp 0 400000|DCI.comp_size|--fps 24
-opj-1302086-bytes|pad-tp 2 PAD|DCI.frame_size|--fps 24
+frame-at-limit-24fps|pad-total 1302083|!DCI.frame_size|--fps 24
+too-big-24fps|pad-total 1302084|DCI.frame_size|--fps 24
+comp-too-big|pad-tp-to 0 1041667|DCI.comp_size|
+comp-too-big-48fps|pad-tp-to 1 520834|DCI.comp_size|--fps 48
+opj-1302086-bytes|pad-total 1302086|DCI.frame_size|--fps 24
 precinct-128-at-r1|set8 FF52 15 0x77|precincts|
 no-precincts|set8 FF52 4 0|COD.length|
 cblk-64x64|set8 FF52 10 4|DCI.cblk|
@@ -145,6 +164,99 @@ if t_have opj_compress; then
     fi
 else
     t_fail checker/opj-pitfalls "opj_compress missing (Debian libopenjp2-tools): cannot test the OpenJPEG pitfalls"
+fi
+
+# ---- IMF / broadcast / DCI 4K: Grok-made streams and their mutations ------------------------------
+# Fresh 1920x1080 streams from grk_compress when installed, else the small ones of tests/data
+# (then the rate rows, marked "big", are skipped: a 128x64 frame is far below every limit).
+IMF_BASE= IMFR_BASE= BC_BASE= SMALL=0
+if t_have grk_compress; then
+    "$T/gen" -o "$W/imf2k.ppm" --size 1920x1080 --depth 10 --seed 9
+    grk_compress -i "$W/imf2k.ppm" -o "$W/grk-imf2k.j2k" -z 2K,mainlevel=3,sublevel=1,framerate=24 -r 30 >/dev/null 2>&1 &&
+        IMF_BASE="$W/grk-imf2k.j2k"
+    grk_compress -i "$W/imf2k.ppm" -o "$W/grk-imf2kr.j2k" -z 2K_R,mainlevel=6,sublevel=4,framerate=24 >/dev/null 2>&1 &&
+        IMFR_BASE="$W/grk-imf2kr.j2k"
+    grk_compress -i "$W/imf2k.ppm" -o "$W/grk-bc.j2k" -U SINGLE,mainlevel=3,framerate=24 -r 30 >/dev/null 2>&1 &&
+        BC_BASE="$W/grk-bc.j2k"
+    [ -n "$IMF_BASE" ] && [ -n "$IMFR_BASE" ] && [ -n "$BC_BASE" ] || t_fail checker/grok-streams "grk_compress failed on IMF/broadcast"
+else
+    echo "# grk_compress missing: IMF/broadcast mutations on the small streams of tests/data"
+    IMF_BASE="$TESTS_DIR/data/grk-imf2k-128x64.j2k" BC_BASE="$TESTS_DIR/data/grk-bc-128x64.j2k" SMALL=1
+fi
+if [ -n "$IMF_BASE" ]; then
+    expect_pass checker/grok-imf2k "$IMF_BASE" --fps 24
+    while IFS='|' read -r name op rule args big; do
+        [ -n "$name" ] || continue
+        if [ "$big" = big ] && [ $SMALL = 1 ]; then t_skip "checker/imf-mutation-$name" "needs the 1920x1080 Grok stream"; continue; fi
+        if ! "$T/mutate" "$IMF_BASE" "$W/mi-$name.j2k" $op 2>"$W/mi-$name.err"; then
+            t_fail "checker/imf-mutation-$name" "mutate failed: $(cat "$W/mi-$name.err")"
+            continue
+        fi
+        expect_rule "checker/imf-mutation-$name" "$W/mi-$name.j2k" "$rule" $args
+    done <<'EOF'
+sublevel-above-mainlevel|set16 FF51 4 0x0433|IMF.sublevel||
+mainlevel-12|set16 FF51 4 0x041C|IMF.mainlevel||
+mainlevel-1-rate|set16 FF51 4 0x0411|level.mainlevel_rate|--fps 24|big
+sublevel-rate-60fps|set16 FF51 4 0x0413|level.sublevel_rate|--fps 60|big
+poc|insert-poc|IMF.POC||
+tiles-1024|set32 FF51 22 1024|IMF.tiles||big
+tiles-64|set32 FF51 22 64|IMF.tiles||
+reversible|set8 FF52 13 1|IMF.transform||
+levels-6|set8 FF52 9 6|IMF.levels||
+cblk-64|set8 FF52 10 4|IMF.cblk||
+style|set8 FF52 12 0x08|IMF.cblk_style||
+layers-2|set16 FF52 6 2|IMF.layers||
+order-rpcl|set8 FF52 5 2|IMF.order||
+chroma-vertical|set8 FF51 45 2|IMF.subsampling||
+signed|set8 FF51 40 0x89|IMF.depth||
+origin|set32 FF51 14 1|IMF.origin||
+as-imf4k-fine|set16 FF51 4 0x0513|||
+as-dci2k|set16 FF51 4 0x0003|DCI.depth||
+EOF
+fi
+if [ -n "$IMFR_BASE" ]; then
+    expect_pass checker/grok-imf2k_r-ml6-sl4 "$IMFR_BASE" --fps 24
+    "$T/mutate" "$IMFR_BASE" "$W/mi-r97.j2k" set8 FF52 13 0 2>/dev/null
+    expect_rule checker/imf_r-mutation-irreversible "$W/mi-r97.j2k" IMF.transform
+    "$T/mutate" "$IMFR_BASE" "$W/mi-rsl1.j2k" set16 FF51 4 0x0716 2>/dev/null
+    expect_rule checker/imf_r-mutation-sublevel-1-rate "$W/mi-rsl1.j2k" level.sublevel_rate --fps 24
+fi
+if [ -n "$BC_BASE" ]; then
+    expect_pass checker/grok-broadcast-single "$BC_BASE" --fps 24
+    "$T/mutate" "$BC_BASE" "$W/mb-cblk.j2k" set8 FF52 11 3 2>/dev/null
+    expect_rule checker/broadcast-mutation-cblk-64x32 "$W/mb-cblk.j2k" BC.cblk
+    "$T/mutate" "$BC_BASE" "$W/mb-levels.j2k" set8 FF52 9 0 2>/dev/null
+    expect_rule checker/broadcast-mutation-levels-0 "$W/mb-levels.j2k" BC.levels
+    "$T/mutate" "$BC_BASE" "$W/mb-multi-r.j2k" set16 FF51 4 0x0303 2>/dev/null
+    expect_rule checker/broadcast-mutation-multi_r-with-97 "$W/mb-multi-r.j2k" BC.transform
+    "$T/mutate" "$BC_BASE" "$W/mb-12bit.j2k" set8 FF51 40 12 2>/dev/null
+    expect_rule checker/broadcast-mutation-13-bit "$W/mb-12bit.j2k" BC.depth
+fi
+if [ "${J2KC_TEST_QUICK:-0}" = 1 ]; then
+    t_skip checker/grok-cinema4K "J2KC_TEST_QUICK=1"
+elif ! t_have grk_compress; then
+    t_fail checker/grok-cinema4K "grk_compress missing (Debian grokj2k-tools)"
+else
+    "$T/gen" -o "$W/dci4k.ppm" --size 4096x2160 --depth 12 --seed 11
+    if grk_compress -i "$W/dci4k.ppm" -o "$W/grk4k.j2k" -x 24 -n 7 >/dev/null 2>&1; then
+        expect_pass checker/grok-cinema4K-n7 "$W/grk4k.j2k" --fps 24
+        "$T/mutate" "$W/grk4k.j2k" "$W/m4k-poc.j2k" set8 FF5F 9 5 2>/dev/null
+        expect_rule checker/dci4k-mutation-poc-wrong "$W/m4k-poc.j2k" DCI.POC
+        expect_rule checker/dci4k-at-48fps "$W/grk4k.j2k" DCI.fps --fps 48
+    else
+        t_fail checker/grok-cinema4K "grk_compress -cinema4K failed"
+    fi
+    rm -f "$W/dci4k.ppm"
+fi
+
+# ---- packet-level consistency (PLT sums, SOP numbering) on our own encoder's output ------------
+if [ -x "$J2KC" ] && "$T/gen" -o "$W/plt.ppm" --size 128x96 --depth 8 &&
+   "$J2KC" -q -i "$W/plt.ppm" -o "$W/plt.j2c" --lossless --sop --plt --layers 3 --order rpcl --prec 32x32 2>/dev/null; then
+    expect_pass checker/own-sop-plt "$W/plt.j2c"
+    "$T/mutate" "$W/plt.j2c" "$W/plt-bad.j2c" xor FF58 0 5 1 && expect_rule checker/plt-sum-wrong "$W/plt-bad.j2c" PLT.sum
+    "$T/mutate" "$W/plt.j2c" "$W/sop-bad.j2c" xor FF91 3 5 2 && expect_rule checker/sop-nsop-wrong "$W/sop-bad.j2c" SOP.Nsop
+else
+    t_fail checker/own-sop-plt "j2kc could not encode the SOP/PLT base stream"
 fi
 
 # ---- generic syntax on hand-made streams ---------------------------------------------------

@@ -8,7 +8,9 @@
 #     with the source: bit-exact when lossless, above a PSNR floor when lossy,
 #   - within its byte budget when one was given (--bytes, --bitrate, --layer-bytes).
 # One line per case: "ok NAME (size, encode time, PSNR per decoder)" or "FAIL NAME: why".
-#   tests/conformance.sh BUILD_DIR     J2KC_TEST_QUICK=1: skip the 4K-sized cases
+#   tests/conformance.sh BUILD_DIR     J2KC_TEST_QUICK=1: skip the 4K-sized cases;
+#   J2KC_TEST_BACKEND=cuda: every encode on that backend (GPU machines); J2KC_TEST_RANDOM=N:
+#   number of seeded random configurations (default 40)
 . "$(dirname "$0")/gen/common.sh"
 BUILD=$(t_build_dir "$1")
 J2KC="$BUILD/bin/j2kc"
@@ -63,6 +65,15 @@ compare() {     # compare DECODED MODE [--raw-dec SPEC]
     "$T/cmp" "$SRC" "$dec" ${SRC_RAW:+--raw-src "$SRC_RAW"} "$@" $crit 2>&1
 }
 
+# Whether grk_decompress gives different results with 1 and 3 threads (see enc).
+grk_nondeterministic() {
+    local out=$1 d=$2
+    rm -f "$d"/grkh1_*.pgx "$d"/grkh3_*.pgx
+    grk_decompress -i "$out" -o "$d/grkh1.pgx" -H 1 > /dev/null 2>&1 &&
+        grk_decompress -i "$out" -o "$d/grkh3.pgx" -H 3 > /dev/null 2>&1 &&
+        ! "$T/cmp" "$d/grkh1_0.pgx" "$d/grkh3_0.pgx" --exact > /dev/null 2>&1
+}
+
 # enc NAME MODE [j2kc options...]: MODE lossless | psnr=FLOOR (worst component) |
 # psnrall=FLOOR (all components). Uses the current SRC. KEEP=1 keeps the codestream.
 enc() {
@@ -84,7 +95,8 @@ enc() {
     done
     local t0 t1 rc
     t0=$(date +%s%N)
-    "$J2KC" -q -i "$SRC" ${SRC_RAW:+--raw "$SRC_RAW"} -o "$out" "$@" > "$d/enc.log" 2>&1
+    "$J2KC" -q -i "$SRC" ${SRC_RAW:+--raw "$SRC_RAW"} -o "$out" "$@" \
+        ${J2KC_TEST_BACKEND:+--backend "$J2KC_TEST_BACKEND"} > "$d/enc.log" 2>&1
     rc=$?
     t1=$(date +%s%N)
     if [ $rc != 0 ]; then
@@ -145,9 +157,15 @@ enc() {
             elif [ $ycc = 1 ]; then
                 r=$("$T/cmp" "$d/opj_0.pgx" "$d/grk_0.pgx" --exact 2>&1) || problems="$problems; grk differs from opj (sYCC->RGB output): $r"
                 details="$details, grk = opj"
-            else
-                r=$(compare "$d/grk_0.pgx" "$mode") || problems="$problems; grk: $r"
+            elif r=$(compare "$d/grk_0.pgx" "$mode"); then
                 details="$details, grk $(echo "$r" | sed -n 's/.* min \([^ ]*\).*/\1/p')"
+            elif grk_nondeterministic "$out" "$d" && [[ "$problems" != *"opj"* ]]; then
+                # Grok 10.0.5 decodes some tiled streams wrongly, differently for each thread
+                # count (also OpenJPEG-made ones, e.g. 215x101 gray with 95x83 tiles); a correct
+                # decoder cannot depend on -H, so this is Grok's bug when opj is exact.
+                details="$details, grk n/a (its output changes with -H: Grok tiled-decode bug)"
+            else
+                problems="$problems; grk: $r"
             fi
         else
             problems="$problems; grk_decompress failed: $(grep -m1 -i 'error' "$d/grk.log")"
@@ -157,8 +175,6 @@ enc() {
     fi
     if ! t_have ffmpeg || ! t_have ffprobe; then
         problems="$problems; ffmpeg/ffprobe missing"
-    elif [ "$SRC_COMPS" = 2 ] || [ "$SRC_COMPS" = 4 ]; then
-        details="$details, ffmpeg n/a ($SRC_COMPS comps: no raw layout in cmp)"
     else
         local pix
         pix=$(ffprobe -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$out" 2>"$d/ffprobe.log")
@@ -206,6 +222,16 @@ src yuv420_8_7x3 7x3 8 3 420;          enc lossless-yuv420-d8-7x3 lossless --los
 src yuv420_8_1x1 1x1 8 3 420;          enc lossless-yuv420-d8-1x1 lossless --lossless
 src yuv422_10_256x256 256x256 10 3 422; enc lossy-yuv422-d10-bytes psnr=34 --bytes 24000
 src yuv420_8_256x256 256x256 8 3 420;   enc lossy-yuv420-d8-bytes psnr=30 --bytes 12000
+
+# ---- raw input layouts (--raw WxH:FMT): planar, packed, MSB-aligned, GBR plane order ------
+for spec in gray:8:1:444 gray10le:10:1:444 gray16be:16:1:444 rgb24:8:3:444 rgb48le:16:3:444 \
+            gbrp:8:3:444 gbrp12le:12:3:444 rgbp:8:3:444 xyz12le:12:3:444 yuv444p16le:16:3:444 \
+            yuv422p12le:12:3:422 yuv420p:8:3:420 yuv440p:8:3:440; do
+    IFS=: read -r fmt depth comps sub <<< "$spec"
+    SRC="$W/src/raw-$fmt.raw" SRC_RAW="45x31:$fmt" SRC_W=45 SRC_H=31 SRC_DEPTH=$depth SRC_COMPS=$comps
+    "$T/gen" -o "$SRC" --size 45x31 --depth "$depth" --comps "$comps" --sub "$sub" --raw "$fmt" --seed 3
+    enc "raw-input-$fmt" lossless --lossless
+done
 
 # ---- progression orders (with precincts and layers) ------------------------------------------
 src rgb8_256x256 256x256 8 3 444 --seed 8
@@ -280,6 +306,27 @@ src rgb12_256x256 256x256 12 3 444 --seed 12
 enc lossy-d12-bytes psnr=34 --bytes 25000
 src rgb8_256x256 256x256 8 3 444 --seed 8
 enc jp2-lossless lossless --lossless --jp2
+# per-component budget: with CPRL and tile-parts at component changes, tile-part c holds
+# component c; each must stay within --comp-bytes (headers included)
+KEEP=1 enc comp-bytes-cprl psnr=28 --order cprl --tile-parts C --tlm --comp-bytes 5000 --bytes 14000
+if [ -f "$W/comp-bytes-cprl.j2c" ]; then
+    over=$("$CHECK" -v "$W/comp-bytes-cprl.j2c" | awk '/tile-part [0-9]+:/ { if ($(NF-3) + 0 > 5000) print $0 }')
+    if [ -z "$over" ]; then t_ok conformance/comp-bytes-per-tile-part "every tile-part <= 5000 B"
+    else t_fail conformance/comp-bytes-per-tile-part "over 5000 B: $over"; fi
+    rm -f "$W/comp-bytes-cprl.j2c"
+fi
+# determinism and the pipelined path: --bench 3 (3 frames, 2 in flight) writes its first
+# packet, which must equal the single-frame encode byte for byte
+KEEP=1 enc bench-reference psnr=30 --bytes 20000 --tlm --plt
+if [ -f "$W/bench-reference.j2c" ]; then
+    if "$J2KC" -q -i "$SRC" -o "$W/bench3.j2c" --bytes 20000 --tlm --plt --bench 3 > /dev/null 2>&1 &&
+       cmp -s "$W/bench-reference.j2c" "$W/bench3.j2c"; then
+        t_ok conformance/bench-same-bytes "--bench 3 output identical to the single encode"
+    else
+        t_fail conformance/bench-same-bytes "--bench 3 failed or wrote different bytes"
+    fi
+    rm -f "$W/bench-reference.j2c" "$W/bench3.j2c"
+fi
 KEEP=1 enc comment-lossless lossless --lossless --comment "j2kc conformance"
 if "$CHECK" -v "$W/comment-lossless.j2c" 2>/dev/null | grep -q 'COM "j2kc conformance"'; then
     t_ok conformance/comment-text
@@ -287,6 +334,45 @@ else
     t_fail conformance/comment-text "COM text not found by j2kc-check -v"
 fi
 rm -f "$W/comment-lossless.j2c"
+
+# ---- seeded random configurations (sizes, odd depths, component counts, options) --------------
+# Deterministic (bash RANDOM seeded); lossless ones must be bit-exact, lossy ones must decode
+# above a sanity floor of 15 dB and keep their budget. J2KC_TEST_RANDOM=N changes the count.
+RANDOM=20261121
+for i in $(seq "${J2KC_TEST_RANDOM:-40}"); do
+    w=$((RANDOM % 300 + 1)); h=$((RANDOM % 200 + 1))
+    depths=(8 10 12 16 9 11 14); depth=${depths[$((RANDOM % 7))]}
+    comps=$((RANDOM % 4 + 1)); subs=(444 422 420); sub=444
+    [ $comps = 3 ] && sub=${subs[$((RANDOM % 3))]}
+    args=() lossless=$((RANDOM % 2))
+    [ $lossless = 1 ] && args+=(--lossless)
+    [ $((RANDOM % 3)) = 0 ] && args+=(--levels $((RANDOM % 8)))
+    cbs=(4 8 16 32 64 128 256 1024); cw=${cbs[$((RANDOM % 8))]}; ch=${cbs[$((RANDOM % 8))]}
+    [ $((cw * ch)) -le 4096 ] && [ $((RANDOM % 2)) = 0 ] && args+=(--cblk "${cw}x$ch")
+    orders=(lrcp rlcp rpcl pcrl cprl); args+=(--order "${orders[$((RANDOM % 5))]}")
+    [ $((RANDOM % 3)) = 0 ] && args+=(--prec "$((1 << (RANDOM % 4 + 4)))x$((1 << (RANDOM % 4 + 4)))")
+    [ $((RANDOM % 3)) = 0 ] && args+=(--tiles "$((RANDOM % 100 + 16))x$((RANDOM % 100 + 16))")
+    [ $((RANDOM % 4)) = 0 ] && args+=(--tile-parts R --tlm)
+    for sw in bypass reset termall vcausal pterm segmark sop eph plt; do
+        [ $((RANDOM % 6)) = 0 ] && args+=(--$sw)
+    done
+    mode=lossless
+    if [ $lossless = 0 ]; then
+        mode=psnr=15
+        case $((RANDOM % 4)) in
+            0) args+=(--bytes $((w * h * comps * depth / 8 / (RANDOM % 20 + 2) + 2000))) ;;
+            1) q=$((RANDOM % 20 + 30)); args+=(--quality $q); mode=psnrall=$((q - 1)) ;;
+            2) args+=(--layers $((RANDOM % 5 + 1)) --bytes $((w * h * comps / (RANDOM % 8 + 1) + 3000))) ;;
+            3) ;;
+        esac
+    else
+        [ $((RANDOM % 3)) = 0 ] && args+=(--layers $((RANDOM % 4 + 1)))
+    fi
+    src "rnd$i" "${w}x$h" $depth $comps $sub --seed $i
+    enc "random-$i-${w}x$h-d$depth-c$comps-$sub" $mode "${args[@]}"
+    echo "    random-$i: ${args[*]}"
+    rm -f "$W/src/rnd$i".* "$W/src/rnd${i}"_*
+done
 
 # ---- profiles ---------------------------------------------------------------------------------------
 src dci2k 2048x1080 12 3 444 --seed 24
@@ -325,8 +411,41 @@ if [ -f "$CORPUS/stem_wedding_2048x857_xyz12.ppm.xz" ] && t_have xz; then
     enc real-stem-dci2k-48fps psnr=36 --profile dci2k --fps 48
     enc real-stem-lossless lossless --lossless
     rm -f "$W/src/stem.ppm"
+    if [ -f "$CORPUS/bar_interior_1998x1080_xyz12.ppm.xz" ]; then
+        xz -dc "$CORPUS/bar_interior_1998x1080_xyz12.ppm.xz" > "$W/src/bar.ppm"
+        SRC="$W/src/bar.ppm" SRC_RAW= SRC_W=1998 SRC_H=1080 SRC_DEPTH=12 SRC_COMPS=3
+        enc real-bar-dci2k-flat-48fps psnr=38 --profile dci2k --fps 48
+        rm -f "$W/src/bar.ppm"
+    fi
 else
     t_skip conformance/real-content "no ../shared/corpus (optional)"
+fi
+# PNG content (corpus, or Debian libjxl-testdata when installed), converted by FFmpeg.
+png_case() {    # png_case NAME PNG PIX_FMT(rgb48be|gray|rgb24) DEPTH COMPS W H: sets SRC
+    local name=$1 png=$2 pix=$3 ext=ppm
+    [ "$pix" = gray ] && ext=pgm
+    SRC="$W/src/$name.$ext" SRC_RAW= SRC_DEPTH=$4 SRC_COMPS=$5 SRC_W=$6 SRC_H=$7
+    ffmpeg -v error -y -i "$png" -pix_fmt "$pix" -f image2 -c:v $ext "$SRC"
+}
+if [ -f "$CORPUS/hdr_room_676x449_16bit.png" ] && t_have ffmpeg; then
+    png_case hdr_room "$CORPUS/hdr_room_676x449_16bit.png" rgb48be 16 3 676 449
+    enc real-hdr-room-16bit-lossless lossless --lossless
+    enc real-hdr-room-16bit-100k psnr=40 --bytes 100000
+    rm -f "$SRC"
+fi
+if [ -f "$CORPUS/valgrind_manual_p30_300dpi.png" ] && t_have ffmpeg; then
+    png_case text_page "$CORPUS/valgrind_manual_p30_300dpi.png" gray 8 1 2550 3300
+    enc real-text-page-lossless lossless --lossless
+    enc real-text-page-200k psnr=23 --bytes 200000 --tiles 1024x1024
+    rm -f "$SRC"
+fi
+flower=$(ls /usr/share/libjxl-testdata/jxl/flower/flower.pnm /usr/share/*/jxl/flower/flower.pnm 2>/dev/null | head -1)
+if [ -n "$flower" ]; then
+    SRC="$flower" SRC_RAW= SRC_W=2268 SRC_H=1512 SRC_DEPTH=8 SRC_COMPS=3
+    enc real-flower-lossless lossless --lossless
+    enc real-flower-imf2k-24fps psnr=35 --profile imf2k --fps 24
+else
+    t_skip conformance/real-flower "Debian libjxl-testdata not installed (optional)"
 fi
 
 [ "$T_FAILED" = 0 ]

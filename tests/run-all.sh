@@ -1,10 +1,14 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, then checker.sh,
-# conformance.sh, bad-input.sh and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
+# conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
-#   tests/run-all.sh BUILD_DIR      (environment: J2KC_TEST_QUICK=1 runs a smaller matrix)
+#   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
+#      (environment: J2KC_TEST_QUICK=1 runs a smaller matrix). With a second build directory
+#      (built with SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer), its unit tests and
+#      bad-input.sh run there too, as asan/... lines.
 . "$(dirname "$0")/gen/common.sh"
 BUILD=$(t_build_dir "$1")
+SAN_BUILD=${2:+$(t_build_dir "$2")}
 LOG="$BUILD/test-logs"
 mkdir -p "$LOG"
 pass=0 failed=0 skipped=0
@@ -16,37 +20,46 @@ count() {   # counts the result lines of a log
 }
 
 # Unit tests: one result line per binary; its output is kept in the log, shown on failure.
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
-    "$t" > "$LOG/$name.log" 2>&1
-    rc=$?
-    if [ $rc = 0 ]; then
-        echo "ok unit/$name"; pass=$((pass + 1))
-    else
-        reason="exit $rc"
-        t_crashed $rc && reason="crashed (exit $rc)"
-        echo "FAIL unit/$name: $reason (log: $LOG/$name.log)"
-        grep -m 10 -i 'fail\|error\|runtime error' "$LOG/$name.log" | sed 's/^/    /'
-        failed=$((failed + 1))
+run_units() {   # run_units BUILD_DIR PREFIX
+    local t name rc reason
+    for t in "$1"/tests/test_*; do
+        [ -x "$t" ] || continue
+        name=$(basename "$t")
+        "$t" > "$LOG/$2$name.log" 2>&1
+        rc=$?
+        if [ $rc = 0 ]; then
+            echo "ok $2unit/$name"; pass=$((pass + 1))
+        else
+            reason="exit $rc"
+            t_crashed $rc && reason="crashed (exit $rc)"
+            echo "FAIL $2unit/$name: $reason (log: $LOG/$2$name.log)"
+            grep -m 10 -i 'fail\|error\|runtime error' "$LOG/$2$name.log" | sed 's/^/    /'
+            failed=$((failed + 1))
+        fi
+    done
+    if ! ls "$1"/tests/test_* >/dev/null 2>&1; then
+        echo "FAIL $2unit: no unit test binaries in $1/tests (make unit-tests)"; failed=$((failed + 1))
     fi
-done
-if ! ls "$BUILD"/tests/test_* >/dev/null 2>&1; then
-    echo "skip unit: no unit test binaries in $BUILD/tests (make unit-tests)"; skipped=$((skipped + 1))
-fi
+}
+run_units "$BUILD" ""
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them
-    local name=$1 path=$2 rc
-    bash "$path" "$BUILD" 2>&1 | tee "$LOG/$name.log" | grep --line-buffered -E '^(ok|FAIL|skip) |^    '
+    local name=$1 path=$2 rc log="$LOG/${1//\//-}.log"
+    bash "$path" "$BUILD" 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|skip) |^    '
     rc=${PIPESTATUS[0]}
-    count "$LOG/$name.log"
-    if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$LOG/$name.log"; then
-        echo "FAIL $name: script exited with $rc without a FAIL line (log: $LOG/$name.log)"
+    count "$log"
+    # 77: the whole script skipped (automake convention); it says why in a skip line.
+    if [ "$rc" = 77 ] && ! grep -q -E '^(ok|FAIL|skip) ' "$log"; then
+        echo "skip $name: script skipped itself (exit 77)"; skipped=$((skipped + 1))
+    elif [ "$rc" != 0 ] && [ "$rc" != 77 ] && ! grep -q '^FAIL ' "$log"; then
+        t_crashed "$rc" && rc="$rc, crashed"
+        echo "FAIL $name: script exited with $rc without a FAIL line (log: $log)"
         failed=$((failed + 1))
     fi
 }
 
-for s in checker conformance bad-input; do
+for s in checker conformance bad-input quality; do
+    [ "$s" = quality ] && [ ! -f "$TESTS_DIR/$s.sh" ] && continue   # optional (another owner)
     if [ -f "$TESTS_DIR/$s.sh" ]; then
         run_script "$s" "$TESTS_DIR/$s.sh"
     else
@@ -57,6 +70,19 @@ for s in "$TESTS_DIR"/ffmpeg/*.sh; do
     [ -f "$s" ] || continue
     run_script "ffmpeg/$(basename "$s" .sh)" "$s"
 done
+
+# The sanitizer build: unit tests and bad input again, where memory errors and undefined
+# behaviour abort the program (halt_on_error) and so fail the test.
+if [ -n "$SAN_BUILD" ]; then
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    run_units "$SAN_BUILD" "asan/"
+    if [ -f "$TESTS_DIR/bad-input.sh" ]; then
+        SAVED_BUILD=$BUILD; BUILD=$SAN_BUILD
+        run_script "asan/bad-input" "$TESTS_DIR/bad-input.sh"
+        BUILD=$SAVED_BUILD
+    fi
+fi
 
 echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -345,6 +345,28 @@ static void parse_tlm(Ctx *x, const uint8_t *p, uint32_t len)
     cs->nb_tlm_seg++;
 }
 
+/* PLT (A.7.3): Zplt, then packet lengths as 7-bit groups, bit 7 = more groups follow. */
+static void parse_plt(Ctx *x, const uint8_t *p, uint32_t len, CsTilePart *tp, int idx)
+{
+    if (len < 3) {
+        fail(x, "PLT.length", "tile-part %d: Lplt = %u < 3", idx, len);
+        return;
+    }
+    uint64_t v = 0;
+    int open_len = 0;
+    for (uint32_t i = 3; i < len; i++) {
+        v = (v << 7) | (p[i] & 0x7F);
+        open_len = p[i] & 0x80;
+        if (!open_len) {
+            tp->plt_sum += v;
+            v = 0;
+        }
+    }
+    if (open_len)
+        fail(x, "PLT.length", "tile-part %d: last packet length of a PLT segment is unfinished", idx);
+    tp->nb_plt++;
+}
+
 static void parse_com(Ctx *x, const uint8_t *p, uint32_t len)
 {
     CsStream *cs = x->cs;
@@ -357,7 +379,8 @@ static void parse_com(Ctx *x, const uint8_t *p, uint32_t len)
         fail(x, "COM.Rcom", "Rcom = %u (0 binary, 1 Latin-1)", rcom);
     if (rcom == 1 && !cs->com_text[0]) {
         size_t n = len - 4 < sizeof(cs->com_text) - 1 ? len - 4 : sizeof(cs->com_text) - 1;
-        memcpy(cs->com_text, p + 4, n);
+        for (size_t i = 0; i < n; i++)   /* printable ASCII only: the text is echoed */
+            cs->com_text[i] = (p[4 + i] >= 0x20 && p[4 + i] < 0x7F) ? (char)p[4 + i] : '?';
         cs->com_text[n] = 0;
     }
     cs->nb_com++;
@@ -532,6 +555,8 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
     if (!cs->tp)
         return -1;
     uint32_t nb_tiles = cs->nb_tiles_x * cs->nb_tiles_y;
+    uint32_t *sop_next = nb_tiles <= 65535 ? calloc(nb_tiles + 1, sizeof(uint32_t)) : NULL;
+    int sop_reported = 0;
     for (;;) {
         if (pos + 2 > size) {
             fail(x, "EOC.missing", "codestream ends at offset %zu without EOC", pos);
@@ -547,16 +572,16 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
         if (m != CS_SOT) {
             fail(x, "SOT.expected", "%s at offset %zu where SOT or EOC was expected (Psot of the previous tile-part wrong?)",
                  cs_marker_name(m, nb), pos);
-            return -1;
+            goto broken;
         }
         if (pos + 12 > size || rd16(buf + pos + 2) != 10) {
             fail(x, "SOT.length", "SOT at offset %zu: truncated or Lsot != 10", pos);
-            return -1;
+            goto broken;
         }
         if ((size_t)cs->nb_tp == cap_tp) {
             CsTilePart *t = realloc(cs->tp, cap_tp * 2 * sizeof(*t));
             if (!t)
-                return -1;
+                goto broken;
             cs->tp = t;
             cap_tp *= 2;
         }
@@ -584,7 +609,7 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
             if (tp->psot < 14 || pos + tp->psot > size) {
                 fail(x, "SOT.Psot", "tile-part %d at offset %zu: Psot = %u runs past the end (%zu bytes)",
                      cs->nb_tp - 1, pos, tp->psot, size);
-                return -1;
+                goto broken;
             }
             end = pos + tp->psot;
         }
@@ -637,7 +662,7 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
             case CS_POC: tp->nb_poc += parse_poc(x, p, l, 0); cs->nb_tp_poc++; break;
             case CS_RGN: cs->nb_tp_rgn++; break;
             case CS_PPT: cs->nb_tp_ppt++; break;
-            case CS_PLT: cs->nb_tp_plt++; break;
+            case CS_PLT: cs->nb_tp_plt++; parse_plt(x, p, l, tp, cs->nb_tp - 1); break;
             case CS_COM: parse_com(x, p, l); break;
             default: break;
             }
@@ -646,8 +671,37 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
         if (!have_sod)
             fail(x, "SOD.missing", "tile-part %d at offset %zu: no SOD before its end", cs->nb_tp - 1, pos);
         tp->header_len = hp - pos;
+        if (have_sod && tp->nb_plt && tp->plt_sum != end - hp)
+            fail(x, "PLT.sum", "tile-part %d: PLT packet lengths add up to %llu, its data is %zu bytes",
+                 cs->nb_tp - 1, (unsigned long long)tp->plt_sum, end - hp);
+        /* SOP (A.8.1): entropy-coded data never holds 0xFF followed by a byte > 0x8F (bit
+         * stuffing), so every 0xFF91 in the body is an SOP; Nsop counts packets per tile. */
+        if (have_sod && (cs->scod & 2) && !cs_has_marker(tp->markers, tp->nb_markers, CS_COD) &&
+            (uint32_t)tp->isot < nb_tiles && sop_next) {
+            for (size_t q = hp; q + 6 <= end; q++) {
+                if (buf[q] != 0xFF || buf[q + 1] != 0x91)
+                    continue;
+                uint32_t lsop = rd16(buf + q + 2), nsop = rd16(buf + q + 4);
+                if (lsop != 4)
+                    fail(x, "SOP.length", "tile-part %d: SOP at offset %zu with Lsop = %u", cs->nb_tp - 1, q, lsop);
+                else if (nsop != (sop_next[tp->isot] & 0xFFFF) && !sop_reported) {
+                    fail(x, "SOP.Nsop", "tile %d: SOP at offset %zu has Nsop = %u, %u expected (packet count)",
+                         tp->isot, q, nsop, sop_next[tp->isot] & 0xFFFF);
+                    sop_reported = 1;
+                }
+                sop_next[tp->isot] = nsop + 1;
+                tp->nb_sop++;
+                q += 5;
+            }
+            if (end - hp >= 2 && !(buf[hp] == 0xFF && buf[hp + 1] == 0x91))
+                fail(x, "SOP.missing", "tile-part %d: Scod enables SOP but its data does not start with one",
+                     cs->nb_tp - 1);
+        }
         pos = end;
     }
+
+    free(sop_next);
+    sop_next = NULL;
 
     /* Cross checks. */
     if (cs->have_siz && cs->have_cod) {
@@ -715,6 +769,10 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
         }
     }
     return 0;
+
+broken:
+    free(sop_next);
+    return -1;
 }
 
 void cs_free(CsStream *cs)

@@ -59,6 +59,9 @@ typedef struct CsTilePart {
     int      nb_markers;
     uint16_t markers[CS_MAX_MARKERS]; /* marker codes found in the tile-part header, in order */
     int      nb_poc;
+    int      nb_plt;             /* PLT segments */
+    uint64_t plt_sum;            /* sum of the packet lengths they list */
+    int      nb_sop;             /* SOP markers found in the tile-part body (when Scod says SOP) */
 } CsTilePart;
 
 typedef struct CsTlmEntry {

@@ -354,8 +354,8 @@ int img_parse_raw(const char *spec, RawFormat *rf, char *err, size_t errlen)
             return seterr(err, errlen, "raw format '%s' unknown", fmt);
         snprintf(fam, sizeof(fam), "yuv%.3sp", rest);
         rest += 4;
-    } else if (!strcmp(base, "rgb") || !strcmp(base, "xyz")) {
-        /* rgb24 / rgb48le / xyz12le */
+    } else if (!strcmp(base, "rgb") || !strcmp(base, "xyz") || !strcmp(base, "ya") || !strcmp(base, "rgba")) {
+        /* rgb24 / rgb48le / xyz12le / ya8 / ya16le / rgba / rgba64le */
         snprintf(fam, sizeof(fam), "%s", base);
     }
     if (isdigit((unsigned char)*rest)) {
@@ -389,6 +389,22 @@ int img_parse_raw(const char *spec, RawFormat *rf, char *err, size_t errlen)
         if (depth == 24) depth = 8;
         else if (depth == 48) depth = 16;
         else return seterr(err, errlen, "raw format '%s' unknown (rgb24, rgb48le)", fmt);
+    } else if (!strcmp(fam, "ya")) {
+        /* ya8 / ya16le: gray + alpha, interleaved */
+        rf->nb_comps = 2;
+        rf->packed = 1;
+        if (depth != 8 && depth != 16)
+            return seterr(err, errlen, "raw format '%s' unknown (ya8, ya16le)", fmt);
+    } else if (!strcmp(fam, "rgba")) {
+        /* rgba (8-bit) / rgba64le: interleaved */
+        rf->nb_comps = 4;
+        rf->packed = 1;
+        if (depth == 64) depth = 16;
+        else if (!*rest && depth == 8) depth = 8;
+        else return seterr(err, errlen, "raw format '%s' unknown (rgba, rgba64le)", fmt);
+    } else if (!strcmp(fam, "gbrap")) {
+        rf->nb_comps = 4;
+        rf->order[0] = 1; rf->order[1] = 2; rf->order[2] = 0; rf->order[3] = 3;
     } else if (!strcmp(fam, "xyz")) {
         rf->nb_comps = 3;
         rf->packed = 1;
@@ -396,7 +412,7 @@ int img_parse_raw(const char *spec, RawFormat *rf, char *err, size_t errlen)
             return seterr(err, errlen, "raw format '%s' unknown (xyz12le)", fmt);
         rf->shift = 4;
     } else {
-        return seterr(err, errlen, "raw format '%s' unknown (gray, yuv420p, yuv422p, yuv444p, rgbp, gbrp, rgb24, rgb48le, xyz12le with optional depth 9..16 and le/be)", fmt);
+        return seterr(err, errlen, "raw format '%s' unknown (gray, yuv420p, yuv422p, yuv444p, rgbp, gbrp, gbrap, rgb24, rgb48le, rgba, rgba64le, ya8, ya16le, xyz12le with optional depth 9..16 and le/be)", fmt);
     }
     if (depth < 1 || depth > 16)
         return seterr(err, errlen, "raw format '%s': depth %d unsupported", fmt, depth);

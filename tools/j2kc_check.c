@@ -92,6 +92,9 @@ static const char *order_name(int o)
     return o >= 0 && o <= 4 ? n[o] : "?";
 }
 
+/* 2^e for printing sizes from header exponents (garbage exponents print as 0). */
+static int pw2(int e) { return e >= 0 && e < 31 ? 1 << e : 0; }
+
 static int has_anywhere(const CsStream *cs, uint16_t m)
 {
     if (cs_has_marker(cs->main_markers, cs->nb_main_markers, m))
@@ -181,7 +184,7 @@ static void check_dci(Checker *k, const CsStream *cs, int p)
                  st->nb_levels, want_levels);
         if (st->xcb != 5 || st->ycb != 5)
             viol(k, "DCI.cblk", "%s component %d: code-block %dx%d, 32x32 required", pfx, c,
-                 1 << st->xcb, 1 << st->ycb);
+                 pw2(st->xcb), pw2(st->ycb));
         if (st->cblk_style)
             viol(k, "DCI.cblk_style", "%s component %d: code-block style 0x%02X, 0 (no mode switches) required",
                  pfx, c, st->cblk_style);
@@ -356,7 +359,7 @@ static void check_imf(Checker *k, const CsStream *cs, int p)
                  st->nb_levels, max_nl, rev ? " for this tile width" : "");
         if (st->xcb != 5 || st->ycb != 5)
             viol(k, "IMF.cblk", "%s component %d: code-block %dx%d, 32x32 required", pfx, c,
-                 1 << st->xcb, 1 << st->ycb);
+                 pw2(st->xcb), pw2(st->ycb));
         if (st->cblk_style)
             viol(k, "IMF.cblk_style", "%s component %d: code-block style 0x%02X, 0 required", pfx, c,
                  st->cblk_style);
@@ -430,7 +433,7 @@ static void check_broadcast(Checker *k, const CsStream *cs, int p)
             viol(k, "BC.levels", "%s component %d: %d decomposition levels, 1..5 allowed", pfx, c, st->nb_levels);
         if (st->xcb != st->ycb || st->xcb < 5 || st->xcb > 7)
             viol(k, "BC.cblk", "%s component %d: code-block %dx%d, 32x32, 64x64 or 128x128 required", pfx, c,
-                 1 << st->xcb, 1 << st->ycb);
+                 pw2(st->xcb), pw2(st->ycb));
         if (st->cblk_style)
             viol(k, "BC.cblk_style", "%s component %d: code-block style 0x%02X, 0 required", pfx, c, st->cblk_style);
         int want_t = p == P_BC_MULTI_R ? 1 : 0;
@@ -472,7 +475,7 @@ static void check_ht(Checker *k, const CsStream *cs, int imf)
             viol(k, "HT.cblk_style", "component %d: code-block style 0x%02X, 0x40 (all HT) required", c, st->cblk_style);
         if (st->xcb < 5 || st->xcb > 7 || st->ycb < 5 || st->ycb > 6)
             viol(k, "HT.cblk", "component %d: code-block %dx%d (width 32..128, height 32..64)", c,
-                 1 << st->xcb, 1 << st->ycb);
+                 pw2(st->xcb), pw2(st->ycb));
         if (st->nb_levels < 1 || st->nb_levels > max_nl)
             viol(k, "HT.levels", "component %d: %d levels, 1..%d allowed for width %u", c, st->nb_levels, max_nl, w);
         check_precincts(k, "IMF HT", st, c);
@@ -492,7 +495,7 @@ static void print_summary(const Checker *k, const CsStream *cs)
         printf(" %d%s/%dx%d", (cs->ssiz[c] & 0x7F) + 1, cs->ssiz[c] & 0x80 ? "s" : "", cs->xrsiz[c], cs->yrsiz[c]);
     printf(", tiles %ux%u (%ux%u), %s %d layers, NL %d, cblk %dx%d style 0x%02X, %s, mct %d, guard %d, QCD style %d, %d tile-parts, TLM %d, POC %d",
            cs->nb_tiles_x, cs->nb_tiles_y, cs->xtsiz, cs->ytsiz, order_name(cs->order), cs->nb_layers,
-           cs->cod.nb_levels, 1 << cs->cod.xcb, 1 << cs->cod.ycb, cs->cod.cblk_style,
+           cs->cod.nb_levels, pw2(cs->cod.xcb), pw2(cs->cod.ycb), cs->cod.cblk_style,
            cs->cod.transform ? "5/3" : "9/7", cs->mct, cs->qcd.guard_bits, cs->qcd.style, cs->nb_tp,
            cs->nb_tlm_seg, cs->nb_poc);
     if (cs->com_text[0])

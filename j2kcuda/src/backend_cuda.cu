@@ -13,12 +13,16 @@
  * code-blocks' data and pass pointers aimed at the pinned download areas, so the downloaded
  * tier-1 results are in place without a host copy.
  *
- * The one sync point is wait(): cudaEventSynchronize on the slot's last event.
+ * The one sync point per frame is in the slot's host worker thread: cudaEventSynchronize on
+ * the slot's last event, then rate control + tier-2 (j2ki_finish_codestream) on that thread, so
+ * that the host part of the frames in flight runs on several cores at once; wait() only waits
+ * for the worker's result. The log callback may therefore be called from these threads.
  */
 extern "C" {
 #include "backend.h"
 #include "plan.h"
 }
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,9 +31,12 @@ extern "C" {
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
 #include "quant_cuda.h"
+#include "params.h"
+#include "rc_cuda.h"
 #include "t1_cuda.h"
+#include "t2_cuda.h"
 
-enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_DONE, NB_EV };
+enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, NB_EV };
 
 typedef struct CudaSlot {
     J2kiPlan     *plan;
@@ -52,16 +59,31 @@ typedef struct CudaSlot {
     J2kiPass     *h_passes;
     J2kiCblkRes  *h_res;
     uint32_t     *h_flag;
+    /* device rate control and tier-2 (gpu_finish): only the codestream comes back */
+    J2kiT2Cuda   *t2;
+    J2kiRcCuda   *rc;
+    uint8_t      *d_cs;
+    J2kiT2CudaResult *h_t2res;     /* pinned */
     /* host */
-    uint8_t      *h_cs;
-    int           busy;            /* submitted and not yet waited for */
-    int           have_result;
+    uint8_t      *h_cs;            /* pinned when gpu_finish, else malloc'ed */
     const uint8_t *cs;
     size_t        cs_len;
     int           cs_err;
     J2kcStats     stats;
     size_t        device_bytes;
+    /* host worker: waits for the slot's device work, then runs rate control + tier-2, so the
+     * host part of several frames runs on several cores; state and quit under mtx */
+    struct CudaBackend *b;
+    pthread_t     thread;
+    int           thread_started;
+    pthread_mutex_t mtx;
+    pthread_cond_t  cond;
+    int           sync_ready;      /* mtx and cond initialised */
+    int           state;           /* SLOT_IDLE, SLOT_QUEUED (device work enqueued), SLOT_DONE */
+    int           quit;
 } CudaSlot;
+
+enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
 
 typedef CUresult (*CtxPushFn)(CUcontext);
 typedef CUresult (*CtxPopFn)(CUcontext *);
@@ -71,11 +93,13 @@ typedef struct CudaBackend {
     const J2kiCodingParams *cp;
     const J2kiPlan *plan;
     int           dev;
-    int           prev_dev;
     CUcontext     ctx;             /* caller's context, or NULL */
     CtxPushFn     ctx_push;
     CtxPopFn      ctx_pop;
     int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
+    int           gpu_finish;      /* rate control + tier-2 on the device (default); 0: on the
+                                      host worker threads (J2KC_CUDA_HOST_FINISH=1, for comparison) */
+    int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
     CudaSlot     *slots;
     size_t        max_out;
@@ -95,25 +119,27 @@ typedef struct CudaBackend {
 
 /* ---- context handling: every entry point runs between enter() and leave() ---- */
 
-static int enter(CudaBackend *b)
+/* The calling thread's current device is saved in *prev and restored by leave(), so the
+ * caller's own CUDA state is left as it was; with a caller context, it is pushed and popped. */
+static int enter(CudaBackend *b, int *prev)
 {
     int ret;
     if (b->ctx)
         return J2KI_CUDRV(&b->log, &b->broken, b->ctx_push(b->ctx));
-    if ((ret = CU(cudaGetDevice(&b->prev_dev))) < 0)
+    if ((ret = CU(cudaGetDevice(prev))) < 0)
         return ret;
-    if (b->prev_dev != b->dev && (ret = CU(cudaSetDevice(b->dev))) < 0)
+    if (*prev != b->dev && (ret = CU(cudaSetDevice(b->dev))) < 0)
         return ret;
     return 0;
 }
 
-static void leave(CudaBackend *b)
+static void leave(CudaBackend *b, int prev)
 {
     if (b->ctx) {
         CUcontext c;
         J2KI_CUDRV(&b->log, &b->broken, b->ctx_pop(&c));
-    } else if (b->prev_dev != b->dev) {
-        CU(cudaSetDevice(b->prev_dev));
+    } else if (prev != b->dev) {
+        CU(cudaSetDevice(prev));
     }
 }
 
@@ -126,12 +152,14 @@ static double ms_since(const struct timespec *t0)
 
 extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 {
-    int n = 0, ret;
-    if ((ret = J2KI_CUDA(log, NULL, cudaGetDeviceCount(&n))) < 0) {
-        if (ret == J2KC_ERR_NODEV)
-            j2ki_log(log, verbose ? J2KC_LOG_INFO : J2KC_LOG_VERBOSE,
-                     "no usable CUDA device (no GPU, or no/too old NVIDIA driver)");
-        return ret;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        /* not an error by itself: backend=auto falls back to the reference backend */
+        int ret = j2ki_cuda_map(e);
+        j2ki_log(log, verbose ? J2KC_LOG_INFO : J2KC_LOG_VERBOSE, "no usable CUDA device: %s (%s)",
+                 cudaGetErrorName(e), cudaGetErrorString(e));
+        return ret == J2KC_ERR_NODEV ? ret : J2KC_ERR_CUDA;
     }
     for (int i = 0; verbose && i < n; i++) {
         cudaDeviceProp p;
@@ -143,6 +171,55 @@ extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 }
 
 /* ---- init / uninit ---- */
+
+static int finish_slot(CudaBackend *b, CudaSlot *s);
+static void slot_timings(CudaBackend *b, CudaSlot *s);
+
+/** Host worker of one slot: for each queued frame, the one sync point (the slot's last event),
+ *  then the host part; the result is handed to wait() through state. */
+static void *slot_worker(void *arg)
+{
+    CudaSlot *s = (CudaSlot *)arg;
+    CudaBackend *b = s->b;
+    for (;;) {
+        int ret, prev = 0;
+        pthread_mutex_lock(&s->mtx);
+        while (!s->quit && s->state != SLOT_QUEUED)
+            pthread_cond_wait(&s->cond, &s->mtx);
+        if (s->quit && s->state != SLOT_QUEUED) {
+            pthread_mutex_unlock(&s->mtx);
+            return NULL;
+        }
+        pthread_mutex_unlock(&s->mtx);
+
+        if ((ret = enter(b, &prev)) == 0) {
+            ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+            if (ret == 0)
+                slot_timings(b, s);
+            leave(b, prev);
+        }
+        if (ret == 0)
+            ret = finish_slot(b, s);
+
+        pthread_mutex_lock(&s->mtx);
+        s->cs_err = ret;
+        s->state = SLOT_DONE;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->mtx);
+    }
+}
+
+static void slot_stop_worker(CudaSlot *s)
+{
+    if (!s->thread_started)
+        return;
+    pthread_mutex_lock(&s->mtx);
+    s->quit = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mtx);
+    pthread_join(s->thread, NULL);
+    s->thread_started = 0;
+}
 
 static void slot_free(CudaBackend *b, CudaSlot *s)
 {
@@ -168,25 +245,38 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
         cudaEventDestroy(s->ev_ext);
     if (s->st)
         cudaStreamDestroy(s->st);
-    free(s->h_cs);
+    j2ki_rc_cuda_free(&s->rc);
+    j2ki_t2_cuda_free(&s->t2);
+    cudaFree(s->d_cs);
+    cudaFreeHost(s->h_t2res);
+    if (b->gpu_finish)
+        cudaFreeHost(s->h_cs);
+    else
+        free(s->h_cs);
     j2ki_plan_free(&s->plan);
+    if (s->sync_ready) {
+        pthread_mutex_destroy(&s->mtx);
+        pthread_cond_destroy(&s->cond);
+    }
     memset(s, 0, sizeof(*s));
 }
 
 static void cuda_uninit(void *priv)
 {
     CudaBackend *b = (CudaBackend *)priv;
-    int entered;
+    int entered, prev = 0;
     if (!b)
         return;
-    entered = enter(b) == 0;
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        slot_stop_worker(&b->slots[i]);
+    entered = b->dev_ready && enter(b, &prev) == 0;
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_free(b, &b->slots[i]);
     free(b->slots);
     cudaFree(b->d_cblks);
     free(b->h_cblks);
     if (entered)
-        leave(b);
+        leave(b, prev);
     free(b);
 }
 
@@ -248,8 +338,12 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
 
     if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0)
         return ret;
-    if (!(s->h_cs = (uint8_t *)malloc(b->max_out ? b->max_out : 1)))
+    if (b->gpu_finish) {
+        if ((ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0)
+            return ret;
+    } else if (!(s->h_cs = (uint8_t *)malloc(b->max_out ? b->max_out : 1))) {
         return J2KC_ERR_NOMEM;
+    }
     if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
         return ret;
     for (int i = 0; i < NB_EV; i++)
@@ -275,11 +369,32 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0)
         return ret;
 
+    if (b->gpu_finish &&
+        ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
+         (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0 ||
+         (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
+         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, &b->log, &b->broken)) < 0))
+        return ret;
+
     /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
         s->plan->cblks[i].data = s->h_data + b->h_cblks[i].data_off;
         s->plan->cblks[i].passes = s->h_passes + b->h_cblks[i].pass_off;
     }
+
+    s->b = b;
+    if (pthread_mutex_init(&s->mtx, NULL))
+        return J2KC_ERR_NOMEM;
+    if (pthread_cond_init(&s->cond, NULL)) {
+        pthread_mutex_destroy(&s->mtx);
+        return J2KC_ERR_NOMEM;
+    }
+    s->sync_ready = 1;
+    if (pthread_create(&s->thread, NULL, slot_worker, s)) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a host worker thread");
+        return J2KC_ERR_NOMEM;
+    }
+    s->thread_started = 1;
     return 0;
 }
 
@@ -287,7 +402,7 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                      const J2kiLog *log, int nb_slots, size_t max_out)
 {
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
-    int ret, n = 0, entered = 0;
+    int ret, n = 0, entered = 0, prev = 0;
     size_t stage = 0;
 
     *priv = NULL;
@@ -298,6 +413,10 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     b->plan = plan;
     b->nb_slots = nb_slots;
     b->max_out = max_out;
+    {
+        const char *e = getenv("J2KC_CUDA_HOST_FINISH");
+        b->gpu_finish = !(e && *e == '1');
+    }
 
     if (cp->cu_ctx) {
         cudaDriverEntryPointQueryResult q1, q2;
@@ -312,15 +431,19 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             ret = J2KC_ERR_NODEV;
             goto fail;
         }
-        if ((ret = enter(b)) < 0)
+        if ((ret = enter(b, &prev)) < 0)
             goto fail;
-        entered = 1;
+        entered = b->dev_ready = 1;
         if ((ret = CU(cudaGetDevice(&b->dev))) < 0)
             goto fail;
     } else {
-        if ((ret = j2ki_cuda_device_count(&b->log, 0)) < 0)
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            ret = j2ki_cuda_map(e) == J2KC_ERR_NODEV ? J2KC_ERR_NODEV : J2KC_ERR_CUDA;
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: no usable GPU (no device, or no or too old NVIDIA "
+                     "driver): %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
             goto fail;
-        n = ret;
+        }
         b->dev = cp->gpu < 0 ? 0 : cp->gpu;
         if (n == 0 || b->dev >= n) {
             j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: %s (%d device(s) found)",
@@ -328,9 +451,9 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             ret = J2KC_ERR_NODEV;
             goto fail;
         }
-        if ((ret = enter(b)) < 0)
+        if ((ret = enter(b, &prev)) < 0)
             goto fail;
-        entered = 1;
+        entered = b->dev_ready = 1;
     }
     {
         cudaDeviceProp p;
@@ -371,14 +494,14 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             goto fail;
     j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each", nb_slots,
              (double)b->slots[0].device_bytes / 1048576.0);
-    leave(b);
+    leave(b, prev);
     *priv = b;
     return 0;
 fail:
     if (ret == J2KC_ERR_DEVMEM)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s)", nb_slots);
     if (entered)
-        leave(b);
+        leave(b, prev);
     cuda_uninit(b);
     return ret;
 }
@@ -507,11 +630,30 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
 
     if ((ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = CU(cudaEventRecord(s->ev[EV_DONE], s->st))) < 0)
+                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        return ret;
+    if (b->gpu_finish) {
+        /* PCRD-opt and packetisation on the device; back come the result record and, with a
+         * byte budget (the codestream cannot be longer), the budget's worth of bytes in the same
+         * stream, so the slot's last event stays the only sync point */
+        if ((ret = j2ki_rc_cuda_run(s->rc, s->d_res, s->st)) < 0 ||
+            (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
+            (ret = j2ki_t2_cuda_write(s->t2, s->st, s->d_cs, b->max_out)) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(s->t2), sizeof(*s->h_t2res),
+                                      cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+        if (cp->rc_mode == J2KI_RC_BYTES &&
+            (ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
+                                      cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+    } else {
+        if ((ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
+                                      cudaMemcpyDeviceToHost, s->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+    }
+    if ((ret = CU(cudaEventRecord(s->ev[EV_DONE], s->st))) < 0)
         return ret;
     return 0;
 }
@@ -520,17 +662,25 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
 {
     CudaBackend *b = (CudaBackend *)priv;
     CudaSlot *s = &b->slots[slot];
-    int ret;
+    int ret, prev = 0;
     if (b->broken)
         return J2KC_ERR_BROKEN;
-    if ((ret = enter(b)) < 0)
-        return ret;
-    ret = enqueue_frame(b, s, f);
-    leave(b);
+    pthread_mutex_lock(&s->mtx);
+    ret = s->state == SLOT_QUEUED ? J2KC_ERR_INTERNAL : 0;   /* the front end waits before reusing a slot */
+    s->state = SLOT_IDLE;
+    pthread_mutex_unlock(&s->mtx);
     if (ret < 0)
         return ret;
-    s->busy = 1;
-    s->have_result = 0;
+    if ((ret = enter(b, &prev)) < 0)
+        return ret;
+    ret = enqueue_frame(b, s, f);
+    leave(b, prev);
+    if (ret < 0)
+        return ret;
+    pthread_mutex_lock(&s->mtx);
+    s->state = SLOT_QUEUED;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mtx);
     return 0;
 }
 
@@ -542,6 +692,55 @@ static float ev_ms(CudaBackend *b, CudaSlot *s, int e0, int e1)
     if (cudaEventElapsedTime(&ms, s->ev[e0], s->ev[e1]) != cudaSuccess)
         ms = 0.0f;
     return ms;
+}
+
+/** Device stage times of the slot's finished frame (inside enter/leave: events are CUDA calls). */
+static void slot_timings(CudaBackend *b, CudaSlot *s)
+{
+    memset(&s->stats, 0, sizeof(s->stats));
+    s->stats.ms_upload = ev_ms(b, s, EV_START, EV_UPLOADED);
+    s->stats.ms_mct_dwt = ev_ms(b, s, EV_UPLOADED, EV_DWT);
+    s->stats.ms_t1 = ev_ms(b, s, EV_DWT, EV_T1);
+    s->stats.ms_rc = ev_ms(b, s, EV_T1, EV_RC);          /* device rate control (0 on the host path) */
+    s->stats.ms_t2 = ev_ms(b, s, EV_RC, EV_DONE);        /* device tier-2 + download, or download */
+    s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE);
+    s->stats.device_bytes_per_slot = s->device_bytes;
+}
+
+/** The device wrote the codestream: take its length (fetching the bytes when no budget bounded
+ *  the copy made in the stream), then the host-side checks j2ki_finish_codestream makes. */
+static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
+{
+    const J2kiCodingParams *cp = b->cp;
+    const J2kiT2CudaResult *r = s->h_t2res;
+    int ret, prev = 0;
+    if (r->err < 0) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA rate control / tier-2: %s (reason %d, layer %d)",
+                 j2kc_strerror(r->err), r->rc_why, r->rc_why_arg);
+        return r->err;
+    }
+    if (r->len > b->max_out)
+        return J2KC_ERR_INTERNAL;
+    if (cp->rc_mode != J2KI_RC_BYTES) {
+        if ((ret = enter(b, &prev)) < 0)
+            return ret;
+        ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, r->len, cudaMemcpyDeviceToHost, s->st));
+        if (ret == 0)
+            ret = CU(cudaStreamSynchronize(s->st));
+        leave(b, prev);
+        if (ret < 0)
+            return ret;
+    }
+    if ((ret = j2ki_profile_finish_levels(cp, s->h_cs, (size_t)r->len, &b->log)) < 0)
+        return ret;
+    if (cp->rc_mode == J2KI_RC_BYTES && r->len > cp->frame_bytes) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "internal: codestream of %llu bytes exceeds the budget of %llu",
+                 (unsigned long long)r->len, (unsigned long long)cp->frame_bytes);
+        return J2KC_ERR_INTERNAL;
+    }
+    s->cs = s->h_cs;
+    s->cs_len = (size_t)r->len;
+    return 0;
 }
 
 /** Host part of a finished slot: checks the device results, then rate control + tier-2. */
@@ -561,22 +760,17 @@ static int finish_slot(CudaBackend *b, CudaSlot *s)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA tier-1: error flag set without a failing code-block");
         return J2KC_ERR_INTERNAL;
     }
+    if (b->gpu_finish)
+        return finish_slot_gpu(b, s);
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
         J2kiCblk *cb = &s->plan->cblks[i];
         cb->nb_passes = s->h_res[i].nb_passes;
         cb->numbps = s->h_res[i].numbps;
     }
-    memset(&s->stats, 0, sizeof(s->stats));
-    s->stats.ms_upload = ev_ms(b, s, EV_START, EV_UPLOADED);
-    s->stats.ms_mct_dwt = ev_ms(b, s, EV_UPLOADED, EV_DWT);
-    s->stats.ms_t1 = ev_ms(b, s, EV_DWT, EV_T1);
-    s->stats.ms_download = ev_ms(b, s, EV_T1, EV_DONE);
-    s->stats.device_bytes_per_slot = s->device_bytes;
-
     clock_gettime(CLOCK_MONOTONIC, &t0);
     n = j2ki_finish_codestream(s->plan, &b->log, s->h_cs, b->max_out);
-    s->stats.ms_t2 = ms_since(&t0);   /* rate control and tier-2 together (one shared host call) */
-    s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE) + s->stats.ms_t2;
+    s->stats.ms_rc = ms_since(&t0);   /* rate control and tier-2 together, as the reference backend */
+    s->stats.ms_total += s->stats.ms_rc;
     if (n < 0)
         return (int)n;
     s->cs = s->h_cs;
@@ -590,35 +784,19 @@ static int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size
     CudaSlot *s = &b->slots[slot];
     int ret;
 
-    if (!s->busy) {
-        if (!s->have_result)
-            return J2KC_ERR_EOF;
-        if (s->cs_err < 0)
-            return s->cs_err;
-        *data = s->cs;
-        *size = s->cs_len;
-        return 0;
+    pthread_mutex_lock(&s->mtx);
+    if (s->state == SLOT_IDLE) {
+        pthread_mutex_unlock(&s->mtx);
+        return J2KC_ERR_EOF;
     }
-    if (b->broken)
-        return J2KC_ERR_BROKEN;
-    if ((ret = enter(b)) < 0)
-        return ret;
-    if (!block) {
-        cudaError_t e = cudaEventQuery(s->ev[EV_DONE]);
-        if (e == cudaErrorNotReady) {
-            leave(b);
-            return J2KC_ERR_AGAIN;
-        }
-        ret = CU(e);
-    } else {
-        ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+    if (!block && s->state != SLOT_DONE) {
+        pthread_mutex_unlock(&s->mtx);
+        return J2KC_ERR_AGAIN;
     }
-    leave(b);
-    s->busy = 0;
-    s->have_result = 1;
-    if (ret == 0)
-        ret = finish_slot(b, s);
-    s->cs_err = ret;
+    while (s->state != SLOT_DONE)
+        pthread_cond_wait(&s->cond, &s->mtx);
+    ret = s->cs_err;
+    pthread_mutex_unlock(&s->mtx);
     if (ret < 0)
         return ret;
     *data = s->cs;

@@ -2,7 +2,8 @@
  * Byte and bit writers for the codestream. Both can run in counting mode (buf == NULL): they
  * then track exactly the bytes they would have written, which is how tier-2 sizes a codestream
  * without copying data (j2ki_t2_size). A writer never writes past cap; it records the overflow
- * instead, and the caller turns it into J2KC_ERR_BUFSIZE once at the end.
+ * instead, and the caller turns it into J2KC_ERR_BUFSIZE once at the end. The writers are
+ * J2KI_HD: tier-2 on the device (t2_cuda.cu) codes packet headers with the same code.
  */
 #ifndef J2KI_BITIO_H
 #define J2KI_BITIO_H
@@ -19,7 +20,7 @@ typedef struct J2kiBytes {
     int      overflow;   /**< set once a write did not fit */
 } J2kiBytes;
 
-static inline void j2ki_bytes_init(J2kiBytes *b, uint8_t *buf, size_t cap)
+J2KI_HD void j2ki_bytes_init(J2kiBytes *b, uint8_t *buf, size_t cap)
 {
     b->buf = buf;
     b->pos = 0;
@@ -27,7 +28,7 @@ static inline void j2ki_bytes_init(J2kiBytes *b, uint8_t *buf, size_t cap)
     b->overflow = 0;
 }
 
-static inline void j2ki_put8(J2kiBytes *b, uint32_t v)
+J2KI_HD void j2ki_put8(J2kiBytes *b, uint32_t v)
 {
     if (b->pos >= b->cap) {
         b->overflow = 1;
@@ -38,19 +39,19 @@ static inline void j2ki_put8(J2kiBytes *b, uint32_t v)
     b->pos++;
 }
 
-static inline void j2ki_put16(J2kiBytes *b, uint32_t v)
+J2KI_HD void j2ki_put16(J2kiBytes *b, uint32_t v)
 {
     j2ki_put8(b, v >> 8);
     j2ki_put8(b, v);
 }
 
-static inline void j2ki_put32(J2kiBytes *b, uint32_t v)
+J2KI_HD void j2ki_put32(J2kiBytes *b, uint32_t v)
 {
     j2ki_put16(b, v >> 16);
     j2ki_put16(b, v);
 }
 
-static inline void j2ki_put_bytes(J2kiBytes *b, const uint8_t *src, size_t n)
+J2KI_HD void j2ki_put_bytes(J2kiBytes *b, const uint8_t *src, size_t n)
 {
     if (n > b->cap - b->pos) {
         b->overflow = 1;
@@ -62,7 +63,7 @@ static inline void j2ki_put_bytes(J2kiBytes *b, const uint8_t *src, size_t n)
 }
 
 /** Writes v big-endian into an already written (reserved) place: for back-patched lengths. */
-static inline void j2ki_patch16(J2kiBytes *b, size_t at, uint32_t v)
+J2KI_HD void j2ki_patch16(J2kiBytes *b, size_t at, uint32_t v)
 {
     if (b->buf && at + 2 <= b->cap) {
         b->buf[at] = (uint8_t)(v >> 8);
@@ -70,7 +71,7 @@ static inline void j2ki_patch16(J2kiBytes *b, size_t at, uint32_t v)
     }
 }
 
-static inline void j2ki_patch32(J2kiBytes *b, size_t at, uint32_t v)
+J2KI_HD void j2ki_patch32(J2kiBytes *b, size_t at, uint32_t v)
 {
     j2ki_patch16(b, at, v >> 16);
     j2ki_patch16(b, at + 2, v);
@@ -89,14 +90,14 @@ typedef struct J2kiBits {
     int        ct;       /**< bit positions left in cur */
 } J2kiBits;
 
-static inline void j2ki_bits_init(J2kiBits *w, J2kiBytes *out)
+J2KI_HD void j2ki_bits_init(J2kiBits *w, J2kiBytes *out)
 {
     w->out = out;
     w->cur = 0;
     w->ct = 8;
 }
 
-static inline void j2ki_bits_put(J2kiBits *w, int bit)
+J2KI_HD void j2ki_bits_put(J2kiBits *w, int bit)
 {
     if (w->ct == 0) {
         j2ki_put8(w->out, w->cur);
@@ -108,7 +109,7 @@ static inline void j2ki_bits_put(J2kiBits *w, int bit)
 }
 
 /** Puts the n (<= 32) low bits of v, most significant first (as many at a time as fit). */
-static inline void j2ki_bits_putn(J2kiBits *w, uint32_t v, int n)
+J2KI_HD void j2ki_bits_putn(J2kiBits *w, uint32_t v, int n)
 {
     while (n > 0) {
         int k;
@@ -125,7 +126,7 @@ static inline void j2ki_bits_putn(J2kiBits *w, uint32_t v, int n)
 }
 
 /** Ends the header: pads the last byte, and adds 0x00 after a final 0xFF. */
-static inline void j2ki_bits_flush(J2kiBits *w)
+J2KI_HD void j2ki_bits_flush(J2kiBits *w)
 {
     j2ki_put8(w->out, w->cur);
     if (w->cur == 0xFF)

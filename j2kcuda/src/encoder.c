@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "markers.h"
 #include "j2ki.h"
 #include "params.h"
 #include "plan.h"
@@ -109,6 +110,13 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     if ((ret = j2ki_plan_create(&enc->plan, &enc->cp, &enc->log)) < 0)
         goto fail;
 
+    if (enc->cp.tlm && enc->plan->nb_tile_parts > 256u * J2KI_TLM_MAX_ENTRIES) {
+        /* Ztlm is 8 bits: at most 256 TLM segments */
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "tlm=1 with %u tile-parts: TLM can index at most %u",
+                 enc->plan->nb_tile_parts, 256u * J2KI_TLM_MAX_ENTRIES);
+        ret = J2KC_ERR_UNSUPPORTED;
+        goto fail;
+    }
     enc->max_cs = codestream_bound(enc->plan);
     if (enc->cp.rc_mode == J2KI_RC_BYTES && enc->cp.frame_bytes < enc->max_cs)
         enc->max_cs = (size_t)enc->cp.frame_bytes;
@@ -309,7 +317,8 @@ int j2kc_cuda_devices(const J2kcParams *p)
 #if J2KC_HAVE_CUDA
     J2kiLog log;
     j2ki_params_log(p, &log);
-    return j2ki_cuda_device_count(&log, 1);
+    int n = j2ki_cuda_device_count(&log, 1);
+    return n == J2KC_ERR_NODEV ? 0 : n;   /* no driver: no device, as documented */
 #else
     (void)p;
     return J2KC_ERR_NOTBUILT;
@@ -329,6 +338,8 @@ int64_t j2ki_finish_codestream(J2kiPlan *plan, const J2kiLog *log, uint8_t *out,
         return n;
     }
     const J2kiCodingParams *cp = plan->cp;
+    if ((ret = j2ki_profile_finish_levels(cp, out, (size_t)n, log)) < 0)
+        return ret;
     if (cp->rc_mode == J2KI_RC_BYTES && (uint64_t)n > cp->frame_bytes) {
         /* rate control guarantees this never happens; refuse to hand out a codestream that breaks the budget */
         j2ki_log(log, J2KC_LOG_ERROR, "internal: codestream of %lld bytes exceeds the budget of %llu",

@@ -98,6 +98,8 @@ typedef struct J2kiCodingParams {
     int nb_layer_bytes;               /* how many layer_bytes were given */
     uint64_t frame_bytes;             /* J2KI_RC_BYTES: whole codestream, every marker included */
     uint64_t comp_bytes;              /* 0 = none; else per component, its tile-parts incl. headers */
+    int comp_bytes_res_e;             /* 0: comp_bytes covers every resolution; else only the
+                                         packets of resolutions < this (DCI 4K: the 2K part) */
     uint64_t layer_bytes[J2KI_MAX_LAYERS]; /* cumulative budgets; last = frame_bytes */
     double slope;                     /* J2KI_RC_SLOPE: log2 slope threshold */
     double psnr;                      /* J2KI_RC_PSNR target, dB */
@@ -105,6 +107,8 @@ typedef struct J2kiCodingParams {
     int profile;
     int fps_num, fps_den;
     int mainlevel, sublevel;
+    int levels_after_coding;          /* IMF lossless: 2 = pick the sublevel (and main level) from
+                                         the coded size, 1 = check the user's sublevel against it */
     /* output */
     int jp2;
     int color;                        /* J2KI_COLOR_*: JP2 colr box enumeration */

@@ -26,10 +26,12 @@
 #define J2KI_MS_SOD 0xFF93
 #define J2KI_MS_EOC 0xFFD9
 
-/* TLM with ST = 2, SP = 1 (16-bit Ttlm, 32-bit Ptlm): 6 bytes per tile-part, and at most
- * (65535 - 4) / 6 entries per segment. */
+/* TLM with ST = 2, SP = 1 (16-bit Ttlm, 32-bit Ptlm): 6 bytes per tile-part. A segment could
+ * hold (65535 - 4) / 6 = 10921 entries, but FFmpeg's decoder (up to at least 5.1) keeps the
+ * entry count of a segment in 8 bits and rejects longer ones: at most 255 entries a segment,
+ * more segments (Ztlm 0, 1, ...) as needed. */
 #define J2KI_TLM_ENTRY_BYTES 6
-#define J2KI_TLM_MAX_ENTRIES 10921
+#define J2KI_TLM_MAX_ENTRIES 255
 /* PLT: at most 65535 - 3 bytes of Iplt per segment */
 #define J2KI_PLT_MAX_PAYLOAD 65532
 

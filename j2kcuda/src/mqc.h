@@ -13,7 +13,8 @@
  *
  * Context state: one uint16_t per context, s2 = 2 * I + MPS (I = index in Table C.2, MPS
  * the more probable symbol); not a byte, because a store through a char type may alias the
- * coder's registers and would force the compiler to reload them after every decision. Packed table entry for s2 (the switch of Table C.2 folded in):
+ * coder's registers and would force the compiler to reload them after every decision.
+ * Packed table entry for s2 (the switch of Table C.2 folded in):
  *   bits  0..15  Qe
  *   bits 16..22  s2 after an MPS renormalisation (2 * NMPS + MPS)
  *   bits 24..30  s2 after an LPS                  (2 * NLPS + (MPS ^ SWITCH))
@@ -88,10 +89,10 @@ typedef struct J2kiMqc {
 } J2kiMqc;
 
 /*
- * Hot-path functions are forced inline on the host too: the pass loops keep the coder in a
- * local J2kiMqc (t1_core.h), and only if every function that touches it is inlined can the
- * compiler hold A, C and CT in registers instead of reloading them from memory after each
- * byte store (a store through uint8_t * may alias anything whose address escaped).
+ * Hot-path functions are forced inline on the host too: the pass loops keep A, C and CT in
+ * a local J2kiMqcReg (t1_core.h), and only if every function that touches it is inlined can
+ * the compiler hold them in registers instead of reloading them from memory after each byte
+ * store (a store through uint8_t * may alias anything whose address escaped).
  */
 #if !defined(__CUDACC__) && defined(__GNUC__)
 #define J2KI_MQC_HOT J2KI_HD __attribute__((always_inline))
@@ -187,18 +188,14 @@ J2KI_MQC_HOT int j2ki_mqc_renorm_shift(uint32_t a)
 #endif
 }
 
-/** RENORME (C.2.6, Figure C.8): shift A and C left one bit at a time until A >= 0x8000,
- *  with a BYTEOUT each time CT reaches 0; done here in runs of up to CT bits. Any A in
- *  (0, 0x10000) is accepted: A >= 0x8000 shifts by 0 and changes nothing. */
-J2KI_MQC_HOT void j2ki_mqc_renorme(J2kiMqc *m)
+/** RENORME (C.2.6, Figure C.8) by n >= CT bits: shifts A and C left one bit at a time with a
+ *  BYTEOUT each time CT reaches 0, here in runs of up to CT bits. Taken about once per
+ *  output byte; it works on the coder in memory (j2ki_mqc_encode_r stores A, C, CT there
+ *  first), so the pass loops need no registers for the byte buffer state. Inlined rather
+ *  than called: around a call, every value the loop keeps would have to sit in one of the
+ *  few registers a call preserves, and the rest, C among them, on the stack. */
+J2KI_MQC_HOT void j2ki_mqc_renorme_bytes(J2kiMqc *m, int n)
 {
-    int n = j2ki_mqc_renorm_shift(m->a);
-    if (n < m->ct) {                     /* the common case: no byte completes */
-        m->a <<= n;
-        m->c <<= n;
-        m->ct -= n;
-        return;
-    }
     while (n >= m->ct) {
         m->a <<= m->ct;
         m->c <<= m->ct;
@@ -210,10 +207,36 @@ J2KI_MQC_HOT void j2ki_mqc_renorme(J2kiMqc *m)
     m->ct -= n;
 }
 
+/** A, C, CT of an MQ coder as the pass loops keep them in local variables (one copy per
+ *  pass, see J2KI_MQC_HOT); the rest of the coder stays in its J2kiMqc. */
+typedef struct J2kiMqcReg {
+    uint32_t a;
+    int      ct;         /* between a and c: GCC would otherwise pack a and c into one
+                            vector register (SLP) and pay moves in and out of it */
+    uint32_t c;
+} J2kiMqcReg;
+
+J2KI_MQC_HOT J2kiMqcReg j2ki_mqc_reg_get(const J2kiMqc *m)
+{
+    J2kiMqcReg r;
+    r.a = m->a;
+    r.c = m->c;
+    r.ct = m->ct;
+    return r;
+}
+
+J2KI_MQC_HOT void j2ki_mqc_reg_put(J2kiMqc *m, const J2kiMqcReg *r)
+{
+    m->a = r->a;
+    m->c = r->c;
+    m->ct = r->ct;
+}
+
 /**
  * ENCODE (C.2.2): codes decision d (0/1) in the context whose state is *cx, with CODEMPS /
- * CODELPS and their conditional exchange (Figures C.6, C.7), written without branches on
- * the decision: whether it is the MPS is as good as random to a branch predictor.
+ * CODELPS and their conditional exchange (Figures C.6, C.7) and RENORME, on the registers r
+ * (m holds the rest of the coder; its a, c, ct are stale while r is in use). Written without
+ * branches on the decision: whether it is the MPS is as good as random to a branch predictor.
  * After A -= Qe, with x = (A < Qe) the conditional exchange test:
  *   MPS, !x: C += Qe          MPS, x: A = Qe
  *   LPS, !x: A = Qe           LPS, x: C += Qe   (A keeps A - Qe)
@@ -221,19 +244,40 @@ J2KI_MQC_HOT void j2ki_mqc_renorme(J2kiMqc *m)
  * to NMPS after an MPS that needs renormalisation (A - Qe < 0x8000), else stays. A
  * renormalisation by 0 bits (MPS with A - Qe >= 0x8000) is a no-op.
  */
-J2KI_MQC_HOT void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
+J2KI_MQC_HOT void j2ki_mqc_encode_r(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
 {
     uint32_t st = *cx;
     uint32_t e = J2KI_MQC_TAB[st];
     uint32_t qe = e & 0xFFFF;
-    uint32_t a = m->a - qe;
-    uint32_t mps = (uint32_t)d == (st & 1);
-    uint32_t keep = 0u - (mps ^ (uint32_t)(a < qe));     /* all ones: C += Qe, A kept */
-    uint32_t nst = mps ? ((a & 0x8000) ? st : (e >> 16) & 0x7F) : (e >> 24) & 0x7F;
-    m->c += qe & keep;
-    m->a = (a & keep) | (qe & ~keep);
-    *cx = (uint16_t)nst;
-    j2ki_mqc_renorme(m);
+    uint32_t a = r->a - qe;
+    uint32_t lps = ((uint32_t)d ^ st) & 1;
+    /* A, Qe < 2^16, so A - Qe has the sign bit of A < Qe; keep iff that equals lps */
+    uint32_t keep = (((a - qe) >> 31) ^ lps) - 1;       /* all ones: C += Qe, A kept */
+    int n;
+    uint32_t nmps = (a & 0x8000) ? st : (e >> 16) & 0x7F;
+    *cx = (uint16_t)(lps ? e >> 24 : nmps);              /* bit 31 of e is 0 */
+    r->c += qe & keep;
+    a = keep ? a : qe;
+    n = j2ki_mqc_renorm_shift(a);
+    if (n < r->ct) {                     /* the common case: no byte completes */
+        r->a = a << n;
+        r->c <<= n;
+        r->ct -= n;
+        return;
+    }
+    m->a = a;
+    m->c = r->c;
+    m->ct = r->ct;
+    j2ki_mqc_renorme_bytes(m, n);
+    *r = j2ki_mqc_reg_get(m);
+}
+
+/** ENCODE on the coder's own registers (for the few decisions outside the pass loops). */
+J2KI_MQC_HOT void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
+{
+    J2kiMqcReg r = j2ki_mqc_reg_get(m);
+    j2ki_mqc_encode_r(m, &r, cx, d);
+    j2ki_mqc_reg_put(m, &r);
 }
 
 /**
@@ -392,10 +436,12 @@ J2KI_HD int32_t j2ki_mqc_trunc_len(const uint8_t *buf, int32_t start, int32_t en
     int64_t l = u - ((int64_t)k->a << 8);
     for (;;) {
         int64_t vn = v + (((int64_t)1 << pos) - 1);
-        if (n >= end || pos < 8)
-            return end;
+        /* the fit test comes first: the shortest prefix may need the byte at which pos drops
+         * below 8 (then 0 <= pos < 8 here, and the loop ends below without a negative shift) */
         if (vn >= l && vn < u)
             return n > start ? n : start;
+        if (n >= end || pos < 8)
+            return end;
         pos -= prev == 0xFF ? 7 : 8;
         prev = buf[n++];
         v += (int64_t)prev << pos;

@@ -547,6 +547,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         cp->reversible = 1;
     }
 
+    if ((cp->mainlevel || cp->sublevel) && !(cp->profile >= J2KI_PROFILE_IMF2K))
+        FAIL(J2KC_ERR_INVAL, "mainlevel/sublevel apply to the IMF and broadcast profiles only");
+
     /* the profile decides most coding parameters and checks the rest */
     if ((ret = j2ki_profile_apply(cp, p, log)) < 0)
         return ret;

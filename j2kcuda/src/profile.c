@@ -171,6 +171,8 @@ static int apply_dci(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
         cp->nb_poc = 2;
         cp->poc[0] = (J2kiPoc){ 0, 0, 1, d->max_levels, 3, J2KI_CPRL };
         cp->poc[1] = (J2kiPoc){ d->max_levels, 0, 1, d->max_levels + 1, 3, J2KI_CPRL };
+        /* the per-component limit applies to the 2K part of each component (its first tile-part) */
+        cp->comp_bytes_res_e = d->max_levels;
     }
     return 0;
 }
@@ -283,8 +285,9 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     if (!req && !cp->lossless)
         cp->frame_bytes = max_frame;
     else if (!req)
-        j2ki_log(log, J2KC_LOG_INFO, "%s: lossless: the codestream size is not capped to sublevel %d's %d Mbit/s",
-                 d->name, sl, 200 << (sl - 1));
+        /* lossless: the bit rate is known only after coding; j2ki_profile_finish_levels picks
+         * (or checks, when the user fixed it) the sublevel from the frame's size */
+        cp->levels_after_coding = cp->sublevel ? 1 : 2;
     cp->mainlevel = ml;
     cp->sublevel = sl;
     int base = d->id == J2KI_PROFILE_IMF2K ? 0x0400 : d->id == J2KI_PROFILE_IMF4K ? 0x0500 :
@@ -362,4 +365,40 @@ int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog 
     if (cp->profile <= J2KI_PROFILE_IMF8K_R)
         return apply_imf(cp, p, log, d);
     return apply_broadcast(cp, p, log, d);
+}
+
+int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log)
+{
+    if (!cp->levels_after_coding)
+        return 0;
+    double fps = (double)cp->fps_num / cp->fps_den;
+    double mbps = (double)len * 8.0 * fps / 1e6;
+    int sl, ml = cp->mainlevel;
+    for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
+        ;
+    if (sl > 9) {
+        j2ki_log(log, J2KC_LOG_ERROR, "IMF: a lossless frame of %zu bytes at %g fps is %.0f Mbit/s, above sublevel 9's 51200",
+                 len, fps, mbps);
+        return J2KC_ERR_PROFILE;
+    }
+    if (cp->levels_after_coding == 1) {
+        if (sl > cp->sublevel) {
+            j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %.0f Mbit/s at %g fps; sublevel %d allows %d "
+                     "(sublevel %d needed)", mbps, fps, cp->sublevel, 200 << (cp->sublevel - 1), sl);
+            return J2KC_ERR_PROFILE;
+        }
+        return 0;
+    }
+    /* the smallest main level (not below the one the sample rate needs) that allows sublevel sl */
+    while (ml <= 11 && j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1)) < sl)
+        ml++;
+    if (ml > 11 || len < 8 || cs[2] != 0xFF || cs[3] != 0x51) {
+        j2ki_log(log, J2KC_LOG_ERROR, "IMF: no main level allows sublevel %d", sl);
+        return J2KC_ERR_PROFILE;
+    }
+    /* Rsiz sits right after SOC, SIZ and Lsiz (A.5.1) */
+    uint16_t rsiz = (uint16_t)((cp->rsiz & 0xFF00) | (sl << 4) | ml);
+    cs[6] = (uint8_t)(rsiz >> 8);
+    cs[7] = (uint8_t)rsiz;
+    return 0;
 }

@@ -35,4 +35,17 @@ int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
  */
 double j2ki_rc_estimate_psnr(const J2kiPlan *plan);
 
+/** Fixed-point scale of a band's residual distortions (j2ki_rc_cblk_residual):
+ *  dist_weight / (2^depth - 1)^2 * 2^32. The device rate control uses the same values. */
+double j2ki_rc_dist_scale(const J2kiPlan *plan, const J2kiBand *band);
+
+struct J2kiRcCtx;
+/**
+ * Prepares the context of j2ki_rc_decide (rc_core.h) for the plan's coding parameters: modes,
+ * budgets, and the values that need libm (SLOPE's threshold, PSNR's limit, the geometric layer
+ * divisors), so that the device, which gets a copy of it, needs none. ops/opaque/log are left
+ * NULL. Returns 0 or J2KC_ERR_INVAL.
+ */
+int j2ki_rc_ctx_init(struct J2kiRcCtx *c, const J2kiPlan *plan);
+
 #endif

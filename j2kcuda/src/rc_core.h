@@ -161,4 +161,564 @@ J2KI_HD int64_t j2ki_rc_cblk_residual(const J2kiPass *passes, int nb_passes, int
     return v < 0.0 ? -q : q;
 }
 
+/* ==== the threshold search, shared by rc.c (host) and rc_cuda.cu (one thread block) ==== */
+
+/*
+ * The whole PCRD-opt decision procedure of rc.c's file comment lives here as J2KI_HD code that
+ * only ever looks at a J2kiRcCtx: thresholds, floors, budgets and the last measurement. Every
+ * look at the code-blocks goes through an op (J2kiRcOps, J2KI_RC_OP), which the host implements
+ * with loops over plan->cblks (rc.c) and the device with block-wide loops and reductions
+ * (rc_cuda.cu, every
+ * thread of the block runs this control code on its own copy of the context, in lockstep, so
+ * an op may synchronise the block). All decisions are made on integers (byte counts,
+ * fixed-point distortions, bit patterns of doubles) or on doubles that are per code-block and
+ * compared exactly, so the host and the device take the same path and choose the same passes.
+ * Nothing here calls libm: the values that need it (SLOPE's 2^slope, PSNR's limit, the
+ * geometric layer divisors) are computed by the host once (j2ki_rc_ctx_init in rc.c).
+ */
+
+#define J2KI_RC_MAX_PROBES  40   /* bisection probes of one threshold search (tier-2 sizings) */
+#define J2KI_RC_MAX_REFINE  16   /* distinct slopes tried after the bisection */
+#define J2KI_RC_PSNR_PROBES 64   /* PSNR needs no sizing: bisect to adjacent doubles */
+
+enum { J2KI_RC_PRED_BYTES, J2KI_RC_PRED_PSNR };
+
+/** One layer's threshold: a hull pass is included when its slope is > t, or == t in a
+ *  code-block whose index is < k; t < 0 selects every coded pass. */
+typedef struct J2kiRcCfg {
+    double   t;
+    uint32_t k;
+} J2kiRcCfg;
+
+typedef struct J2kiRcCtx J2kiRcCtx;
+
+/** What the search asks of the code-blocks (see the comment above). */
+typedef struct J2kiRcOps {
+    /** Hull of every code-block (j2ki_rc_hull_passes with its band's weight); sets smin, smax. */
+    void    (*hull)(J2kiRcCtx *c);
+    /** Writes layer_passes of every code-block for c's thresholds and floors (j2ki_rc_cblk_apply). */
+    void    (*apply)(J2kiRcCtx *c);
+    /** Sizes the current layer_passes exactly (as j2ki_t2_size): sets total, comp_len[],
+     *  layer_len[] and returns 0, or returns < 0. */
+    int     (*size)(J2kiRcCtx *c);
+    /** Sum over code-blocks of j2ki_rc_cblk_residual of the last layer (exact int64), >= 0. */
+    int64_t (*dist_sum)(J2kiRcCtx *c);
+    /** j2ki_rc_cblk_next_slope over the code-blocks layer l may grow, maximum (rc.c's rc_next_slope). */
+    double  (*next_slope)(J2kiRcCtx *c, int l);
+    /** Whether those code-blocks hold two distinct hull slopes in (lo, hi]. */
+    int     (*can_split)(J2kiRcCtx *c, int l, double lo, double hi);
+    /** Final fill: collects every code-block's next hull vertex of the last layer (not for
+     *  floored components), sorts them by (slope desc, index asc), keeps the greedy prefix
+     *  whose estimated cost fits the slack (j2ki_rc_fill_est); returns how many are kept. */
+    int64_t (*fill_prepare)(J2kiRcCtx *c);
+    /** Last layer: the first p kept candidates at their new pass count, the others at the old. */
+    void    (*fill_apply)(J2kiRcCtx *c, uint32_t p);
+} J2kiRcOps;
+
+struct J2kiRcCtx {
+    const J2kiRcOps *ops;
+    void          *opaque;                  /* the executor's own data */
+    const J2kiLog *log;                     /* host only (NULL on the device) */
+    uint32_t       nb_cblks;
+    int            nb_layers, nb_comps, rc_mode;
+    J2kiRcCfg      cfg[J2KI_MAX_LAYERS];
+    double         floor[J2KC_MAX_COMPS];   /* 0: none; else slope >= floor, every layer */
+    int            last_fixed;              /* searches of earlier layers leave the last alone */
+    uint64_t       budget[J2KI_MAX_LAYERS]; /* cumulative, 0 = none */
+    int            hard[J2KI_MAX_LAYERS];
+    uint64_t       frame_budget, comp_budget; /* 0 = none */
+    double         smin, smax;              /* smallest, largest positive hull slope */
+    int64_t        dist_limit;              /* PSNR: largest fixed-point residual allowed */
+    double         slope_t;                 /* SLOPE: 2^cp->slope */
+    double         layer_div[J2KI_MAX_LAYERS]; /* 2^(0.5 (L - 1 - l)): geometric targets */
+    /* last measurement */
+    int64_t        total;
+    uint64_t       comp_len[J2KC_MAX_COMPS];
+    uint64_t       layer_len[J2KI_MAX_LAYERS];
+    int            nb_probes;
+    /* what went wrong, for the host's log: J2KI_RC_WHY_* and the layer or component */
+    int            why, why_arg;
+};
+
+enum { J2KI_RC_WHY_NONE = 0, J2KI_RC_WHY_HEADERS, J2KI_RC_WHY_LAYER, J2KI_RC_WHY_OVER };
+
+/*
+ * How the control code calls an op: through c->ops on the host; on the device directly
+ * rc_cuda.cu's block-wide j2ki_rc_dev_* (no indirect calls, so the kernel's stack size is
+ * known when it is compiled; rc_cuda.cu defines them, with C linkage, in the same unit).
+ */
+#if defined(__CUDA_ARCH__)
+__device__ void    j2ki_rc_dev_hull(J2kiRcCtx *c);
+__device__ void    j2ki_rc_dev_apply(J2kiRcCtx *c);
+__device__ int     j2ki_rc_dev_size(J2kiRcCtx *c);
+__device__ int64_t j2ki_rc_dev_dist_sum(J2kiRcCtx *c);
+__device__ double  j2ki_rc_dev_next_slope(J2kiRcCtx *c, int l);
+__device__ int     j2ki_rc_dev_can_split(J2kiRcCtx *c, int l, double lo, double hi);
+__device__ int64_t j2ki_rc_dev_fill_prepare(J2kiRcCtx *c);
+__device__ void    j2ki_rc_dev_fill_apply(J2kiRcCtx *c, uint32_t p);
+#define J2KI_RC_OP(c, op) j2ki_rc_dev_##op
+#else
+#define J2KI_RC_OP(c, op) (c)->ops->op
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define J2KI_RC_LOG(c, ...) ((void)0)
+#else
+#define J2KI_RC_LOG(c, ...) j2ki_log((c)->log, __VA_ARGS__)
+#endif
+
+J2KI_HD uint64_t j2ki_rc_bits(double v)
+{
+    union { double d; uint64_t u; } x;
+    x.d = v;
+    return x.u;
+}
+
+J2KI_HD double j2ki_rc_from_bits(uint64_t b)
+{
+    union { double d; uint64_t u; } x;
+    x.u = b;
+    return x.d;
+}
+
+/** Passes of code-block i (component comp) for every layer under c's thresholds and floors:
+ *  each layer selects by its threshold (or the component's floor when that is higher), then
+ *  the counts are made non-decreasing over the layers. */
+J2KI_HD void j2ki_rc_cblk_apply(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp)
+{
+    int L = c->nb_layers;
+    double f = c->floor[comp];
+    int n[J2KI_MAX_LAYERS];
+    for (int l = 0; l < L; l++) {
+        const J2kiRcCfg *x = &c->cfg[l];
+        if (x->t >= 0.0 && f > x->t)
+            n[l] = j2ki_rc_cblk_select(cb->passes, cb->nb_passes, f, 1);
+        else
+            n[l] = j2ki_rc_cblk_select(cb->passes, cb->nb_passes, x->t, i < x->k);
+    }
+    for (int l = L - 2; l >= 0; l--)
+        if (n[l] > n[l + 1])
+            n[l] = n[l + 1];
+    for (int l = 0; l < L; l++)
+        cb->layer_passes[l] = (uint16_t)n[l];
+}
+
+/** Whether code-block cb (its component floored or not) can still grow layer l: the slope of
+ *  its next hull vertex, 0 when none or when it may not grow (rc_next_slope's rule). */
+J2KI_HD double j2ki_rc_cblk_growth(const J2kiRcCtx *c, const J2kiCblk *cb, int comp, int l)
+{
+    int n = cb->layer_passes[l];
+    if (c->floor[comp] > 0.0)
+        return 0.0;
+    if (c->last_fixed && l < c->nb_layers - 1 && n >= cb->layer_passes[c->nb_layers - 1])
+        return 0.0;
+    return j2ki_rc_cblk_next_slope(cb->passes, cb->nb_passes, n);
+}
+
+/** can_split's per code-block part: smallest and largest hull slope in (lo, hi] among the
+ *  passes layer l may take (mn = mx = 0 when none). */
+J2KI_HD void j2ki_rc_cblk_range(const J2kiRcCtx *c, const J2kiCblk *cb, int comp, int l, double lo,
+                                double hi, double *mn, double *mx)
+{
+    int end = cb->nb_passes;
+    *mn = *mx = 0.0;
+    if (c->floor[comp] > 0.0)
+        return;
+    if (c->last_fixed && l < c->nb_layers - 1)
+        end = cb->layer_passes[c->nb_layers - 1];
+    for (int k = 0; k < end; k++) {
+        double v = cb->passes[k].slope;
+        if (v > lo && v <= hi) {
+            if (*mx == 0.0 || v < *mn)
+                *mn = v;
+            if (v > *mx)
+                *mx = v;
+        }
+    }
+}
+
+/** One candidate of the final fill: code-block i may grow from n_old to n_new passes. */
+typedef struct J2kiRcFillCand {
+    double   s;
+    uint32_t i;
+    uint16_t n_old, n_new;
+} J2kiRcFillCand;
+
+/** Fill candidate of code-block i (0 when it has none): its next hull vertex in the last layer. */
+J2KI_HD int j2ki_rc_fill_cand(const J2kiRcCtx *c, const J2kiCblk *cb, uint32_t i, int comp, J2kiRcFillCand *out)
+{
+    int n = cb->layer_passes[c->nb_layers - 1], k;
+    if (c->floor[comp] > 0.0)
+        return 0;
+    for (k = n; k < cb->nb_passes && !(cb->passes[k].slope > 0.0); k++)
+        ;
+    if (k >= cb->nb_passes)
+        return 0;
+    out->s = cb->passes[k].slope;
+    out->i = i;
+    out->n_old = (uint16_t)n;
+    out->n_new = (uint16_t)(k + 1);
+    return 1;
+}
+
+/** Order of the fill candidates: slope descending, then code-block index ascending. */
+J2KI_HD int j2ki_rc_fill_before(const J2kiRcFillCand *x, const J2kiRcFillCand *y)
+{
+    if (x->s != y->s)
+        return x->s > y->s;
+    return x->i < y->i;
+}
+
+/** Estimated cost of a candidate: its new data bytes plus a few header bytes. */
+J2KI_HD int64_t j2ki_rc_fill_est(const J2kiCblk *cb, const J2kiRcFillCand *x)
+{
+    return (int64_t)cb->passes[x->n_new - 1].rate - (x->n_old ? (int64_t)cb->passes[x->n_old - 1].rate : 0) +
+           (x->n_old ? 2 : 5);
+}
+
+/** Sets layer l's threshold, and every later one the search may move with it. */
+J2KI_HD void j2ki_rc_set(J2kiRcCtx *c, int l, J2kiRcCfg x)
+{
+    int end = c->last_fixed ? c->nb_layers - 1 : c->nb_layers;
+    c->cfg[l] = x;
+    for (int m = l + 1; m < end; m++)
+        c->cfg[m] = x;
+}
+
+J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
+{
+    int ret;
+    for (int i = 0; i < J2KC_MAX_COMPS; i++)
+        c->comp_len[i] = 0;
+    for (int l = 0; l < J2KI_MAX_LAYERS; l++)
+        c->layer_len[l] = 0;
+    ret = J2KI_RC_OP(c, size)(c);
+    c->nb_probes++;
+    return ret < 0 ? ret : 0;
+}
+
+J2KI_HD int j2ki_rc_measure(J2kiRcCtx *c)
+{
+    J2KI_RC_OP(c, apply)(c);
+    return j2ki_rc_measure_as_is(c);
+}
+
+/** Whether the last measurement keeps every hard budget, and layer l's own target. */
+J2KI_HD int j2ki_rc_fits(const J2kiRcCtx *c, int l)
+{
+    if (c->frame_budget && (uint64_t)c->total > c->frame_budget)
+        return 0;
+    if (c->comp_budget)
+        for (int cc = 0; cc < c->nb_comps; cc++)
+            if (c->comp_len[cc] > c->comp_budget)
+                return 0;
+    for (int m = 0; m <= l; m++)
+        if ((c->hard[m] || m == l) && c->budget[m] && c->layer_len[m] > c->budget[m])
+            return 0;
+    return 1;
+}
+
+/** Sets layer l to x and tells whether the result is "ok": within the budgets (BYTES), or not
+ *  yet at the target quality (PSNR: ok means more passes are still needed). */
+J2KI_HD int j2ki_rc_try(J2kiRcCtx *c, int l, int pred, J2kiRcCfg x, int *ok)
+{
+    int ret;
+    j2ki_rc_set(c, l, x);
+    if (pred == J2KI_RC_PRED_PSNR) {
+        J2KI_RC_OP(c, apply)(c);
+        *ok = J2KI_RC_OP(c, dist_sum)(c) > c->dist_limit;
+        return 0;
+    }
+    if ((ret = j2ki_rc_measure(c)) < 0)
+        return ret;
+    *ok = j2ki_rc_fits(c, l);
+    return 0;
+}
+
+/**
+ * Moves layer l's threshold from its current, ok value as far down as it stays ok. On return
+ * cfg[l] (and the layers that follow it) hold the last ok threshold, *b the first not-ok one
+ * found next to it (*has_b = 0 when every hull vertex is ok).
+ */
+J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRcCfg *b, int *has_b)
+{
+    uint32_t nb = c->nb_cblks;
+    J2kiRcCfg a = c->cfg[l], x;
+    int ok, ret, probes = 0;
+
+    *has_b = 0;
+    if (!(c->smax > 0.0))
+        return 0;
+    x.t = c->smin;
+    x.k = nb;
+    if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
+        return ret;
+    if (ok)
+        return 0;
+    *b = x;
+    *has_b = 1;
+
+    /* log-domain bisection on the bit patterns: (smin excl. of its predecessor) is not ok */
+    uint64_t lo = j2ki_rc_bits(c->smin) - 1, hi = j2ki_rc_bits(a.t);
+    while (hi > lo + 1 && probes < max_probes &&
+           J2KI_RC_OP(c, can_split)(c, l, j2ki_rc_from_bits(lo), j2ki_rc_from_bits(hi))) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        x.t = j2ki_rc_from_bits(mid);
+        x.k = 0;
+        if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
+            return ret;
+        probes++;
+        if (ok) {
+            a = x;
+            hi = mid;
+        } else {
+            *b = x;
+            lo = mid;
+        }
+    }
+
+    /* next distinct slopes, then the ties of the first one that does not fit, by index */
+    for (int r = 0; r < J2KI_RC_MAX_REFINE; r++) {
+        j2ki_rc_set(c, l, a);
+        J2KI_RC_OP(c, apply)(c);
+        double s = J2KI_RC_OP(c, next_slope)(c, l);
+        if (!(s > 0.0))
+            break;
+        uint32_t klo = s == a.t ? a.k : 0, khi = nb;
+        x.t = s;
+        x.k = nb;
+        if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
+            return ret;
+        if (ok) {
+            a = x;
+            continue;
+        }
+        *b = x;
+        while (khi > klo + 1) {
+            x.k = klo + (khi - klo) / 2;
+            if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
+                return ret;
+            if (ok) {
+                a = x;
+                klo = x.k;
+            } else {
+                *b = x;
+                khi = x.k;
+            }
+        }
+        break;
+    }
+    j2ki_rc_set(c, l, a);
+    return 0;
+}
+
+/** BYTES: whether the codestream without any code-block data already breaks a budget. */
+J2KI_HD int j2ki_rc_headers_too_big(J2kiRcCtx *c)
+{
+    int bad = 0;
+    if (c->frame_budget && (uint64_t)c->total > c->frame_budget) {
+        J2KI_RC_LOG(c, J2KC_LOG_ERROR, "rate control: the codestream without any code-block data "
+                    "(headers and empty packets) is %lld bytes, over the budget of %llu bytes",
+                    (long long)c->total, (unsigned long long)c->frame_budget);
+        bad = 1;
+    }
+    for (int cc = 0; c->comp_budget && cc < c->nb_comps; cc++)
+        if (c->comp_len[cc] > c->comp_budget) {
+            J2KI_RC_LOG(c, J2KC_LOG_ERROR, "rate control: component %d's tile-parts without any "
+                        "code-block data are %llu bytes, over comp_bytes=%llu", cc,
+                        (unsigned long long)c->comp_len[cc], (unsigned long long)c->comp_budget);
+            bad = 1;
+        }
+    for (int l = 0; l < c->nb_layers; l++)
+        if (c->hard[l] && c->budget[l] && c->layer_len[l] > c->budget[l]) {
+            J2KI_RC_LOG(c, J2KC_LOG_ERROR, "rate control: layer %d needs at least %llu bytes "
+                        "(headers and empty packets), over its budget of %llu bytes", l,
+                        (unsigned long long)c->layer_len[l], (unsigned long long)c->budget[l]);
+            bad = 1;
+        }
+    if (bad)
+        c->why = J2KI_RC_WHY_HEADERS;
+    return bad ? J2KC_ERR_BUFSIZE : 0;
+}
+
+/** BYTES, last layer with comp_bytes: floors for components that break their budget first. */
+J2KI_HD int j2ki_rc_comp_floors(J2kiRcCtx *c, J2kiRcCfg b, int has_b)
+{
+    int L = c->nb_layers, ret, ok;
+    for (int round = 0; round < c->nb_comps && has_b; round++) {
+        J2kiRcCfg a = c->cfg[L - 1];
+        int nb_new = 0;
+        double f = j2ki_rc_from_bits(j2ki_rc_bits(a.t) + 1);
+        if ((ret = j2ki_rc_try(c, L - 1, J2KI_RC_PRED_BYTES, b, &ok)) < 0)
+            return ret;
+        for (int cc = 0; cc < c->nb_comps; cc++)
+            if (c->floor[cc] == 0.0 && c->comp_len[cc] > c->comp_budget) {
+                c->floor[cc] = f;
+                nb_new++;
+                J2KI_RC_LOG(c, J2KC_LOG_DEBUG, "rate control: component %d held at a slope floor by "
+                            "comp_bytes=%llu", cc, (unsigned long long)c->comp_budget);
+            }
+        if ((ret = j2ki_rc_try(c, L - 1, J2KI_RC_PRED_BYTES, a, &ok)) < 0)
+            return ret;
+        if (!nb_new)
+            break;
+        if (!ok) {
+            /* only reachable if removing passes grew a packet header: keep the known fit */
+            for (int cc = 0; cc < c->nb_comps; cc++)
+                if (c->floor[cc] == f)
+                    c->floor[cc] = 0.0;
+            break;
+        }
+        if ((ret = j2ki_rc_search(c, L - 1, J2KI_RC_PRED_BYTES, J2KI_RC_MAX_PROBES, &b, &has_b)) < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/** NONE/SLOPE/PSNR with several layers: geometric targets for the layers below the last. */
+J2KI_HD int j2ki_rc_lower_layers(J2kiRcCtx *c)
+{
+    int L = c->nb_layers, ret, ok, has_b;
+    J2kiRcCfg none, b;
+    none.t = c->smax;
+    none.k = 0;
+    if (L < 2)
+        return 0;
+    c->last_fixed = 1;
+    for (int l = 0; l < L - 1; l++)
+        c->cfg[l] = none;
+    if ((ret = j2ki_rc_measure(c)) < 0)
+        return ret;
+    for (int l = 0; l < L - 1; l++) {
+        c->budget[l] = (uint64_t)((double)c->total / c->layer_div[l]);
+        c->hard[l] = 0;
+    }
+    for (int l = 0; l < L - 1; l++) {
+        if ((ret = j2ki_rc_try(c, l, J2KI_RC_PRED_BYTES, l ? c->cfg[l - 1] : none, &ok)) < 0)
+            return ret;
+        if (ok && (ret = j2ki_rc_search(c, l, J2KI_RC_PRED_BYTES, J2KI_RC_MAX_PROBES, &b, &has_b)) < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/**
+ * Final fill of the last layer (BYTES): one threshold leaves up to one hull segment per
+ * code-block of slack unused when the segment at the threshold is large. The candidates kept by
+ * fill_prepare are in decreasing slope order (ties by code-block index); the longest prefix of
+ * that list that keeps every budget is found by bisection on its length (sizes grow with the
+ * prefix, so this is exact), twice.
+ */
+J2KI_HD int j2ki_rc_fill(J2kiRcCtx *c)
+{
+    int ret;
+    for (int round = 0; round < 2; round++) {
+        int64_t kept = J2KI_RC_OP(c, fill_prepare)(c);
+        if (kept < 0)
+            return (int)kept;
+        if (!kept)
+            break;
+        uint32_t lo = 0, hi = (uint32_t)kept;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo + 1) / 2;
+            J2KI_RC_OP(c, fill_apply)(c, mid);
+            if ((ret = j2ki_rc_measure_as_is(c)) < 0)
+                return ret;
+            if (j2ki_rc_fits(c, c->nb_layers - 1))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        J2KI_RC_OP(c, fill_apply)(c, lo);
+        if ((ret = j2ki_rc_measure_as_is(c)) < 0)
+            return ret;
+        J2KI_RC_LOG(c, J2KC_LOG_DEBUG, "rate control fill %d: %u of %u candidates, %lld bytes",
+                    round, lo, (uint32_t)kept, (long long)c->total);
+        if (!lo)
+            break;
+    }
+    return 0;
+}
+
+/**
+ * The whole decision for c (prepared by the host: modes, budgets, slope_t, dist_limit,
+ * layer_div): hulls, then the mode's searches, then (BYTES) the final fill. Leaves every
+ * code-block's layer_passes set. Returns 0 or a negative J2KC_ERR_* (c->why tells which check).
+ */
+J2KI_HD int j2ki_rc_decide(J2kiRcCtx *c)
+{
+    int L = c->nb_layers, ret = 0, ok, has_b;
+    J2kiRcCfg b, none;
+
+    J2KI_RC_OP(c, hull)(c);
+    none.t = c->smax;
+    none.k = 0;
+    switch (c->rc_mode) {
+    case J2KI_RC_NONE:
+        c->cfg[L - 1].t = -1.0;
+        J2KI_RC_OP(c, apply)(c);
+        return j2ki_rc_lower_layers(c);
+    case J2KI_RC_SLOPE:
+        c->cfg[L - 1].t = c->slope_t;
+        c->cfg[L - 1].k = c->nb_cblks;
+        J2KI_RC_OP(c, apply)(c);
+        return j2ki_rc_lower_layers(c);
+    case J2KI_RC_PSNR:
+        if ((ret = j2ki_rc_try(c, 0, J2KI_RC_PRED_PSNR, none, &ok)) < 0)
+            return ret;
+        if (ok) {
+            if ((ret = j2ki_rc_search(c, 0, J2KI_RC_PRED_PSNR, J2KI_RC_PSNR_PROBES, &b, &has_b)) < 0)
+                return ret;
+            if (has_b)
+                j2ki_rc_set(c, 0, b);
+            else
+                J2KI_RC_LOG(c, J2KC_LOG_INFO, "rate control: the PSNR target is not reached with every pass");
+        }
+        c->cfg[L - 1] = c->cfg[0];
+        J2KI_RC_OP(c, apply)(c);
+        return j2ki_rc_lower_layers(c);
+    case J2KI_RC_BYTES:
+        for (int l = 0; l < L; l++)
+            c->cfg[l] = none;
+        if ((ret = j2ki_rc_measure(c)) < 0 || (ret = j2ki_rc_headers_too_big(c)) < 0)
+            return ret;
+        for (int l = 0; l < L; l++) {
+            if (!l)
+                ok = j2ki_rc_fits(c, 0);      /* the empty codestream just measured */
+            else if ((ret = j2ki_rc_try(c, l, J2KI_RC_PRED_BYTES, c->cfg[l - 1], &ok)) < 0)
+                return ret;
+            if (!ok) {
+                if (c->hard[l]) {
+                    J2KI_RC_LOG(c, J2KC_LOG_ERROR, "rate control: layer %d's budget of %llu bytes "
+                                "is below the %llu bytes that the earlier layers and its empty "
+                                "packets take", l, (unsigned long long)c->budget[l],
+                                (unsigned long long)c->layer_len[l]);
+                    c->why = J2KI_RC_WHY_LAYER;
+                    c->why_arg = l;
+                    return J2KC_ERR_BUFSIZE;
+                }
+                continue;
+            }
+            if ((ret = j2ki_rc_search(c, l, J2KI_RC_PRED_BYTES, J2KI_RC_MAX_PROBES, &b, &has_b)) < 0)
+                return ret;
+            if (l == L - 1 && c->comp_budget && (ret = j2ki_rc_comp_floors(c, b, has_b)) < 0)
+                return ret;
+        }
+        /* the search ends on an ok threshold, but the last sizing was another one: measure */
+        if ((ret = j2ki_rc_measure(c)) < 0)
+            return ret;
+        if (j2ki_rc_fits(c, L - 1) && (ret = j2ki_rc_fill(c)) < 0)
+            return ret;
+        if (!j2ki_rc_fits(c, L - 1)) {
+            J2KI_RC_LOG(c, J2KC_LOG_ERROR, "internal: rate control chose %lld bytes over a budget",
+                        (long long)c->total);
+            c->why = J2KI_RC_WHY_OVER;
+            return J2KC_ERR_INTERNAL;
+        }
+        return 0;
+    default:
+        return J2KC_ERR_INVAL;
+    }
+}
+
 #endif /* J2KI_RC_CORE_H */

@@ -3,23 +3,34 @@
  * context modelling (D.3), the three coding passes, the code-block style switches (D.6:
  * BYPASS, RESET, TERMALL, VCAUSAL, PTERM, SEGMARK), pass lengths and distortions. The
  * reference coder (t1_ref.c) and the CUDA coder (one thread per code-block) both run
- * j2ki_t1_load() then j2ki_t1_code(), so their output is identical by construction.
+ * j2ki_t1_load() (or an equivalent) then j2ki_t1_code(), so their output is identical by
+ * construction.
  *
- * Sample state: one uint16_t of flags per sample in a padded array of (w + 2) x (h + 2)
- * (stride w + 2, sample (x, y) at (y + 1) * stride + x + 1); the border is never coded, it
- * only absorbs the neighbour updates of edge samples so no update needs a bounds test.
- *   bit  0..7   significance of the 8 neighbours: NW N NE W E SW S SE (zero-coding index)
- *   bit  8..11  sign (1 = negative) of the N, S, W, E neighbours, set with their significance
- *   bit 12      SIG    the sample is significant
- *   bit 13      VISIT  coded by the significance propagation pass of the current bit-plane
- *   bit 14      REF    magnitude refinement already coded once (context 16, Table D.4)
- *   bit 15      NEG    the sample is negative
- * Magnitudes |v| (fractional bits included) sit in a uint32_t array with the same indexing.
+ * The caller's scratch: flags, (w + 2) x (h + 2) uint16_t, and magnitudes mag, (w + 2) x
+ * (h + 2) uint32_t, both with stride w + 2, sample (x, y) at (y + 1) * stride + x + 1; the
+ * border is never coded. j2ki_t1_load() leaves per sample |v| in mag and, in flags, only the
+ * sign (J2KI_T1_NEG, bit 15; every other bit 0, border included).
  *
- * Tables: the zero-coding contexts of Table D.1 are a 3 x 256 lookup by neighbour bits,
- * generated from the table's rules by macros (J2KI_T1_ZC_INIT) and instantiated like the MQ
- * table in mqc.h: `static const` on the host, `static __constant__` for device code.
- * Sign contexts (Tables D.2, D.3) and refinement contexts (Table D.4) are computed.
+ * j2ki_t1_code() then rebuilds the flags memory, in place, as one uint32_t per stripe column
+ * (4 rows x 1 column, D.3; the last stripe may be shorter), (w + 2) words per stripe with a
+ * column of padding each side (stripe k, column x at k * (w + 2) + x + 1), no padding
+ * stripes: ceil(h / 4) * (w + 2) words always fit in the (h + 2) * (w + 2) uint16_t.
+ * One word holds what the passes test and the contexts read, so a column is tested with
+ * one load and a context is a shift and a mask:
+ *   bits  0..17  sigma: significance of the 3 x 6 samples around the column, row j
+ *                (0: the row above the stripe, 1..4: the stripe, 5: the row below) and
+ *                column c (0: x - 1, 1: x, 2: x + 1) at bit 3 j + c
+ *   bits 18..23  chi: sign (1 = negative) of column x in rows j = 0..5, from the start
+ *                (only read where the sample is significant)
+ *   bits 24..27  pi: row r (0..3) coded by this plane's significance propagation pass
+ *   bits 28..31  mu: row r refined at least once (context 16, Table D.4)
+ * So row r's 3 x 3 neighbourhood is bits 3r .. 3r + 8, the sample itself bit 3r + 4.
+ *
+ * Tables: the zero-coding contexts of Table D.1 are a 3 x 512 lookup by that 9-bit
+ * neighbourhood, generated from the table's rules by macros (J2KI_T1_ZC_INIT) and
+ * instantiated like the MQ table in mqc.h: `static const` on the host, `static
+ * __constant__` for device code. Sign contexts (Tables D.2, D.3) and refinement contexts
+ * (Table D.4) are computed.
  *
  * Bit-plane numbering: the block has numbps magnitude bit-planes p = numbps-1 .. 0 (index
  * bits); plane p is bit s = p + frac_bits of the magnitude. Pass i codes plane
@@ -59,25 +70,22 @@
 #include "plan.h"
 #include "mqc.h"
 
-#define J2KI_T1_NW     0x0001u
-#define J2KI_T1_N      0x0002u
-#define J2KI_T1_NE     0x0004u
-#define J2KI_T1_W      0x0008u
-#define J2KI_T1_E      0x0010u
-#define J2KI_T1_SW     0x0020u
-#define J2KI_T1_S      0x0040u
-#define J2KI_T1_SE     0x0080u
-#define J2KI_T1_NEG_N  0x0100u
-#define J2KI_T1_NEG_S  0x0200u
-#define J2KI_T1_NEG_W  0x0400u
-#define J2KI_T1_NEG_E  0x0800u
-#define J2KI_T1_SIG    0x1000u
-#define J2KI_T1_VISIT  0x2000u
-#define J2KI_T1_REF    0x4000u
+/* ---- per-sample flags as j2ki_t1_load() leaves them (and as load kernels must) ---- */
 #define J2KI_T1_NEG    0x8000u
-#define J2KI_T1_NBRS   0x00FFu
-/* VCAUSAL (D.7): neighbours in the next stripe count as insignificant for the last row */
-#define J2KI_T1_VC_MASK ((uint32_t)~(J2KI_T1_SW | J2KI_T1_S | J2KI_T1_SE | J2KI_T1_NEG_S))
+/* J2kiT1State.vc_mask with VCAUSAL (0xFFFF without); only compared with 0xFFFF */
+#define J2KI_T1_VC_MASK 0xFFFFFD1Fu
+
+/* ---- stripe-column words (see the header comment) ---- */
+#define J2KI_T1_SIGMA(j, c) (1u << (3 * (j) + (c)))
+#define J2KI_T1_SIGMA_ALL  0x0003FFFFu
+#define J2KI_T1_CHI(j)     (1u << (18 + (j)))
+#define J2KI_T1_PI(r)      (1u << (24 + (r)))
+#define J2KI_T1_PI_ALL     0x0F000000u
+#define J2KI_T1_MU(r)      (1u << (28 + (r)))
+/* VCAUSAL (D.7): the row below the stripe counts as insignificant. Only the last row's
+ * neighbourhood reaches row j = 5, so the mask can be applied to the whole word. */
+#define J2KI_T1_VC_WORD    (~(J2KI_T1_SIGMA(5, 0) | J2KI_T1_SIGMA(5, 1) | J2KI_T1_SIGMA(5, 2) | \
+                              J2KI_T1_CHI(5)))
 
 #define J2KI_T1_CTX_RL   17
 #define J2KI_T1_CTX_UNI  18
@@ -85,11 +93,11 @@
 #define J2KI_T1_MAX_PLANES 31
 #define J2KI_T1_MAX_PASSES (3 * J2KI_T1_MAX_PLANES - 2)
 
-/* ---- Table D.1 as rules over the 8 neighbour bits i (layout above) ---- */
+/* ---- Table D.1 as rules over the 9-bit neighbourhood i: NW N NE W (self) E SW S SE ---- */
 #define J2KI_ZB(i, b) (((i) >> (b)) & 1)
-#define J2KI_ZH(i) (J2KI_ZB(i, 3) + J2KI_ZB(i, 4))
-#define J2KI_ZV(i) (J2KI_ZB(i, 1) + J2KI_ZB(i, 6))
-#define J2KI_ZD(i) (J2KI_ZB(i, 0) + J2KI_ZB(i, 2) + J2KI_ZB(i, 5) + J2KI_ZB(i, 7))
+#define J2KI_ZH(i) (J2KI_ZB(i, 3) + J2KI_ZB(i, 5))
+#define J2KI_ZV(i) (J2KI_ZB(i, 1) + J2KI_ZB(i, 7))
+#define J2KI_ZD(i) (J2KI_ZB(i, 0) + J2KI_ZB(i, 2) + J2KI_ZB(i, 6) + J2KI_ZB(i, 8))
 /* LL and LH: horizontal neighbours first; HL: the same with H and V exchanged */
 #define J2KI_ZC_RULE(h, v, d) ((h) == 2 ? 8 : (h) == 1 ? ((v) ? 7 : (d) ? 6 : 5) : \
                                (v) == 2 ? 4 : (v) == 1 ? 3 : (d) >= 2 ? 2 : (d))
@@ -103,13 +111,14 @@
 #define J2KI_R4(M, b)  M((b) + 0), M((b) + 1), M((b) + 2), M((b) + 3)
 #define J2KI_R16(M, b) J2KI_R4(M, (b) + 0), J2KI_R4(M, (b) + 4), J2KI_R4(M, (b) + 8), J2KI_R4(M, (b) + 12)
 #define J2KI_R64(M, b) J2KI_R16(M, (b) + 0), J2KI_R16(M, (b) + 16), J2KI_R16(M, (b) + 32), J2KI_R16(M, (b) + 48)
-#define J2KI_R256(M)   J2KI_R64(M, 0), J2KI_R64(M, 64), J2KI_R64(M, 128), J2KI_R64(M, 192)
-/** 3 x 256 zero-coding contexts: [0] LL/LH, [1] HL, [2] HH. */
-#define J2KI_T1_ZC_INIT { J2KI_R256(J2KI_ZC_LL), J2KI_R256(J2KI_ZC_HL), J2KI_R256(J2KI_ZC_HH) }
+#define J2KI_R256(M, b) J2KI_R64(M, (b) + 0), J2KI_R64(M, (b) + 64), J2KI_R64(M, (b) + 128), J2KI_R64(M, (b) + 192)
+#define J2KI_R512(M)   J2KI_R256(M, 0), J2KI_R256(M, 256)
+/** 3 x 512 zero-coding contexts: [0] LL/LH, [1] HL, [2] HH (the self bit is ignored). */
+#define J2KI_T1_ZC_INIT { J2KI_R512(J2KI_ZC_LL), J2KI_R512(J2KI_ZC_HL), J2KI_R512(J2KI_ZC_HH) }
 
-static const uint8_t j2ki_t1_zc_h[3 * 256] = J2KI_T1_ZC_INIT;
+static const uint8_t j2ki_t1_zc_h[3 * 512] = J2KI_T1_ZC_INIT;
 #if defined(__CUDACC__)
-static __constant__ uint8_t j2ki_t1_zc_d[3 * 256] = J2KI_T1_ZC_INIT;
+static __constant__ uint8_t j2ki_t1_zc_d[3 * 512] = J2KI_T1_ZC_INIT;
 #endif
 #if defined(__CUDA_ARCH__)
 #define J2KI_T1_ZC j2ki_t1_zc_d
@@ -117,16 +126,16 @@ static __constant__ uint8_t j2ki_t1_zc_d[3 * 256] = J2KI_T1_ZC_INIT;
 #define J2KI_T1_ZC j2ki_t1_zc_h
 #endif
 
-/** Band orientation (0 LL, 1 HL, 2 LH, 3 HH) -> row of J2KI_T1_ZC. */
+/** Band orientation (0 LL, 1 HL, 2 LH, 3 HH) -> zero-coding class (J2kiT1State.zc_off / 256). */
 J2KI_HD int j2ki_t1_zc_class(int orient) { return orient == 1 ? 1 : orient == 3 ? 2 : 0; }
 
 /** Coder state of one code-block; the arrays are the caller's ((w + 2) * (h + 2) each). */
 typedef struct J2kiT1State {
-    uint16_t *flags;
+    uint16_t *flags;         /**< per-sample signs after load; stripe-column words while coding */
     uint32_t *mag;
     int       w, h, stride;
     int       zc_off;        /**< 256 * zero-coding class */
-    uint32_t  vc_mask;       /**< mask for the last row of a stripe (all ones without VCAUSAL) */
+    uint32_t  vc_mask;       /**< 0xFFFF, or J2KI_T1_VC_MASK with VCAUSAL */
     uint16_t  ctx[19];       /**< MQ context states (mqc.h) */
     J2kiMqc   mqc;
     J2kiMqcMark marks[J2KI_T1_MAX_PASSES];  /**< registers at non-terminated pass ends */
@@ -136,33 +145,45 @@ typedef struct J2kiT1State {
 
 J2KI_HD int j2ki_t1_dist_shift(int s) { return s > J2KI_T1_DIST_BITS ? s - J2KI_T1_DIST_BITS : 0; }
 
-/** Sample with magnitude m < 2^(s+1) becomes significant at bit s. */
-J2KI_HD int64_t j2ki_t1_dist_sig(uint32_t m, int s, int g)
+/*
+ * A pass sums its terms in factored form, with one multiplication per pass instead of two
+ * squares per sample. With u = s - g, l = m >> g (bits of m below bit s + 1 that are kept),
+ * L = l mod 2^u (the bits below the plane) and c = (g > 0):
+ *  - a sample becoming significant at s has l = 2^u + L, t = 2l + c, e = 2L + 1 - 2^u, so
+ *      t^2 - e^2 = (t - e)(t + e) = (3 * 2^u + c - 1) * (2^u + c + 1 + 4L):
+ *    the pass sums 4L + (2^u + c + 1) (j2ki_t1_sig_term) and multiplies by j2ki_t1_sig_scale;
+ *  - a refined sample with bit b at s has eb = 2L + 1 - 2^(u+1) (1 - b), ea = 2L + 1 - 2^u:
+ *      eb^2 - ea^2 = 2^u * (b ? t : 2^(u+1) - t),  t = 4L + 2 - 2^u,
+ *    the pass sums the factor (j2ki_t1_ref_term, |factor| < 3 * 2^18) and multiplies by 2^u.
+ * Both are the exact integers of the header comment, so the sums are bit for bit the same.
+ */
+J2KI_HD int64_t j2ki_t1_sig_scale(int s, int g) { return 3 * ((int64_t)1 << (s - g)) + (g > 0) - 1; }
+
+J2KI_HD uint32_t j2ki_t1_sig_term(uint32_t m, int g, uint32_t lmask, uint32_t base)
 {
-    int64_t l = (int64_t)(m >> g);
-    int64_t t = 2 * l + (g > 0);
-    int64_t e = 2 * (l & (((int64_t)1 << (s - g)) - 1)) + 1 - ((int64_t)1 << (s - g));
-    return t * t - e * e;
+    return 4 * ((m >> g) & lmask) + base;
 }
 
-/** Significant sample refined at bit s. */
-J2KI_HD int64_t j2ki_t1_dist_ref(uint32_t m, int s, int g)
+J2KI_HD int32_t j2ki_t1_ref_term(uint32_t m, int s, int g, uint32_t lmask)
 {
-    int64_t l = (int64_t)((m & ((2u << s) - 1u)) >> g);
-    int64_t eb = 2 * l + 1 - ((int64_t)2 << (s - g));
-    int64_t ea = 2 * (l & (((int64_t)1 << (s - g)) - 1)) + 1 - ((int64_t)1 << (s - g));
-    return eb * eb - ea * ea;
+    int32_t pu = (int32_t)lmask + 1;
+    int32_t t = 4 * (int32_t)((m >> g) & lmask) + 2 - pu;
+    return ((m >> s) & 1) ? t : 2 * pu - t;
 }
 
-/* ---- context modelling ---- */
+/* ---- context modelling on stripe-column words ---- */
 
-/** Sign context (Tables D.2, D.3) from flags f (VCAUSAL mask applied); *xorbit as D.3. */
-J2KI_HD int j2ki_t1_sc_ctx(uint32_t f, int *xorbit)
+/**
+ * Sign context (Tables D.2, D.3) from the significance `sig` (bits 0..3: N, S, W, E, the
+ * VCAUSAL mask applied) and signs `neg` (same bits, 1 = negative, only where significant)
+ * of the four direct neighbours; *xorbit as D.3.
+ */
+J2KI_HD int j2ki_t1_sc_ctx(uint32_t sig, uint32_t neg, int *xorbit)
 {
-    int cn = (int)((f >> 1) & 1) - 2 * (int)((f >> 8) & 1);
-    int cs = (int)((f >> 6) & 1) - 2 * (int)((f >> 9) & 1);
-    int cw = (int)((f >> 3) & 1) - 2 * (int)((f >> 10) & 1);
-    int ce = (int)((f >> 4) & 1) - 2 * (int)((f >> 11) & 1);
+    int cn = (int)(sig & 1) - 2 * (int)(neg & 1);
+    int cs = (int)((sig >> 1) & 1) - 2 * (int)((neg >> 1) & 1);
+    int cw = (int)((sig >> 2) & 1) - 2 * (int)((neg >> 2) & 1);
+    int ce = (int)((sig >> 3) & 1) - 2 * (int)((neg >> 3) & 1);
     int h = cw + ce, v = cn + cs, x;
     h = h > 1 ? 1 : h < -1 ? -1 : h;
     v = v > 1 ? 1 : v < -1 ? -1 : v;
@@ -175,105 +196,225 @@ J2KI_HD int j2ki_t1_sc_ctx(uint32_t f, int *xorbit)
     return h ? 12 + v : 9 + v;
 }
 
-/** Refinement context (Table D.4). */
-J2KI_HD int j2ki_t1_mr_ctx(uint32_t f)
+/** Rows (bit r) among the bits 0, 3, 6, 9 of x (one per row of a stripe column). */
+#define J2KI_T1_ROWS_E(i) (((i) & 1) | ((i) >> 2 & 2) | ((i) << 1 & 4) | ((i) >> 1 & 8))
+#define J2KI_T1_ROWS_INIT { J2KI_R16(J2KI_T1_ROWS_E, 0), J2KI_R16(J2KI_T1_ROWS_E, 16) }
+static const uint8_t j2ki_t1_rows_h[32] = J2KI_T1_ROWS_INIT;
+#if defined(__CUDACC__)
+static __constant__ uint8_t j2ki_t1_rows_d[32] = J2KI_T1_ROWS_INIT;
+#endif
+#if defined(__CUDA_ARCH__)
+#define J2KI_T1_ROWS j2ki_t1_rows_d
+#else
+#define J2KI_T1_ROWS j2ki_t1_rows_h
+#endif
+J2KI_HD uint32_t j2ki_t1_rows(uint32_t x)
 {
-    return (f & J2KI_T1_REF) ? 16 : (f & J2KI_T1_NBRS) ? 15 : 14;
-}
-
-/** Makes the sample at fp significant: updates its 8 neighbours' flags (D.3.1). */
-J2KI_HD void j2ki_t1_set_sig(uint16_t *fp, int stride, uint32_t neg)
-{
-    uint32_t n = 0u - neg;   /* all ones when negative */
-    fp[-stride - 1] |= (uint16_t)J2KI_T1_SE;
-    fp[-stride]     |= (uint16_t)(J2KI_T1_S | (n & J2KI_T1_NEG_S));
-    fp[-stride + 1] |= (uint16_t)J2KI_T1_SW;
-    fp[-1]          |= (uint16_t)(J2KI_T1_E | (n & J2KI_T1_NEG_E));
-    fp[1]           |= (uint16_t)(J2KI_T1_W | (n & J2KI_T1_NEG_W));
-    fp[stride - 1]  |= (uint16_t)J2KI_T1_NE;
-    fp[stride]      |= (uint16_t)(J2KI_T1_N | (n & J2KI_T1_NEG_N));
-    fp[stride + 1]  |= (uint16_t)J2KI_T1_NW;
-    fp[0]           |= (uint16_t)J2KI_T1_SIG;
-}
-
-/** Sign coding of a sample that just became significant (D.3.2), MQ. */
-J2KI_MQC_HOT void j2ki_t1_code_sign(J2kiMqc *m, uint16_t *ctx, uint32_t f)
-{
-    int xorbit;
-    int cx = j2ki_t1_sc_ctx(f, &xorbit);
-    j2ki_mqc_encode(m, &ctx[cx], (int)(f >> 15) ^ xorbit);
+    /* (x | x >> 5) & 0x1B holds rows 0, 2, 1, 3 at bits 0, 1, 3, 4 */
+    return J2KI_T1_ROWS[(x | x >> 5) & 0x1Bu];
 }
 
 /*
- * Stripe-column tests (a stripe column is the 4 samples of one column in one stripe, D.3).
- * Each is 0x100 when the sample with flags f may have to be coded by the pass and 0 when it
- * certainly has not, without branches, so a whole column is skipped with one test on the
- * OR of its four. They read the flags without the VCAUSAL mask: a column they let through
- * is still decided sample by sample with the mask applied, so being generous is harmless.
- *   SPP: insignificant with a significant neighbour; (f & 0xFF) + 0xFF reaches bit 8
- *        iff a neighbour bit is set, f >> 4 brings SIG (bit 12) to bit 8.
- *   MRP: significant and not coded by this plane's SPP; f >> 5 brings VISIT to bit 8.
- * j2ki_t1_cup_done is the opposite for the cleanup pass: 0x4000 when the sample is already
- * coded in this plane (SIG or VISIT: (f & 0x3000) + 0x3000 reaches bit 14 iff either is set).
+ * Rows of a stripe column (bit r) that each pass codes, from its word without branches:
+ *   SPP: insignificant with a significant neighbour. R gathers at bit 3j whether row j of
+ *        the 3 x 6 window has a significant sample, R | R >> 3 | R >> 6 at bit 3r whether
+ *        row r's 3 x 3 neighbourhood has one (the sample itself counts, harmlessly: it is
+ *        insignificant when it matters). w: the word with the VCAUSAL mask applied.
+ *   MRP: significant and not coded by this plane's SPP.
+ *   cleanup: insignificant and not coded by this plane's SPP.
+ * A row of the SPP mask can change while the column is coded (a sample that becomes
+ * significant gives the row below its N neighbour); the others cannot.
  */
-J2KI_HD uint32_t j2ki_t1_spp_cand(uint32_t f) { return ((f & J2KI_T1_NBRS) + 0xFFu) & ~(f >> 4) & 0x100u; }
-J2KI_HD uint32_t j2ki_t1_mrp_cand(uint32_t f) { return (f >> 4) & ~(f >> 5) & 0x100u; }
-J2KI_HD uint32_t j2ki_t1_cup_done(uint32_t f)
+J2KI_HD uint32_t j2ki_t1_spp_rows(uint32_t w)
 {
-    return ((f & (J2KI_T1_SIG | J2KI_T1_VISIT)) + (J2KI_T1_SIG | J2KI_T1_VISIT)) & 0x4000u;
+    uint32_t r = (w | w >> 1 | w >> 2) & 0x9249u;
+    return j2ki_t1_rows((r | r >> 3 | r >> 6) & ~(w >> 4) & 0x249u);
+}
+J2KI_HD uint32_t j2ki_t1_mrp_rows(uint32_t w)
+{
+    return j2ki_t1_rows((w >> 4) & 0x249u) & ~(w >> 24);
+}
+J2KI_HD uint32_t j2ki_t1_cup_rows(uint32_t w)
+{
+    return j2ki_t1_rows(~(w >> 4) & 0x249u) & ~(w >> 24);
+}
+
+/** Index of the lowest set bit of x != 0. */
+J2KI_HD int j2ki_t1_ctz(uint32_t x)
+{
+#if defined(__CUDA_ARCH__)
+    return __ffs(x) - 1;
+#elif defined(__GNUC__)
+    return __builtin_ctz(x);
+#else
+    int n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/** Index of the lowest set bit of x != 0, 64 bits. */
+J2KI_HD int j2ki_t1_ctz64(uint64_t x)
+{
+#if defined(__CUDA_ARCH__)
+    return __ffsll((long long)x) - 1;
+#elif defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
 }
 
 /*
  * ---- the three passes; each returns its distortion sum (header comment units) ----
- * Each pass works on a copy of the coder in a local variable and writes it back once at the
- * end, so that A, C and CT stay in registers across the pass (see J2KI_MQC_HOT). `raw` is a
- * constant at every call of the *_impl functions, so each is compiled once per mode.
+ * A pass keeps everything its per-sample steps need in one local J2kiT1Pass, the MQ
+ * registers included, and writes the registers back once at the end; all its functions are
+ * inlined (J2KI_MQC_HOT), so the compiler keeps the struct in registers. Samples are
+ * chosen through masks of the rows the pass codes (j2ki_t1_*_rows, 4 bits per column),
+ * walked lowest set bit first: whether a given sample is coded is close to random, and a
+ * mispredicted branch per sample, or per column, cost more than coding it. `raw` is a
+ * constant at every call, so each pass is compiled once per mode.
  */
+typedef struct J2kiT1Pass {
+    J2kiMqcReg r;              /**< A, C, CT (MQ passes) */
+    J2kiMqc   *m;              /**< the rest of the coder (raw passes: all of it) */
+    uint16_t  *ctx;
+    const uint8_t *zc;         /**< zero-coding row of the band's class */
+    uint32_t  *cols;           /**< stripe-column words */
+    const uint32_t *mag;
+    int        stride;         /**< of mag, and words per stripe: w + 2 */
+    int        w, h, nb_stripes;
+    uint32_t   vcw;            /**< word mask: J2KI_T1_VC_WORD with VCAUSAL, else all ones */
+    int        s, g;
+    uint32_t   lmask;          /**< 2^(s-g) - 1 */
+    uint32_t   base;           /**< 2^(s-g) + (g > 0) + 1, see j2ki_t1_sig_term */
+    int64_t    sum;            /**< distortion sum, factored (see j2ki_t1_sig_scale) */
+} J2kiT1Pass;
 
-/** Significance propagation pass (D.3.1) at bit s; raw: BYPASS bit-packed (D.6). */
+J2KI_MQC_HOT J2kiT1Pass j2ki_t1_pass_begin(J2kiT1State *st, int s, int g)
+{
+    J2kiT1Pass p;
+    p.r = j2ki_mqc_reg_get(&st->mqc);
+    p.m = &st->mqc;
+    p.ctx = st->ctx;
+    p.zc = J2KI_T1_ZC + 2 * st->zc_off;
+    p.cols = (uint32_t *)(void *)st->flags;
+    p.mag = st->mag;
+    p.stride = st->stride;
+    p.w = st->w;
+    p.h = st->h;
+    p.nb_stripes = (st->h + 3) >> 2;
+    p.vcw = st->vc_mask != 0xFFFFu ? J2KI_T1_VC_WORD : 0xFFFFFFFFu;
+    p.s = s;
+    p.g = g;
+    p.lmask = (1u << (s - g)) - 1u;
+    p.base = p.lmask + 2u + (g > 0);
+    p.sum = 0;
+    return p;
+}
+
+/** Sign coding (D.3.2) of row r of the column whose word is *cp (w: that word, masked). */
+J2KI_MQC_HOT void j2ki_t1_code_sign(J2kiT1Pass *p, const uint32_t *cp, uint32_t w, int r)
+{
+    uint32_t nb = w >> (3 * r);                           /* N bit 1, W 3, E 5, S 7 */
+    uint32_t sig = ((nb >> 1) & 1) | ((nb >> 6) & 2) | ((nb >> 1) & 4) | ((nb >> 2) & 8);
+    uint32_t neg = ((w >> (18 + r)) & 1) | ((w >> (19 + r)) & 2) |   /* chi of rows r, r + 2 */
+                   ((cp[-1] >> (19 + r)) & 1) << 2 | ((cp[1] >> (19 + r)) & 1) << 3;
+    int xorbit;
+    int cx = j2ki_t1_sc_ctx(sig, neg & sig, &xorbit);
+    j2ki_mqc_encode_r(p->m, &p->r, &p->ctx[cx], (int)((w >> (19 + r)) & 1) ^ xorbit);
+}
+
+/** Makes row r of stripe k's column *cp significant: its own sigma bit and those of the
+ *  neighbouring columns, and of the stripes above and below for the first and last rows. */
+J2KI_MQC_HOT void j2ki_t1_set_sig(J2kiT1Pass *p, uint32_t *cp, int k, int r)
+{
+    int pos = 3 * r;
+    cp[-1] |= J2KI_T1_SIGMA(1, 2) << pos;
+    cp[0] |= J2KI_T1_SIGMA(1, 1) << pos;
+    cp[1] |= J2KI_T1_SIGMA(1, 0) << pos;
+    if (r == 0 && k > 0) {
+        uint32_t *up = cp - p->stride;
+        up[-1] |= J2KI_T1_SIGMA(5, 2);
+        up[0] |= J2KI_T1_SIGMA(5, 1);
+        up[1] |= J2KI_T1_SIGMA(5, 0);
+    } else if (r == 3 && k + 1 < p->nb_stripes) {
+        uint32_t *dn = cp + p->stride;
+        dn[-1] |= J2KI_T1_SIGMA(0, 2);
+        dn[0] |= J2KI_T1_SIGMA(0, 1);
+        dn[1] |= J2KI_T1_SIGMA(0, 0);
+    }
+}
+
+/** Zero coding (D.3.1) of insignificant row r of stripe k's column *cp (magnitude *mp),
+ *  with its sign when it becomes significant; SPP and cleanup. Returns 1 when it did. */
+J2KI_MQC_HOT uint32_t j2ki_t1_zc_sample(J2kiT1Pass *p, uint32_t *cp, int k, int r,
+                                        const uint32_t *mp, int raw)
+{
+    uint32_t w = *cp & p->vcw;
+    uint32_t mg = *mp, bit = (mg >> p->s) & 1;
+    if (raw)
+        j2ki_mqc_raw_put(p->m, (int)bit);
+    else
+        j2ki_mqc_encode_r(p->m, &p->r, &p->ctx[p->zc[(w >> (3 * r)) & 0x1FFu]], (int)bit);
+    if (bit) {
+        if (raw)
+            j2ki_mqc_raw_put(p->m, (int)((w >> (19 + r)) & 1));
+        else
+            j2ki_t1_code_sign(p, cp, w, r);
+        j2ki_t1_set_sig(p, cp, k, r);
+        p->sum += j2ki_t1_sig_term(mg, p->g, p->lmask, p->base);
+    }
+    return bit;
+}
+
+/**
+ * Significance propagation pass (D.3.1) at bit s; raw: BYPASS bit-packed (D.6). The rows to
+ * code are gathered for 16 columns at once (bit 4c + r for column x0 + c, row r) and walked
+ * in one loop, as in the MRP. A sample that becomes significant can only add rows: the row
+ * below it, and rows of the next column (its W neighbours); both are added to the mask
+ * then, before the walk reaches them.
+ */
 J2KI_MQC_HOT int64_t j2ki_t1_spp_impl(J2kiT1State *st, int s, int g, int raw)
 {
-    const uint8_t *zc = J2KI_T1_ZC + st->zc_off;
-    const int stride = st->stride, w = st->w, h = st->h;
-    const uint32_t vc = st->vc_mask;
-    uint16_t *ctx = st->ctx;
-    J2kiMqc m = st->mqc;
-    int x, y0, r;
-    int64_t dist = 0;
-    for (y0 = 0; y0 < h; y0 += 4) {
-        const int nr = j2ki_imin(4, h - y0);
-        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
-        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
-        for (x = 0; x < w; x++, col++, mcol++) {
-            if (nr == 4 && !(j2ki_t1_spp_cand(col[0]) | j2ki_t1_spp_cand(col[stride]) |
-                             j2ki_t1_spp_cand(col[2 * stride]) | j2ki_t1_spp_cand(col[3 * stride])))
-                continue;
-            for (r = 0; r < nr; r++) {
-                uint16_t *fp = col + r * stride;
-                uint32_t f = *fp & (r == 3 ? vc : 0xFFFFu);
-                uint32_t mg, bit;
-                if ((f & J2KI_T1_SIG) || !(f & J2KI_T1_NBRS))
-                    continue;
-                mg = mcol[r * stride];
-                bit = (mg >> s) & 1;
-                if (raw)
-                    j2ki_mqc_raw_put(&m, (int)bit);
-                else
-                    j2ki_mqc_encode(&m, &ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
-                if (bit) {
-                    if (raw)
-                        j2ki_mqc_raw_put(&m, (int)(f >> 15));
-                    else
-                        j2ki_t1_code_sign(&m, ctx, f);
-                    j2ki_t1_set_sig(fp, stride, f >> 15);
-                    dist += j2ki_t1_dist_sig(mg, s, g);
+    J2kiT1Pass p = j2ki_t1_pass_begin(st, s, g);
+    int k, x0, c, r;
+    for (k = 0; k < p.nb_stripes; k++) {
+        const uint32_t rows = (1u << j2ki_imin(4, p.h - 4 * k)) - 1u;
+        uint32_t *cp = p.cols + k * p.stride + 1;
+        const uint32_t *mp = p.mag + (4 * k + 1) * p.stride + 1;
+        for (x0 = 0; x0 < p.w; x0 += 16, cp += 16, mp += 16) {
+            const int nc = j2ki_imin(16, p.w - x0);
+            uint64_t todo = 0;
+            for (c = 0; c < nc; c++)
+                todo |= (uint64_t)(j2ki_t1_spp_rows(cp[c] & p.vcw) & rows) << (4 * c);
+            while (todo) {
+                int b = j2ki_t1_ctz64(todo);
+                todo &= todo - 1;
+                c = b >> 2;
+                r = b & 3;
+                if (j2ki_t1_zc_sample(&p, cp + c, k, r, mp + c + r * p.stride, raw)) {
+                    uint32_t below = (2u << r) & ~j2ki_t1_rows((cp[c] >> 4) & 0x249u) & rows;
+                    todo |= (uint64_t)below << (4 * c);
+                    if (c + 1 < nc)
+                        todo |= (uint64_t)(j2ki_t1_spp_rows(cp[c + 1] & p.vcw) & rows)
+                                << (4 * c + 4);
                 }
-                *fp |= (uint16_t)J2KI_T1_VISIT;
+                cp[c] |= J2KI_T1_PI(r);
             }
         }
     }
-    st->mqc = m;
-    return dist;
+    if (!raw)
+        j2ki_mqc_reg_put(&st->mqc, &p.r);
+    return j2ki_t1_sig_scale(s, g) * p.sum;
 }
 
 J2KI_HD int64_t j2ki_t1_spp(J2kiT1State *st, int s, int g, int raw)
@@ -281,124 +422,139 @@ J2KI_HD int64_t j2ki_t1_spp(J2kiT1State *st, int s, int g, int raw)
     return raw ? j2ki_t1_spp_impl(st, s, g, 1) : j2ki_t1_spp_impl(st, s, g, 0);
 }
 
-/** Magnitude refinement pass (D.3.3) at bit s. */
+/**
+ * Magnitude refinement pass (D.3.3) at bit s. Refinement changes no other sample's
+ * candidacy or context, so the rows to code are gathered for 16 columns at once (bit
+ * 4c + r for column x0 + c, row r) and walked in one loop: one hard-to-predict loop exit
+ * per 16 columns instead of one per column.
+ */
 J2KI_MQC_HOT int64_t j2ki_t1_mrp_impl(J2kiT1State *st, int s, int g, int raw)
 {
-    const int stride = st->stride, w = st->w, h = st->h;
-    const uint32_t vc = st->vc_mask;
-    uint16_t *ctx = st->ctx;
-    J2kiMqc m = st->mqc;
-    int x, y0, r;
-    int64_t dist = 0;
-    for (y0 = 0; y0 < h; y0 += 4) {
-        const int nr = j2ki_imin(4, h - y0);
-        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
-        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
-        for (x = 0; x < w; x++, col++, mcol++) {
-            if (nr == 4 && !(j2ki_t1_mrp_cand(col[0]) | j2ki_t1_mrp_cand(col[stride]) |
-                             j2ki_t1_mrp_cand(col[2 * stride]) | j2ki_t1_mrp_cand(col[3 * stride])))
-                continue;
-            for (r = 0; r < nr; r++) {
-                uint16_t *fp = col + r * stride;
-                uint32_t f = *fp, mg, bit;
-                if ((f & (J2KI_T1_SIG | J2KI_T1_VISIT)) != J2KI_T1_SIG)
-                    continue;
-                mg = mcol[r * stride];
+    J2kiT1Pass p = j2ki_t1_pass_begin(st, s, g);
+    int k, x0, c, r;
+    for (k = 0; k < p.nb_stripes; k++) {
+        const uint32_t rows = (1u << j2ki_imin(4, p.h - 4 * k)) - 1u;
+        uint32_t *cp = p.cols + k * p.stride + 1;
+        const uint32_t *mp = p.mag + (4 * k + 1) * p.stride + 1;
+        for (x0 = 0; x0 < p.w; x0 += 16, cp += 16, mp += 16) {
+            const int nc = j2ki_imin(16, p.w - x0);
+            uint64_t todo = 0;
+            for (c = 0; c < nc; c++)
+                todo |= (uint64_t)(j2ki_t1_mrp_rows(cp[c]) & rows) << (4 * c);
+            while (todo) {
+                uint32_t w, mg, bit, mu;
+                int b = j2ki_t1_ctz64(todo), nz;
+                todo &= todo - 1;
+                c = b >> 2;
+                r = b & 3;
+                w = cp[c] & p.vcw;
+                mg = mp[c + r * p.stride];
                 bit = (mg >> s) & 1;
-                if (raw)
-                    j2ki_mqc_raw_put(&m, (int)bit);
-                else
-                    j2ki_mqc_encode(&m, &ctx[j2ki_t1_mr_ctx(f & (r == 3 ? vc : 0xFFFFu))], (int)bit);
-                dist += j2ki_t1_dist_ref(mg, s, g);
-                *fp |= (uint16_t)J2KI_T1_REF;
+                if (raw) {
+                    j2ki_mqc_raw_put(p.m, (int)bit);
+                } else {
+                    /* Table D.4: 16 after the first refinement, else 15 with a significant
+                     * neighbour (the 3 x 3 neighbourhood less the sample), else 14 */
+                    mu = (w >> (28 + r)) & 1;
+                    nz = ((w >> (3 * r)) & 0x1EFu) != 0;
+                    j2ki_mqc_encode_r(p.m, &p.r, &p.ctx[14 + (nz | (int)mu) + (int)mu], (int)bit);
+                }
+                p.sum += j2ki_t1_ref_term(mg, s, g, p.lmask);
+                cp[c] |= J2KI_T1_MU(r);
             }
         }
     }
-    st->mqc = m;
-    return dist;
+    if (!raw)
+        j2ki_mqc_reg_put(&st->mqc, &p.r);
+    return ((int64_t)1 << (s - g)) * p.sum;
 }
 
 J2KI_HD int64_t j2ki_t1_mrp(J2kiT1State *st, int s, int g, int raw)
 {
-    return raw ? j2ki_t1_mrp_impl(st, s, g, 1) : j2ki_t1_mrp_impl(st, s, g, 0);
+    if (raw)
+        return j2ki_t1_mrp_impl(st, s, g, 1);
+    return g ? j2ki_t1_mrp_impl(st, s, g, 0) : j2ki_t1_mrp_impl(st, s, 0, 0);
 }
 
-/** Cleanup pass (D.3.4) at bit s, with run-length mode on full stripe columns; clears VISIT. */
-J2KI_HD int64_t j2ki_t1_cup(J2kiT1State *st, int s, int g)
+/** Cleanup pass (D.3.4) at bit s, with run-length mode on full stripe columns; clears pi. */
+J2KI_MQC_HOT int64_t j2ki_t1_cup(J2kiT1State *st, int s, int g)
 {
-    const uint8_t *zc = J2KI_T1_ZC + st->zc_off;
-    const int stride = st->stride, w = st->w, h = st->h;
-    const uint32_t vc = st->vc_mask;
-    const uint32_t busy = J2KI_T1_SIG | J2KI_T1_VISIT | J2KI_T1_NBRS;
-    const uint32_t done = J2KI_T1_SIG | J2KI_T1_VISIT;
-    uint16_t *ctx = st->ctx;
-    J2kiMqc m = st->mqc;
-    int x, y0, r;
-    int64_t dist = 0;
-    for (y0 = 0; y0 < h; y0 += 4) {
-        const int nr = j2ki_imin(4, h - y0);
-        uint16_t *col = st->flags + (y0 + 1) * stride + 1;
-        const uint32_t *mcol = st->mag + (y0 + 1) * stride + 1;
-        for (x = 0; x < w; x++, col++, mcol++) {
-            r = 0;
-            if (nr == 4) {
-                uint32_t f0 = col[0], f1 = col[stride], f2 = col[2 * stride], f3 = col[3 * stride];
-                if (!((f0 | f1 | f2 | (f3 & vc)) & busy)) {
-                    /* run-length mode: all four insignificant with zero contexts */
-                    uint16_t *fp;
-                    uint32_t mg;
-                    for (r = 0; r < 4; r++)
-                        if ((mcol[r * stride] >> s) & 1)
-                            break;
-                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_RL], r < 4);
-                    if (r == 4)
-                        continue;
-                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_UNI], r >> 1);
-                    j2ki_mqc_encode(&m, &ctx[J2KI_T1_CTX_UNI], r & 1);
-                    fp = col + r * stride;
-                    mg = mcol[r * stride];
-                    j2ki_t1_code_sign(&m, ctx, *fp & (r == 3 ? vc : 0xFFFFu));
-                    j2ki_t1_set_sig(fp, stride, (uint32_t)*fp >> 15);
-                    dist += j2ki_t1_dist_sig(mg, s, g);
-                    r++;
-                } else if (j2ki_t1_cup_done(f0) & j2ki_t1_cup_done(f1) & j2ki_t1_cup_done(f2) &
-                           j2ki_t1_cup_done(f3)) {
-                    /* all four already coded in this plane: only VISIT to clear */
-                    col[0] = (uint16_t)(f0 & ~J2KI_T1_VISIT);
-                    col[stride] = (uint16_t)(f1 & ~J2KI_T1_VISIT);
-                    col[2 * stride] = (uint16_t)(f2 & ~J2KI_T1_VISIT);
-                    col[3 * stride] = (uint16_t)(f3 & ~J2KI_T1_VISIT);
+    J2kiT1Pass p = j2ki_t1_pass_begin(st, s, g);
+    /* run-length mode (D.3.4): the four rows insignificant, not coded by the SPP, with
+     * zero contexts, i.e. nothing significant in the (VCAUSAL-masked) 3 x 6 window */
+    const uint32_t rl_busy = (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL) & p.vcw;
+    int k, x, r;
+    for (k = 0; k < p.nb_stripes; k++) {
+        const int nr = j2ki_imin(4, p.h - 4 * k);
+        const uint32_t rows = (1u << nr) - 1u;
+        uint32_t *cp = p.cols + k * p.stride + 1;
+        const uint32_t *mp = p.mag + (4 * k + 1) * p.stride + 1;
+        for (x = 0; x < p.w; x++, cp++, mp++) {
+            uint32_t w = *cp, todo;
+            if (nr == 4 && !(w & rl_busy)) {
+                uint32_t bits = ((mp[0] >> s) & 1) | ((mp[p.stride] >> s) & 1) << 1 |
+                                ((mp[2 * p.stride] >> s) & 1) << 2 |
+                                ((mp[3 * p.stride] >> s) & 1) << 3;
+                j2ki_mqc_encode_r(p.m, &p.r, &p.ctx[J2KI_T1_CTX_RL], bits != 0);
+                if (!bits)
                     continue;
-                }
+                r = j2ki_t1_ctz(bits);
+                j2ki_mqc_encode_r(p.m, &p.r, &p.ctx[J2KI_T1_CTX_UNI], r >> 1);
+                j2ki_mqc_encode_r(p.m, &p.r, &p.ctx[J2KI_T1_CTX_UNI], r & 1);
+                j2ki_t1_code_sign(&p, cp, w & p.vcw, r);
+                j2ki_t1_set_sig(&p, cp, k, r);
+                p.sum += j2ki_t1_sig_term(mp[r * p.stride], g, p.lmask, p.base);
+                todo = 0xEu << r & 0xFu;      /* the rows below: insignificant, not visited */
+            } else {
+                todo = j2ki_t1_cup_rows(w) & rows;
+                *cp = w & ~J2KI_T1_PI_ALL;
             }
-            for (; r < nr; r++) {
-                uint16_t *fp = col + r * stride;
-                uint32_t f = *fp & (r == 3 ? vc : 0xFFFFu);
-                uint32_t mg, bit;
-                if (f & done) {
-                    *fp &= (uint16_t)~J2KI_T1_VISIT;
-                    continue;
-                }
-                mg = mcol[r * stride];
-                bit = (mg >> s) & 1;
-                j2ki_mqc_encode(&m, &ctx[zc[f & J2KI_T1_NBRS]], (int)bit);
-                if (bit) {
-                    j2ki_t1_code_sign(&m, ctx, f);
-                    j2ki_t1_set_sig(fp, stride, f >> 15);
-                    dist += j2ki_t1_dist_sig(mg, s, g);
-                }
+            while (todo) {
+                r = j2ki_t1_ctz(todo);
+                todo &= todo - 1;
+                j2ki_t1_zc_sample(&p, cp, k, r, mp + r * p.stride, 0);
             }
         }
     }
-    st->mqc = m;
-    return dist;
+    j2ki_mqc_reg_put(&st->mqc, &p.r);
+    return j2ki_t1_sig_scale(s, g) * p.sum;
+}
+
+/**
+ * Rebuilds the flags memory as stripe-column words (header comment) from the signs
+ * j2ki_t1_load() left, in place, in two steps that each only overwrite data already read:
+ * first the 6 chi bits of every word, through the uint16_t view, to element 2q for word q
+ * (for stripe k >= 1 that lies below row 4k - 1, the first row stripe k reads; for stripe 0
+ * it lies at most in row 1 left of the column being read); then every element 2q widened to
+ * word q, whose two uint16_t it exactly replaces.
+ */
+J2KI_HD void j2ki_t1_build_cols(J2kiT1State *st)
+{
+    const int ws = st->w + 2, h = st->h, ns = (h + 3) >> 2;
+    uint16_t *fl = st->flags;
+    uint32_t *cols = (uint32_t *)(void *)st->flags;
+    int k, i, j, q;
+    for (k = 0; k < ns; k++) {
+        /* rows j of stripe k's window are padded rows 4k + j; the border rows (0, h + 1)
+         * hold no sign, so only 1 <= 4k + j <= h are read */
+        int j0 = k ? 0 : 1, j1 = j2ki_imin(5, h - 4 * k);
+        for (i = 0; i < ws; i++) {
+            uint32_t chi = 0;
+            for (j = j0; j <= j1; j++)
+                chi |= (uint32_t)(fl[(4 * k + j) * ws + i] >> 15) << j;
+            fl[2 * (k * ws + i)] = (uint16_t)chi;
+        }
+    }
+    for (q = 0; q < ns * ws; q++)
+        cols[q] = (uint32_t)fl[2 * q] << 18;
 }
 
 /* ---- one code-block ---- */
 
 /**
- * Loads w x h values (row stride `stride`) into the state arrays, clears the flags (border
- * included) and sets NEG. Returns the OR of all magnitudes (numbps = bits of it >> F).
+ * Loads w x h values (row stride `stride`) into the state arrays: magnitudes, and flags
+ * cleared (border included) but for J2KI_T1_NEG on negative samples; sets the geometry,
+ * zc_off and vc_mask. Returns the OR of all magnitudes (numbps = bits of it >> F).
  */
 J2KI_HD uint32_t j2ki_t1_load(J2kiT1State *st, const int32_t *coefs, ptrdiff_t stride,
                               int w, int h, int orient, int cblk_style)
@@ -466,7 +622,8 @@ J2KI_HD uint32_t j2ki_t1_seg_end(const J2kiPass *passes, int nb_passes, int i)
 }
 
 /**
- * Codes every pass of a loaded block with numbps bit-planes (1..J2KI_T1_MAX_PLANES) into
+ * Codes every pass of a loaded block (once: it turns the flags into stripe-column words)
+ * with numbps bit-planes (1..J2KI_T1_MAX_PLANES) into
  * buf[0, cap): fills passes[0 .. 3 numbps - 3] (rate, dist, term; slope = 0) and *len.
  * Returns 0 or J2KC_ERR_BUFSIZE (cap or max_passes too small; nothing is written past cap).
  */
@@ -480,6 +637,7 @@ J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass
     uint32_t prev_rate = 0;
     if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
+    j2ki_t1_build_cols(st);
     j2ki_mqc_reset_ctx(st->ctx);
     for (i = 0; i < nb_passes; i++) {
         int k = (i + 2) / 3, type = (i + 2) % 3;

@@ -6,13 +6,20 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. t1_code_kernel: one single-warp thread block per code-block (in sorted order); the warp
- *    loads the block into shared memory, lane 0 runs j2ki_t1_code (t1_core.h) on it exactly
- *    as t1_ref.c does.
+ * 3. Coding, by one of two kernels that both run j2ki_t1_load/j2ki_t1_code (t1_core.h) per
+ *    code-block exactly as t1_ref.c does:
+ *    - t1_lanes_kernel<N> (the default, N = 1 or 8): N lanes of each warp code one block
+ *      each (neighbours in sorted order), flags and magnitudes in a per-worker slice of the
+ *      scratch, coder state in local memory; a grid-stride loop bounds the workers;
+ *    - t1_code_kernel (variant 0): one single-warp thread block per block, the warp loads it
+ *      into shared memory and lane 0 codes it with all of its state in shared memory.
+ *    The MQ coder is one serial chain per block, so the speed is set by how many chains the
+ *    SMs interleave and how much divergence N lanes cost (see J2KI_T1_CUDA_DEFAULT).
  *
  * Scratch layout (bytes, each part 256-aligned): keys in/out and indices in/out (u32 x n
- * each), then CUB's temporary storage. Shared memory per block: the J2kiT1State, then flags
- * (u16) and magnitudes (u32) of (max_w + 2) x (max_h + 2) samples.
+ * each), CUB's temporary storage, then per worker (at most T1_MAX_WORKERS) flags (u16) and
+ * magnitudes (u32) of (max_w + 2) x (max_h + 2) samples. Shared memory per block of
+ * t1_code_kernel: the J2kiT1State, then its flags and magnitudes.
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -21,6 +28,13 @@ extern "C" {
 }
 #include "t1_cuda.h"
 
+/* OR over the 32 lanes (shuffles: __reduce_or_sync needs sm_80, the build starts at sm_75). */
+__device__ __forceinline__ uint32_t warp_or(uint32_t v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v |= __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    return v;
+}
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -61,7 +75,7 @@ __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, co
         int32_t v = samples[cb.buf + (size_t)y * cb.stride + x];
         acc |= v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
     }
-    acc = __reduce_or_sync(0xFFFFFFFFu, acc);
+    acc = warp_or(acc);
     if (lane == 0) {
         int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
         keys[warp] = n * (uint32_t)numbps;
@@ -100,7 +114,7 @@ __device__ uint32_t load_warp(J2kiT1State *st, const int32_t *coefs, uint32_t st
         st->flags[idx] = (uint16_t)(neg << 15);
         acc |= m;
     }
-    acc = __reduce_or_sync(0xFFFFFFFFu, acc);
+    acc = warp_or(acc);
     __syncwarp();
     return acc;
 }
@@ -233,18 +247,21 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                                                        (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
     p += align256(temp_bytes);
+    if (variant < 0)   /* measured on an H200 (check_cuda --bench): 8 lanes best for 32x32 blocks, 1 for 64x64 */
+        variant = (size_t)max_w * (size_t)max_h <= 1024 ? 8 : 1;
     if (variant > 0) {
         uint32_t workers = nb_workers(nb_cblks);
         size_t fb = align256(per * 2), wb = fb + align256(per * 4);
-        uint32_t warps = (workers + (uint32_t)variant - 1) / (uint32_t)variant, blocks = (warps + 3) / 4;
-        switch (variant) {
-        case 1:  t1_lanes_kernel<1><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        case 2:  t1_lanes_kernel<2><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        case 4:  t1_lanes_kernel<4><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        case 8:  t1_lanes_kernel<8><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        case 16: t1_lanes_kernel<16><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        default: t1_lanes_kernel<32><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers); break;
-        }
+        uint32_t lanes = variant == 1 ? 1 : 8;
+        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
+        if (variant == 1)
+            t1_lanes_kernel<1><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks,
+                                                       cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p,
+                                                       fb, wb, workers);
+        else
+            t1_lanes_kernel<8><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks,
+                                                       cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p,
+                                                       fb, wb, workers);
         return cudaPeekAtLastError();
     }
     if (smem > 48 * 1024 &&

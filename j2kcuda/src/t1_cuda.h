@@ -50,9 +50,12 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
                          uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                          uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st);
 
-/** Kernel variants (check_cuda times them): 0 = one code-block per single-warp thread block,
- *  all state in shared memory; N = 1..32 = N lanes of each warp code one block each. */
-#define J2KI_T1_CUDA_DEFAULT 0
+/** Kernel variants (check_cuda --bench times them): 0 = one code-block per single-warp thread
+ *  block, all coder state in shared memory; 1 = lane 0 of each warp codes one block; 8 = eight
+ *  lanes of each warp code one block each; J2KI_T1_CUDA_DEFAULT (-1): chosen from the
+ *  code-block size (H200, 2K frames: 8 lanes for 32x32 blocks 10.8 ms vs 12.8 / 13.5; 1 lane
+ *  for 64x64 13.0 ms vs 30.0 / 19.9). */
+#define J2KI_T1_CUDA_DEFAULT (-1)
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "t2.h"
+#include "t2_core.h"
 #include "tgt.h"
 #include "markers.h"
 
@@ -35,6 +36,7 @@ typedef struct TilePartInfo {
     uint64_t packet_bytes;
     uint64_t plt_bytes;
     int      comp;                 /* component of its first packet */
+    int      res;                  /* resolution of its first packet */
 } TilePartInfo;
 
 typedef struct T2 {
@@ -51,6 +53,9 @@ typedef struct T2 {
     uint64_t  tp_psot;
     size_t    tlm_start;
     uint32_t  tlm_k;
+    /* MODE_COUNT: optional visitor (j2ki_t2_walk_packets) */
+    J2kiT2PacketFn visit;
+    void     *visit_opaque;
     /* MODE_SIZE accumulators */
     uint64_t  comp_bytes[J2KC_MAX_COMPS];
     uint64_t  layer_bytes[J2KI_MAX_LAYERS];
@@ -95,11 +100,11 @@ static void plt_add(Plt *p, uint64_t len)
 /* ---- per-tile state --------------------------------------------------------------------- */
 
 /* Resets what the decoder would know of every code-block of the tile, and loads the tag trees
- * with this frame's values: the inclusion tree holds the first layer that includes the block
- * (nb_layers when none does), the zero bit-plane tree M_b - numbps (B.10.5). */
+ * with this frame's values (t2_core.h, j2ki_t2_prec_load). */
 static int tile_reset(J2kiPlan *pl, J2kiTile *tile, int load_trees)
 {
     const J2kiCodingParams *cp = pl->cp;
+    int ret;
 
     for (int c = 0; c < cp->img.nb_comps; c++) {
         J2kiTileComp *tc = &tile->comps[c];
@@ -109,131 +114,20 @@ static int tile_reset(J2kiPlan *pl, J2kiTile *tile, int load_trees)
             for (uint32_t p = 0; p < nb_precs; p++) {
                 J2kiPrec *prec = &res->precs[p];
                 prec->nb_layers_sent = 0;
-                if (!load_trees)
-                    continue;
-                for (int k = 0; k < prec->nb_bands; k++) {
-                    J2kiPrecBand *pb = &prec->bands[k];
-                    const J2kiBand *band = &pl->bands[res->first_band + k];
-                    uint32_t tw = pb->cbx1 - pb->cbx0;
-                    if (!pb->incl || !pb->incl->nb_nodes)
-                        continue;
-                    j2ki_tgt_reset(pb->incl);
-                    j2ki_tgt_reset(pb->zbp);
-                    for (uint32_t y = pb->cby0; y < pb->cby1; y++) {
-                        for (uint32_t x = pb->cbx0; x < pb->cbx1; x++) {
-                            J2kiCblk *cb = &pl->cblks[band->first_cblk + y * band->nb_cblks_w + x];
-                            uint32_t leaf = (y - pb->cby0) * tw + (x - pb->cbx0);
-                            int first = cp->nb_layers;
-                            for (int l = 0; l < cp->nb_layers; l++) {
-                                if (cb->layer_passes[l] > 0) {
-                                    first = l;
-                                    break;
-                                }
-                            }
-                            if (first < cp->nb_layers &&
-                                (cb->numbps > band->nb_mag_bits || cb->numbps < 0 ||
-                                 cb->layer_passes[cp->nb_layers - 1] > cb->nb_passes))
-                                return J2KC_ERR_INTERNAL;
-                            j2ki_tgt_set_value(pb->incl, leaf, first);
-                            j2ki_tgt_set_value(pb->zbp, leaf, first < cp->nb_layers ?
-                                               band->nb_mag_bits - cb->numbps : 0);
-                            cb->lblock = 3;
-                            cb->included = 0;
-                        }
-                    }
-                }
+                if (load_trees &&
+                    (ret = j2ki_t2_prec_load(pl->cblks, pl->bands, res->first_band, prec, cp->nb_layers)) < 0)
+                    return ret;
             }
         }
     }
     return 0;
 }
 
-/* ---- packet header ---------------------------------------------------------------------- */
-
-/* Number of coding passes, Table B.4 */
-static int put_nb_passes(J2kiBits *bw, int n)
-{
-    if (n == 1)
-        j2ki_bits_put(bw, 0);
-    else if (n == 2)
-        j2ki_bits_putn(bw, 2, 2);
-    else if (n <= 5)
-        j2ki_bits_putn(bw, 0xC | (uint32_t)(n - 3), 4);
-    else if (n <= 36)
-        j2ki_bits_putn(bw, 0x1E0 | (uint32_t)(n - 6), 9);
-    else if (n <= 164)
-        j2ki_bits_putn(bw, 0xFF80 | (uint32_t)(n - 37), 16);
-    else
-        return J2KC_ERR_INTERNAL;
-    return 0;
-}
-
-static int floor_log2(uint32_t v)
-{
-    int n = -1;
-    while (v) {
-        v >>= 1;
-        n++;
-    }
-    return n;
-}
-
-static uint32_t pass_end(const J2kiCblk *cb, int k) { return k > 0 ? cb->passes[k - 1].rate : 0; }
-
-/* Last pass of the codeword segment that starts at pass k, within the passes [k, e) sent now:
- * the first terminated pass, or e - 1. Only BYPASS and TERMALL terminate passes before the
- * last one (t1.h), so without them the scan, which reads every pass of the block, is skipped. */
-static int seg_last(const J2kiCblk *cb, int k, int e, int scan)
-{
-    int j = k;
-    if (!scan)
-        return e - 1;
-    while (j < e - 1 && !cb->passes[j].term)
-        j++;
-    return j;
-}
+/* ---- packets ---------------------------------------------------------------------------- */
 
 /*
- * Lblock and the codeword segment lengths (B.10.7): the passes [s, e) are cut after every
- * terminated pass; each piece's length takes Lblock + floor(log2(passes in it)) bits, and Lblock
- * first grows (a run of 1 bits closed by a 0) until every length fits.
- */
-static void put_lengths(J2kiBits *bw, J2kiCblk *cb, int s, int e, int scan)
-{
-    int inc = 0;
-
-    for (int k = s; k < e;) {
-        int j = seg_last(cb, k, e, scan);
-        uint32_t len = cb->passes[j].rate - pass_end(cb, k);
-        int need = floor_log2(len) + 1 - floor_log2((uint32_t)(j - k + 1)) - cb->lblock;
-        if (need > inc)
-            inc = need;
-        k = j + 1;
-    }
-    j2ki_bits_putn(bw, ((1u << inc) - 1) << 1, inc + 1);
-    cb->lblock += inc;
-    for (int k = s; k < e;) {
-        int j = seg_last(cb, k, e, scan);
-        j2ki_bits_putn(bw, cb->passes[j].rate - pass_end(cb, k),
-                       cb->lblock + floor_log2((uint32_t)(j - k + 1)));
-        k = j + 1;
-    }
-}
-
-/* Visits the code-blocks of one precinct in packet order (B.9): its bands in order (HL, LH, HH
- * for r > 0), then each band's code-blocks of the precinct in raster order; gives the body
- * k (band in the precinct), pb, band, x, y (code-block position in the band's grid) and cb. */
-#define FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb)                                         \
-    for (int k = 0; k < (prec)->nb_bands; k++)                                                \
-        for (J2kiPrecBand *pb = &(prec)->bands[k]; pb; pb = NULL)                             \
-            for (const J2kiBand *band = &(pl)->bands[(res)->first_band + k]; band; band = NULL) \
-                for (uint32_t y = pb->cby0; y < pb->cby1; y++)                                \
-                    for (uint32_t x = pb->cbx0; x < pb->cbx1; x++)                            \
-                        for (J2kiCblk *cb = &(pl)->cblks[band->first_cblk + y * band->nb_cblks_w + x]; \
-                             cb; cb = NULL)
-
-/*
- * One packet (B.9, B.10): [SOP] header [EPH] body. Returns its length in bytes, or < 0.
+ * One packet (B.9, B.10): [SOP] header [EPH] body; the header is coded by t2_core.h, the code
+ * the device tier-2 runs too. Returns its length in bytes, or < 0.
  */
 static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int l)
 {
@@ -243,63 +137,32 @@ static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int
     J2kiPrec *prec = &res->precs[p];
     J2kiBytes *o = t2->out;
     size_t start = o->pos;
-    uint64_t body = 0;
-    int nonempty = 0;
     int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
+    int64_t body;
     J2kiBits bw;
 
-    FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb) {
-        if (cb->layer_passes[l] < cb->included)
-            return J2KC_ERR_INTERNAL;
-        if (cb->layer_passes[l] > cb->included)
-            nonempty = 1;
-    }
     if (cp->sop)
         j2ki_mk_sop(o, t2->nsop);
     t2->nsop++;
     j2ki_bits_init(&bw, o);
-    /* B.10.3: a first bit 0 says the packet is empty */
-    j2ki_bits_put(&bw, nonempty);
-    if (nonempty) {
-        FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb) {
-            int s = cb->included, e = cb->layer_passes[l];
-            uint32_t leaf = (y - pb->cby0) * (pb->cbx1 - pb->cbx0) + (x - pb->cbx0);
-            if (!s) {
-                /* B.10.4: first inclusion through the tag tree (value = first layer) */
-                j2ki_tgt_encode(pb->incl, &bw, leaf, l + 1);
-                if (e == s)
-                    continue;
-                /* B.10.5: zero bit-planes, sent in full */
-                j2ki_tgt_encode(pb->zbp, &bw, leaf, INT32_MAX);
-            } else {
-                j2ki_bits_put(&bw, e > s);
-                if (e == s)
-                    continue;
-            }
-            if (put_nb_passes(&bw, e - s) < 0)
-                return J2KC_ERR_INTERNAL;
-            put_lengths(&bw, cb, s, e, scan);
-            body += cb->passes[e - 1].rate - pass_end(cb, s);
-        }
-    }
-    j2ki_bits_flush(&bw);
+    body = j2ki_t2_prec_header(&bw, pl->cblks, pl->bands, res->first_band, prec, l, scan);
+    if (body < 0)
+        return body;
     if (cp->eph)
         j2ki_mk_eph(o);
     /* B.9: the code-blocks' new bytes, in the order of the header */
     if (t2->mode == MODE_WRITE) {
-        FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb) {
+        J2KI_T2_FOR_CBLKS(pl->cblks, pl->bands, res->first_band, prec, k, pb, band, x, y, cb) {
             int s = cb->included, e = cb->layer_passes[l];
             if (e > s) {
-                uint32_t from = pass_end(cb, s);
+                uint32_t from = j2ki_t2_pass_end(cb, s);
                 j2ki_put_bytes(o, cb->data + from, cb->passes[e - 1].rate - from);
-                cb->included = e;
             }
         }
     } else {
-        FOR_CBLKS(pl, res, prec, k, pb, band, x, y, cb)
-            cb->included = cb->layer_passes[l];
-        o->pos += body;
+        o->pos += (uint64_t)body;
     }
+    j2ki_t2_prec_commit(pl->cblks, pl->bands, res->first_band, prec, l);
     return (int64_t)(o->pos - start);
 }
 
@@ -369,10 +232,13 @@ static int on_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int l, in
     int64_t len;
     int ret;
 
-    if (new_tp && (ret = tp_open(t2, tile, c)) < 0)
-        return ret;
+    if (new_tp) {
+        if ((ret = tp_open(t2, tile, c)) < 0)
+            return ret;
+        t2->tps[t2->tp].res = r;
+    }
     if (t2->mode == MODE_COUNT)
-        return 0;
+        return t2->visit ? t2->visit(t2->visit_opaque, tile, c, r, p, l, new_tp) : 0;
     len = code_packet(t2, tile, c, r, p, l);
     if (len < 0)
         return (int)len;
@@ -380,7 +246,8 @@ static int on_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int l, in
         plt_add(&t2->plt, (uint64_t)len);
     if (t2->mode == MODE_SIZE) {
         t2->tps[t2->tp].packet_bytes += (uint64_t)len;
-        t2->comp_bytes[c] += (uint64_t)len;
+        if (!t2->cp->comp_bytes_res_e || r < t2->cp->comp_bytes_res_e)
+            t2->comp_bytes[c] += (uint64_t)len;
         t2->layer_bytes[l] += (uint64_t)len;
     }
     return 0;
@@ -473,8 +340,12 @@ static int t2_walk(T2 *t2, J2kiTile *tile)
         }
     }
     /* a tile without any packet still has its tile-part (A.4.2) */
-    if (t2->tp < 0 && (ret = tp_open(t2, tile, 0)) < 0)
-        return ret;
+    if (t2->tp < 0) {
+        if ((ret = tp_open(t2, tile, 0)) < 0)
+            return ret;
+        if (t2->mode == MODE_COUNT && t2->visit && (ret = t2->visit(t2->visit_opaque, tile, 0, 0, 0, -1, 1)) < 0)
+            return ret;
+    }
     tp_close(t2);
     return t2->err;
 }
@@ -515,6 +386,25 @@ int j2ki_t2_count_tile_parts(J2kiPlan *plan, J2kiTile *tile, const J2kiLog *log)
     return t2.tp + 1;
 }
 
+int j2ki_t2_walk_packets(J2kiPlan *plan, J2kiT2PacketFn fn, void *opaque)
+{
+    T2 t2;
+    int ret;
+
+    memset(&t2, 0, sizeof(t2));
+    t2.pl = plan;
+    t2.cp = plan->cp;
+    t2.mode = MODE_COUNT;
+    t2.visit = fn;
+    t2.visit_opaque = opaque;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++) {
+        tile_reset(plan, &plan->tiles[t], 0);
+        if ((ret = t2_walk(&t2, &plan->tiles[t])) < 0)
+            return ret;
+    }
+    return 0;
+}
+
 int64_t j2ki_main_header_size(const J2kiPlan *plan)
 {
     J2kiBytes b;
@@ -547,7 +437,8 @@ int64_t j2ki_t2_size(J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len)
         for (int k = 0; k <= t2.tp; k++) {
             uint64_t hdr = tp_header_bytes(&t2.tps[k]);
             total += hdr + t2.tps[k].packet_bytes;
-            t2.comp_bytes[t2.tps[k].comp] += hdr;
+            if (!cp->comp_bytes_res_e || t2.tps[k].res < cp->comp_bytes_res_e)
+                t2.comp_bytes[t2.tps[k].comp] += hdr;
         }
     }
     if (comp_len)

@@ -13,7 +13,8 @@
  * Exact size of the codestream that j2ki_codestream_write would write for the current
  * cblk->layer_passes, every marker included (JP2 boxes excluded). When comp_len is not NULL it
  * receives, per component, the bytes of the tile-parts that carry that component's packets
- * (tile-part headers included; only meaningful with tile_parts = C). When layer_len is not NULL
+ * (tile-part headers included; only meaningful with tile_parts = C; with cp->comp_bytes_res_e
+ * only the packets of lower resolutions and the tile-parts they start). When layer_len is not NULL
  * it receives, per layer, the cumulative codestream size if it were truncated after that layer.
  * Cheap enough to call a few dozen times per frame: it simulates headers, copies no data.
  */
@@ -39,5 +40,18 @@ size_t  j2ki_jp2_overhead(const J2kiPlan *plan);
  * tile-parts. Called by j2ki_plan_create.
  */
 int j2ki_t2_count_tile_parts(J2kiPlan *plan, J2kiTile *tile, const J2kiLog *log);
+
+/**
+ * Called by j2ki_t2_walk_packets for each packet in codestream order: tile, component c,
+ * resolution r, precinct p (index in its resolution), layer l; new_tp is 1 when the packet
+ * starts a new tile-part. A tile without any packet gives one call with l = -1 (its empty
+ * tile-part). Returns 0 or a negative error that stops the walk.
+ */
+typedef int (*J2kiT2PacketFn)(void *opaque, const J2kiTile *tile, int c, int r, uint32_t p, int l, int new_tp);
+
+/** Walks every tile's packets in codestream order (progression order and POC, B.12) without
+ *  coding them, which is the layout of a codestream for this plan in any frame (the device
+ *  tier-2 builds its table of codestream cells from it). Returns 0 or < 0. */
+int j2ki_t2_walk_packets(J2kiPlan *plan, J2kiT2PacketFn fn, void *opaque);
 
 #endif

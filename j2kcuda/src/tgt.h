@@ -8,6 +8,8 @@
  * every pass over a tile.
  *
  * Storage is carved by the caller (the plan's arena): j2ki_tgt_mem_size() tells how much.
+ * reset, set_value and encode are J2KI_HD: the device tier-2 (t2_cuda.cu) runs them on copies
+ * of the plan's trees.
  */
 #ifndef J2KI_TGT_H
 #define J2KI_TGT_H
@@ -41,16 +43,69 @@ uint64_t j2ki_tgt_mem_size(uint32_t w, uint32_t h);
 J2kiTagTree *j2ki_tgt_init(void *mem, uint32_t w, uint32_t h);
 
 /** Sets every node's value to INT32_MAX and forgets what was sent (low = 0, not known). */
-void j2ki_tgt_reset(J2kiTagTree *t);
+J2KI_HD void j2ki_tgt_reset(J2kiTagTree *t)
+{
+    for (uint32_t i = 0; i < t->nb_nodes; i++) {
+        t->nodes[i].value = INT32_MAX;
+        t->nodes[i].low = 0;
+        t->nodes[i].known = 0;
+    }
+}
 
 /** Sets a leaf's value (must only lower it after a reset) and updates the minima above it. */
-void j2ki_tgt_set_value(J2kiTagTree *t, uint32_t leaf, int32_t value);
+J2KI_HD void j2ki_tgt_set_value(J2kiTagTree *t, uint32_t leaf, int32_t value)
+{
+    uint32_t i = leaf;
+
+    for (;;) {
+        J2kiTgtNode *n = &t->nodes[i];
+        if (n->value <= value && i != leaf)
+            break;
+        n->value = value;
+        if (n->parent == i)
+            break;
+        i = n->parent;
+    }
+}
 
 /**
  * Sends what the decoder needs to tell whether leaf's value is < threshold (B.10.2), and its
  * exact value when it is: for each node from the root down, 0 bits while value > low (low
  * counts up) and a 1 bit when value == low, stopping at the threshold. Updates the state.
  */
-void j2ki_tgt_encode(J2kiTagTree *t, J2kiBits *bw, uint32_t leaf, int32_t threshold);
+J2KI_HD void j2ki_tgt_encode(J2kiTagTree *t, J2kiBits *bw, uint32_t leaf, int32_t threshold)
+{
+    uint32_t path[J2KI_TGT_MAX_DEPTH];
+    int depth = 0;
+    int32_t low = 0;
+    uint32_t i = leaf;
+
+    for (;;) {
+        path[depth++] = i;
+        if (t->nodes[i].parent == i)
+            break;
+        i = t->nodes[i].parent;
+    }
+    /* root first: a node's lower bound is at least its parent's */
+    while (depth > 0) {
+        J2kiTgtNode *n = &t->nodes[path[--depth]];
+        if (low > n->low)
+            n->low = low;
+        else
+            low = n->low;
+        while (low < threshold) {
+            if (low >= n->value) {
+                if (!n->known) {
+                    j2ki_bits_put(bw, 1);
+                    n->known = 1;
+                }
+                break;
+            }
+            j2ki_bits_put(bw, 0);
+            low++;
+        }
+        n->low = low;
+    }
+}
 
 #endif /* J2KI_TGT_H */

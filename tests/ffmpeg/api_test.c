@@ -344,9 +344,11 @@ static void test_cuda_frames(void)
             snprintf(why, sizeof(why), "cannot upload frame %d", i);
             break;
         }
-        send(sw, f[i], i, i);
-        send(hw, g, i, i);      /* the encoder keeps its own reference to the device frame */
-        av_frame_free(&g);
+        if (send(sw, f[i], i, i) < 0 || send(hw, g, i, i) < 0)
+            snprintf(why, sizeof(why), "send %d failed", i);
+        av_frame_free(&g);      /* the encoder keeps its own reference to the device frame */
+        drain_ready(sw, &ks);
+        drain_ready(hw, &kh);
     }
     avcodec_send_frame(sw, NULL);
     avcodec_send_frame(hw, NULL);

@@ -59,22 +59,35 @@ int main(int argc, char **argv)
             ret = 1;
             goto done;
         }
-        int shift = ib.desc.depth[c] - ia.desc.depth[c];
-        if (shift < 0) shift = 0;
+        /* A deeper decoded container may hold the samples MSB-aligned (FFmpeg's rgb48le
+         * for 12-bit) or as they are (FFmpeg's yuv422p12le for 11-bit): both hypotheses are
+         * measured and the closer one is kept (the wrong one is off by a factor of 2^shift). */
+        int shift_max = ib.desc.depth[c] - ia.desc.depth[c];
+        if (shift_max < 0) shift_max = 0;
         double se = 0;
         int32_t md = 0;
-        for (uint32_t y = 0; y < ia.h[c]; y++)
-            for (uint32_t x = 0; x < ia.w[c]; x++) {
-                int32_t va = img_get(&ia, c, x, y);
-                int32_t vb = img_get(&ib, c, x, y);
-                if (shift)
-                    vb = (vb + (1 << (shift - 1))) >> shift;
-                if (ia.desc.is_signed[c] && !ib.desc.is_signed[c])
-                    vb -= 1 << (ia.desc.depth[c] - 1);
-                int32_t d = va > vb ? va - vb : vb - va;
-                if (d > md) md = d;
-                se += (double)d * d;
+        for (int shift = 0; shift <= shift_max; shift += shift_max ? shift_max : 1) {
+            double se_s = 0;
+            int32_t md_s = 0;
+            for (uint32_t y = 0; y < ia.h[c]; y++)
+                for (uint32_t x = 0; x < ia.w[c]; x++) {
+                    int32_t va = img_get(&ia, c, x, y);
+                    int32_t vb = img_get(&ib, c, x, y);
+                    if (shift)
+                        vb = (vb + (1 << (shift - 1))) >> shift;
+                    if (ia.desc.is_signed[c] && !ib.desc.is_signed[c])
+                        vb -= 1 << (ia.desc.depth[c] - 1);
+                    int32_t d = va > vb ? va - vb : vb - va;
+                    if (d > md_s) md_s = d;
+                    se_s += (double)d * d;
+                }
+            if (shift == 0 || se_s < se) {
+                se = se_s;
+                md = md_s;
             }
+            if (!shift_max)
+                break;
+        }
         double mse = se / ((double)ia.w[c] * ia.h[c]);
         double peak = (double)((1u << ia.desc.depth[c]) - 1);
         double psnr = mse > 0 ? 10 * log10(peak * peak / mse) : INFINITY;

@@ -36,5 +36,6 @@ t_crashed() { [ "$1" -ge 128 ]; }
 
 t_have() { command -v "$1" >/dev/null 2>&1; }
 
-# Path of the shared corpus relative to the repository (absent on other machines).
-t_corpus() { echo "$REPO_DIR/../shared/corpus"; }
+# Path of the shared corpus relative to the repository (absent on other machines);
+# J2KC_CORPUS overrides it (J2KC_CORPUS=/nonexistent tests the fallbacks).
+t_corpus() { echo "${J2KC_CORPUS:-$REPO_DIR/../shared/corpus}"; }

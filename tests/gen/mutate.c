@@ -11,10 +11,14 @@
  *   delete MARKER          removes the first main-header segment MARKER
  *   insert-poc             adds a one-entry POC (r0..6, c0..3, 1 layer, CPRL) after COD
  *   pad-tp N BYTES         appends BYTES zero bytes to tile-part N (Psot and TLM updated)
+ *   pad-tp-to N LEN        pads tile-part N to LEN bytes (same updates)
+ *   pad-total LEN          pads the last tile-part so that the whole file is LEN bytes
  *   merge-tp N             merges tile-part N+1 into N (TNsot, TPsot, TLM updated)
  *   psot-add N DELTA       adds DELTA to Psot of tile-part N (nothing else)
  *   tlm-add N DELTA        adds DELTA to TLM entry N (nothing else)
  *   truncate BYTES         drops the last BYTES bytes
+ *   xor MARKER N OFF MASK  XORs MASK into byte OFF of the N-th (0-based) occurrence of the
+ *                          marker code anywhere in the file (e.g. a PLT length, an Nsop)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -152,12 +156,20 @@ int main(int argc, char **argv)
         if (!m) die("no COD");
         static const uint8_t poc[] = { 0xFF, 0x5F, 0x00, 0x09, 0, 0, 0x00, 0x01, 6, 3, 4 };
         insert(m + 2 + rd16(m + 2), poc, sizeof(poc));
-    } else if (!strcmp(op, "pad-tp")) {
-        if (argc < 6) die("pad-tp N BYTES");
-        int n = atoi(argv[4]);
-        size_t add = strtoul(argv[5], NULL, 0);
-        if (n >= ntp) die("no such tile-part");
+    } else if (!strcmp(op, "pad-tp") || !strcmp(op, "pad-tp-to") || !strcmp(op, "pad-total")) {
+        int total = !strcmp(op, "pad-total");
+        if (argc < (total ? 5 : 6)) die("pad-tp N BYTES | pad-tp-to N LEN | pad-total LEN");
+        int n = total ? ntp - 1 : atoi(argv[4]);
+        size_t add = strtoul(argv[total ? 4 : 5], NULL, 0);
+        if (n < 0 || n >= ntp) die("no such tile-part");
         uint32_t psot = rd32(tp[n] + 6);
+        if (!strcmp(op, "pad-tp-to")) {
+            if (add < psot) die("tile-part already longer");
+            add -= psot;
+        } else if (total) {
+            if (add < size) die("file already longer");
+            add -= size;
+        }
         if (!psot) die("Psot = 0");
         insert(tp[n] + psot, NULL, add);
         wr32(tp[n] + 6, psot + (uint32_t)add);
@@ -212,6 +224,18 @@ int main(int argc, char **argv)
         size_t n = strtoul(argv[4], NULL, 0);
         if (n >= size) die("too much");
         size -= n;
+    } else if (!strcmp(op, "xor")) {
+        if (argc < 8) die("xor MARKER N OFF MASK");
+        uint32_t code = (uint32_t)strtoul(argv[4], NULL, 16);
+        long nth = atol(argv[5]);
+        size_t off = strtoul(argv[6], NULL, 0);
+        uint8_t mask = (uint8_t)strtoul(argv[7], NULL, 0);
+        size_t p = 0;
+        for (; p + 1 < size; p++)
+            if (rd16(p) == code && nth-- == 0)
+                break;
+        if (p + 1 >= size || p + off >= size) die("marker occurrence not found");
+        buf[p + off] ^= mask;
     } else {
         die("unknown operation");
     }

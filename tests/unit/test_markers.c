@@ -254,17 +254,17 @@ static void test_small(void)
                   "Iplt %llu", (unsigned long long)t[i].v);
         }
     }
-    /* TLM over two segments: 10921 entries fill the first (Ltlm = 65530) */
+    /* TLM over two segments: 255 entries fill the first (Ltlm = 4 + 6 * 255 = 1534) */
     {
         size_t start, off;
         j2ki_bytes_init(&b, buf, sizeof(buf));
         j2ki_put8(&b, 0xAA);
-        start = j2ki_mk_tlm(&b, 10923);
-        CHECK(start == 1 && b.pos == 1 + 6 + 6 * 10921 + 6 + 12, "TLM size %zu", b.pos);
-        CHECK(rd16(buf + 1) == 0xFF55 && rd16(buf + 3) == 65530 && buf[5] == 0 && buf[6] == 0x60, "TLM seg 0");
-        off = 1 + 6 + 6 * 10921;
+        start = j2ki_mk_tlm(&b, 257);
+        CHECK(start == 1 && b.pos == 1 + 6 + 6 * 255 + 6 + 12, "TLM size %zu", b.pos);
+        CHECK(rd16(buf + 1) == 0xFF55 && rd16(buf + 3) == 1534 && buf[5] == 0 && buf[6] == 0x60, "TLM seg 0");
+        off = 1 + 6 + 6 * 255;
         CHECK(rd16(buf + off) == 0xFF55 && rd16(buf + off + 2) == 16 && buf[off + 4] == 1 && buf[off + 5] == 0x60, "TLM seg 1");
-        CHECK(j2ki_tlm_entry_offset(start, 10921) == off + 6 && j2ki_tlm_entry_offset(start, 10920) == off - 6, "entry offsets");
+        CHECK(j2ki_tlm_entry_offset(start, 255) == off + 6 && j2ki_tlm_entry_offset(start, 254) == off - 6, "entry offsets");
     }
     printf("ok markers small\n");
 }

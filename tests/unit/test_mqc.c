@@ -74,7 +74,7 @@ static void test_random(int iters)
 {
     static uint8_t buf[NSEG * MAXSYM + 64];
     static Seg segs[NSEG];
-    int it, s, i, bad_dec = 0, bad_trunc = 0, bad_ff = 0, bad_end = 0, nb_trunc = 0;
+    int it, s, i, bad_dec = 0, bad_trunc = 0, bad_ff = 0, bad_end = 0, nb_trunc = 0, bad_loose = 0;
     for (it = 0; it < iters; it++) {
         int nseg = 1 + test_rand() % NSEG;
         uint16_t ectx[19];
@@ -130,6 +130,10 @@ static void test_random(int iters)
                 bad_ff += buf[i] == 0xFF && buf[i + 1] > (g->kind < 2 ? 0x8F : 0x7F);
             if (g->trunc < g->start || g->trunc > g->end)
                 bad_trunc++;
+            /* tight: the shortest decodable prefix ends within 5 bytes of the mark's byte
+             * (a length that falls back to the segment end is too long for rate control) */
+            if (g->kind < 2 && g->trunc > mk.bp + 5)
+                bad_loose++;
             pos = g->end;
             bad_end += m.overflow;
 
@@ -176,9 +180,60 @@ static void test_random(int iters)
     }
     CHECK(!bad_dec, "%d segments decoded wrong", bad_dec);
     CHECK(!bad_trunc, "%d truncated segments decoded wrong (or length out of range)", bad_trunc);
+    CHECK(!bad_loose, "%d truncation lengths more than 5 bytes past the mark", bad_loose);
     CHECK(!bad_ff, "%d 0xFF followed by a forbidden byte", bad_ff);
     CHECK(!bad_end, "%d segments end with 0xFF", bad_end);
     printf("# %d random streams, %d truncations checked\n", iters, nb_trunc);
+}
+
+/*
+ * Truncation lengths must be tight, not only decodable: rate control prices each pass by them,
+ * so a length that falls back to the segment end makes one pass look as expensive as the whole
+ * rest. Marks after every symbol of random streams; each prefix must decode the symbols before
+ * the mark and end within 5 bytes of the mark's byte position (C.2.9: at most 4 bytes of the
+ * coder's registers are pending, plus a stuffed byte).
+ */
+static void test_tight(int iters)
+{
+    static uint8_t buf[8192];
+    static J2kiMqcMark marks[2001];
+    static uint8_t sym[2000], ctxn[2000];
+    int bad_loose = 0, bad_dec = 0, nb = 0;
+    for (int it = 0; it < iters; it++) {
+        uint16_t ectx[19];
+        uint32_t prob[19];
+        J2kiMqc m;
+        int n = 200 + (int)(test_rand() % 1800), end, i;
+        for (i = 0; i < 19; i++)
+            prob[i] = test_rand() % 65536;
+        j2ki_mqc_reset_ctx(ectx);
+        j2ki_mqc_init(&m, buf, sizeof(buf), 0);
+        for (i = 0; i < n; i++) {
+            ctxn[i] = (uint8_t)(test_rand() % 19);
+            sym[i] = (test_rand() & 0xFFFF) < prob[ctxn[i]];
+            marks[i] = j2ki_mqc_mark(&m);
+            j2ki_mqc_encode(&m, &ectx[ctxn[i]], sym[i]);
+        }
+        end = j2ki_mqc_flush(&m);
+        for (i = 1; i < n; i += 1 + (int)(test_rand() % 7)) {
+            int32_t t = j2ki_mqc_trunc_len(buf, 0, end, &marks[i]);
+            TdMq d;
+            TdCtx dc[19];
+            td_reset_ctx(dc);
+            nb++;
+            if (t > marks[i].bp + 5)
+                bad_loose++;
+            td_mq_init(&d, buf, 0, t);
+            for (int k = 0; k < i; k++)
+                if (td_mq_decode(&d, &dc[ctxn[k]]) != sym[k]) {
+                    bad_dec++;
+                    break;
+                }
+        }
+    }
+    CHECK(!bad_loose, "%d of %d truncation lengths more than 5 bytes past the mark", bad_loose, nb);
+    CHECK(!bad_dec, "%d of %d truncated prefixes decode wrong", bad_dec, nb);
+    printf("# %d marks checked for tight truncation\n", nb);
 }
 
 int main(void)
@@ -186,5 +241,6 @@ int main(void)
     test_seed("test_mqc", 0x6d7163);
     test_t88();
     test_random(400);
+    test_tight(300);
     return test_done("test_mqc");
 }

@@ -12,7 +12,10 @@
  *  - distortions: sum over all passes = sum of squared indices (exact when frac_bits = 0,
  *    within the midpoint residual otherwise); significance passes never negative;
  *  - error paths: too small data_cap / max_passes, numbps > M_b, all-zero block;
- *  - speed of a dense 64 x 64 block of 12-bit indices (printed).
+ *  - speed of a dense 64 x 64 block of 12-bit indices (printed);
+ *  - a digest (FNV-1a) of everything tier-1 outputs for 3000 blocks of every size, style,
+ *    orientation, density and frac_bits from a fixed generator (printed, not checked): a
+ *    change meant to leave the output alone, such as a speed-up, must leave it unchanged.
  */
 #include <math.h>
 #include <time.h>
@@ -226,6 +229,86 @@ static void test_speed(J2kiT1 *t1)
     CHECK(us < 5000, "64x64 block takes %.0f us", us);
 }
 
+/* digest of the t1 output for a fixed set of blocks (xorshift32, own seed: independent of
+ * the test seed so the number is comparable between builds) */
+static uint64_t dg_h;
+static uint32_t dg_s;
+
+static uint32_t dg_rand(void)
+{
+    dg_s ^= dg_s << 13;
+    dg_s ^= dg_s >> 17;
+    dg_s ^= dg_s << 5;
+    return dg_s;
+}
+
+static void dg_bytes(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n--) {
+        dg_h ^= *b++;
+        dg_h *= 1099511628211ull;
+    }
+}
+
+static void dg_u64(uint64_t v) { dg_bytes(&v, sizeof(v)); }
+
+static void test_digest(J2kiT1 *t1)
+{
+    static const int sz[][2] = { {1, 1}, {1, 7}, {3, 5}, {4, 4}, {5, 3}, {17, 9}, {32, 32},
+                                 {64, 64}, {128, 32}, {32, 128}, {64, 16}, {1024, 4},
+                                 {4, 1024}, {8, 512}, {31, 33}, {64, 3} };
+    static uint8_t data[MAXN * 8 + 4096];
+    static J2kiPass passes[128];
+    int it, i;
+    dg_h = 1469598103934665603ull;
+    dg_s = 12345;
+    for (it = 0; it < 3000; it++) {
+        int s = (int)(dg_rand() % 16), w = sz[s][0], h = sz[s][1], orient = (int)(dg_rand() % 4);
+        int style = dg_rand() % 4 ? (dg_rand() % 2 ? 0 : (int)(dg_rand() % 64)) : (int)(dg_rand() % 64);
+        int bps = 1 + (int)(dg_rand() % 6), frac = dg_rand() % 3 == 0 ? 0 : (int)(dg_rand() % 14);
+        int mb = 1 + (int)(dg_rand() % (dg_rand() % 4 ? 16 : 30)), kind = (int)(dg_rand() % 4);
+        int ret;
+        J2kiCblk cb;
+        if (mb + frac > 31)
+            frac = 31 - mb;
+        for (i = 0; i < w * h; i++) {
+            uint32_t m;
+            if (kind == 0) {                                   /* uniform */
+                m = dg_rand() >> (32 - mb - frac);
+            } else if (kind == 1) {                            /* sparse */
+                m = dg_rand() % 8 ? 0 : dg_rand() >> (32 - mb - frac);
+            } else {                                           /* skewed, some zero rows */
+                int e = (int)(dg_rand() % (uint32_t)(mb + frac + 1));
+                e = e * (int)(dg_rand() % 100) / 100;
+                m = e ? dg_rand() >> (32 - e) : 0;
+                if (kind == 3 && (i / w) % 8 < 3)
+                    m = 0;
+            }
+            coefs[i] = (dg_rand() & 1) ? -(int32_t)m : (int32_t)m;
+        }
+        memset(&cb, 0, sizeof(cb));
+        cb.data = data;
+        cb.data_cap = dg_rand() % 50 == 0 ? dg_rand() % 200 : (uint32_t)sizeof(data);
+        cb.passes = passes;
+        cb.max_passes = dg_rand() % 70 == 0 ? (int)(dg_rand() % 20) : 128;
+        ret = j2ki_t1_encode_cblk_ref(t1, coefs, w, w, h, orient, style, bps,
+                                      mb + (int)(dg_rand() % 2), frac, &cb);
+        dg_u64((uint64_t)(int64_t)ret);
+        dg_u64((uint64_t)cb.nb_passes);
+        dg_u64((uint64_t)cb.numbps);
+        if (ret == 0 && cb.nb_passes) {
+            dg_bytes(data, passes[cb.nb_passes - 1].rate);
+            for (i = 0; i < cb.nb_passes; i++) {
+                dg_u64(passes[i].rate);
+                dg_u64(passes[i].term);
+                dg_bytes(&passes[i].dist, sizeof(passes[i].dist));
+            }
+        }
+    }
+    printf("# t1 output digest (3000 fixed blocks): %016llx\n", (unsigned long long)dg_h);
+}
+
 int main(void)
 {
     static const int sizes[][2] = { {1, 1}, {3, 5}, {4, 4}, {17, 9}, {32, 32}, {64, 64},
@@ -268,6 +351,7 @@ int main(void)
             }
     printf("# %d blocks coded, %d decodes checked\n", nb_blocks, nb_decodes);
     test_speed(t1);
+    test_digest(t1);
     td_block_free(&b);
     j2ki_t1_free(&t1);
     return test_done("test_t1");

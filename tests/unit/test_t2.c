@@ -10,6 +10,7 @@
 #include "test.h"
 #include "plan.h"
 #include "t2.h"
+#include "markers.h"
 
 static void default_cp(J2kiCodingParams *cp)
 {
@@ -478,7 +479,7 @@ static void test_random(void)
                 psot = rd32(cs + pos + 6);
                 CHECK(rd16(cs + pos + 4) == t && cs[pos + 10] == tp && cs[pos + 11] == expect_tp, "iter %d: SOT fields", iter);
                 if (cp.tlm) {
-                    size_t e = tlm_pos + 6 * (tlm_k / 10921 + 1) + 6 * (size_t)tlm_k;
+                    size_t e = tlm_pos + 6 * (tlm_k / J2KI_TLM_MAX_ENTRIES + 1) + 6 * (size_t)tlm_k;
                     CHECK(rd16(cs + e) == t && rd32(cs + e + 2) == psot, "iter %d: TLM entry %u", iter, tlm_k);
                     tlm_k++;
                 }

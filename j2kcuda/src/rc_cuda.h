@@ -1,0 +1,52 @@
+/*
+ * CUDA rate control: PCRD-opt on the device, deciding exactly what rc.c decides on the host.
+ *
+ *   hull_kernel    one thread per code-block: j2ki_rc_hull_passes (rc_core.h), as rc.c
+ *   decide_kernel  one thread block runs j2ki_rc_decide (rc_core.h), the host's own search
+ *                  code: every thread runs the control flow on its own copy of the context,
+ *                  in lockstep, and the operations it asks for (apply a threshold, size the
+ *                  codestream, sums, maxima, the final fill) are block-wide loops over the
+ *                  code-blocks / precincts / tile-parts with integer or order-independent
+ *                  reductions. Sizing uses the same per-precinct header coder (t2_core.h) as
+ *                  the host's j2ki_t2_size, so every probe measures the same bytes.
+ * No host round trip: the frame's decision is left in the device mirror's layer_passes, where
+ * j2ki_t2_cuda_write reads it.
+ */
+#ifndef J2KI_RC_CUDA_H
+#define J2KI_RC_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#include "j2ki.h"
+#include "plan.h"
+#include "t1_cuda.h"
+#include "t2_cuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct J2kiRcCuda J2kiRcCuda;
+
+/**
+ * Prepares rate control for the slot whose tier-2 mirror is t2 (j2ki_t2_cuda_init): the search
+ * context of the coding parameters (j2ki_rc_ctx_init), per-band distortion scales, the fill's
+ * candidate buffer. Synchronous (init time only); returns 0 or < 0 (logged, *sticky set).
+ */
+int  j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, const J2kiLog *log, int *sticky);
+void j2ki_rc_cuda_free(J2kiRcCuda **rc);
+
+/**
+ * Enqueues on st the rate control of the frame whose tier-1 results are in the slot's d_data /
+ * d_passes and d_res: imports nb_passes/numbps, computes the hulls, decides layer_passes.
+ * A failure (e.g. J2KC_ERR_BUFSIZE: budget below the headers) lands in the slot's
+ * J2kiT2CudaResult (err, rc_why, rc_why_arg), and j2ki_t2_cuda_write then writes nothing.
+ * Returns < 0 only for enqueue failures.
+ */
+int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* J2KI_RC_CUDA_H */
