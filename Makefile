@@ -84,8 +84,14 @@ unit-tests: $(TESTS_BIN)
 check-deps:
 	@tests/install-deps.sh
 
+# The sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, reference backend) sits
+# beside the main one; run-all.sh runs its unit tests and the bad-input tests too.
+SAN_B := $(B)-san
+
 check: check-deps all unit-tests
-	tests/run-all.sh $(B)
+	tools/ffmpeg-build.sh $(B)
+	$(MAKE) B=$(SAN_B) SANITIZE=1 HAVE_CUDA=0 $(SAN_B)/bin/j2kc $(SAN_B)/bin/j2kc-check unit-tests
+	tests/run-all.sh $(B) $(SAN_B)
 
 check-cuda: all
 	tests/check-cuda.sh $(B)

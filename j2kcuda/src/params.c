@@ -530,7 +530,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     int ret;
     *cp = p->cp;
     cp->img = *img;
-    for (int c = 0; c < img->nb_comps; c++) {
+    if (img->nb_comps < 1 || img->nb_comps > J2KC_MAX_COMPS)
+        FAIL(J2KC_ERR_UNSUPPORTED, "%d components: 1 to %d are supported", img->nb_comps, J2KC_MAX_COMPS);
+    for (int c = 0; c < img->nb_comps; c++) {   /* 0 subsampling means 1 */
         if (!cp->img.dx[c]) cp->img.dx[c] = 1;
         if (!cp->img.dy[c]) cp->img.dy[c] = 1;
     }

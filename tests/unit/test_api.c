@@ -34,7 +34,7 @@ static J2kcImageDesc image(int nc, uint32_t w, uint32_t h, int depth)
     d.nb_comps = nc;
     d.width = w;
     d.height = h;
-    for (int c = 0; c < nc; c++) {
+    for (int c = 0; c < nc && c < J2KC_MAX_COMPS; c++) {
         d.depth[c] = depth;
         d.dx[c] = d.dy[c] = 1;
     }

@@ -186,6 +186,7 @@ static int64_t model_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint
  * rates are scaled by rich[c]. Dense convex-ish RD curves with noise, some empty blocks. */
 static void make_plan(TPlan *t, int nb_comps, int nb_bands, int nb_cblks, int nb_layers, const int *rich)
 {
+    free(t->plan.rc_scratch);   /* rate control's scratch, kept by the plan between frames */
     memset(t, 0, sizeof(*t));
     t->cp.img.nb_comps = nb_comps;
     t->cp.nb_layers = nb_layers;
@@ -448,7 +449,9 @@ static void test_bufsize_and_determinism(void)
 
     test_seed("determinism", 99);
     make_plan(&tp, 3, 6, 80, 3, rich1);
+    free(tp2.plan.rc_scratch);
     tp2 = tp;
+    tp2.plan.rc_scratch = NULL;   /* its own scratch, not tp's */
     tp2.plan.cp = &tp2.cp;
     tp2.plan.bands = tp2.bands;
     tp2.plan.cblks = tp2.cblks;
@@ -595,5 +598,7 @@ int main(void)
     test_bufsize_and_determinism();
     test_slope_none();
     test_psnr();
+    free(tp.plan.rc_scratch);
+    free(tp2.plan.rc_scratch);
     return test_done("rc");
 }
