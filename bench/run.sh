@@ -208,7 +208,7 @@ cli_bench() {
     [ -x "$B/bin/j2kc" ] || return 0
     [ -z "$C_FMT" ] || return 0
     for p in $C_OURS; do args+=(--${p%%=*} "${p#*=}"); done
-    l=$(timeout 60 "$B/bin/j2kc" -i "$C_FILE" -o "$SCR/cs/${cs}_cli.j2k" "${args[@]}" --backend cuda --async 4 --bench 100 2>&1 | tail -n 1)
+    l=$(timeout 60 "$B/bin/j2kc" -i "$C_FILE" -o "$SCR/cs/${cs}_cli.j2k" "${args[@]}" --backend cuda --async ${BENCH_ASYNC:-8} --bench 100 2>&1 | tail -n 1)
     fps=$(echo "$l" | grep -o '[0-9.]* frames/s' | cut -d' ' -f1)
     if [ -n "$fps" ]; then
         row "$cs" j2kc-cli "--bench 100" "$fps" - "$(stat -c %s "$SCR/cs/${cs}_cli.j2k" 2>/dev/null)" - "cross-check: tools/j2kc, first frame (start-up) included"
@@ -324,11 +324,11 @@ for cs in $CASES; do
     if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
         n=300 t=4 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
         export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
-        ours "$cs" cuda normal "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
-        [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=4" -n $n -t $t -l $l -w 5 --pinned
+        ours "$cs" cuda normal "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
+        [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --pinned
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
-        ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=4" -n $n -t $t -l $l -w 5
-        ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=4 bypass=1" -n $n -t $t -l $l -w 5
+        ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5
+        ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8} bypass=1" -n $n -t $t -l $l -w 5
         unset OURS_TIMEOUT
         cli_bench "$cs"
     fi

@@ -20,6 +20,7 @@
  */
 extern "C" {
 #include "backend.h"
+#include "params.h"
 #include "plan.h"
 }
 #include <pthread.h>
@@ -31,7 +32,6 @@ extern "C" {
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
 #include "quant_cuda.h"
-#include "params.h"
 #include "rc_cuda.h"
 #include "t1_cuda.h"
 #include "t2_cuda.h"
