@@ -448,4 +448,26 @@ else
     t_skip conformance/real-flower "Debian libjxl-testdata not installed (optional)"
 fi
 
+# Real content on any machine: a photograph of a canvas painting (grain-like weave) from Debian's
+# mate-backgrounds, downloaded (not installed) into .deps/content, as make demo does.
+photo_find() { find "$REPO_DIR/.deps/content" -name Elephants_5640x3172.jpg 2>/dev/null | head -n 1; }
+photo=$(photo_find)
+if [ -z "$photo" ] && t_have apt-get && t_have dpkg-deb; then
+    mkdir -p "$REPO_DIR/.deps/content"
+    ( cd "$REPO_DIR/.deps/content" &&
+      { apt-get download mate-backgrounds >/dev/null 2>&1 ||
+        { [ "$(id -u)" = 0 ] && apt-get update >/dev/null 2>&1 && apt-get download mate-backgrounds >/dev/null 2>&1; }; } &&
+      dpkg-deb -x mate-backgrounds_*.deb x )
+    photo=$(photo_find)
+fi
+if [ -n "$photo" ] && t_have ffmpeg; then
+    SRC="$W/src/photo.raw" SRC_RAW="2048x1080:gbrp12le" SRC_W=2048 SRC_H=1080 SRC_DEPTH=12 SRC_COMPS=3
+    ffmpeg -v error -y -i "$photo" -vf "crop=2048:1080:1800:1000" -pix_fmt gbrp12le -f rawvideo "$SRC"
+    enc real-photo-dci2k-24fps psnr=35 --profile dci2k --fps 24
+    enc real-photo-lossless lossless --lossless
+    rm -f "$SRC"
+else
+    t_fail conformance/real-photo "could not get the Debian package mate-backgrounds (apt-get download) or ffmpeg"
+fi
+
 [ "$T_FAILED" = 0 ]

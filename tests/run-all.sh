@@ -21,19 +21,20 @@ count() {   # counts the result lines of a log
 
 # Unit tests: one result line per binary; its output is kept in the log, shown on failure.
 run_units() {   # run_units BUILD_DIR PREFIX
-    local t name rc reason
+    local t name rc reason logf
     for t in "$1"/tests/test_*; do
         [ -x "$t" ] || continue
         name=$(basename "$t")
-        "$t" > "$LOG/$2$name.log" 2>&1
+        logf="$LOG/${2//\//-}$name.log"
+        "$t" > "$logf" 2>&1
         rc=$?
         if [ $rc = 0 ]; then
             echo "ok $2unit/$name"; pass=$((pass + 1))
         else
             reason="exit $rc"
             t_crashed $rc && reason="crashed (exit $rc)"
-            echo "FAIL $2unit/$name: $reason (log: $LOG/$2$name.log)"
-            grep -m 10 -i 'fail\|error\|runtime error' "$LOG/$2$name.log" | sed 's/^/    /'
+            echo "FAIL $2unit/$name: $reason (log: $logf)"
+            grep -m 10 -i 'fail\|error\|runtime error' "$logf" | sed 's/^/    /'
             failed=$((failed + 1))
         fi
     done
