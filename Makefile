@@ -112,6 +112,8 @@ install: all
 	ln -sf libj2kcuda.so.0 $(DESTDIR)$(PREFIX)/lib/libj2kcuda.so
 	install -m 644 j2kcuda/include/j2kcuda.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(B)/bin/j2kc $(B)/bin/j2kc-check $(DESTDIR)$(PREFIX)/bin/
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: j2kcuda\nDescription: JPEG 2000 encoder for NVIDIA GPUs\nVersion: 0.1.0\nLibs: -L$${libdir} -lj2kcuda\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	  "$(PREFIX)" "$(PC_LIBS_PRIVATE)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/j2kcuda.pc
 
 clean:
 	rm -rf $(B)
