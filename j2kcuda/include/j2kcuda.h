@@ -103,7 +103,7 @@ void j2kc_params_free(J2kcParams **p);
  *   guard_bits  0..7
  *   sop eph tlm plt   0|1
  *   mainlevel sublevel   IMF/broadcast levels (0 = computed from the image and rate)
- *   format      j2k|jp2
+ *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
  *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
  */
@@ -133,7 +133,7 @@ typedef struct J2kcImageDesc {
     int      nb_comps;                 /**< 1..4 */
     uint32_t width, height;            /**< image size on the reference grid (Xsiz-XOsiz, Ysiz-YOsiz) */
     uint32_t x0, y0;                   /**< image offset on the reference grid (XOsiz, YOsiz) */
-    int      depth[J2KC_MAX_COMPS];    /**< bits per sample, 1..16 (the encoder supports 8..16 unsigned, 1..16 signed*/
+    int      depth[J2KC_MAX_COMPS];    /**< bits per sample, 1..16, unsigned or signed (profiles restrict it) */
     int      is_signed[J2KC_MAX_COMPS];
     int      dx[J2KC_MAX_COMPS];       /**< horizontal subsampling (XRsiz), 1..255 */
     int      dy[J2KC_MAX_COMPS];       /**< vertical subsampling (YRsiz), 1..255 */
@@ -159,7 +159,8 @@ typedef struct J2kcFrame {
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
 } J2kcFrame;
 
-/** One finished codestream. data stays valid until the next receive or free on that encoder. */
+/** One finished codestream. data stays valid until the next submit, receive, reset or free on
+ *  that encoder (its slot's buffer is then reused): copy it out before submitting more. */
 typedef struct J2kcPacket {
     const uint8_t *data;
     size_t         size;

@@ -50,6 +50,7 @@ static const char help_text[] =
     "  sop eph tlm plt   0|1 [0]\n"
     "  mainlevel sublevel   IMF/broadcast level numbers [computed]\n"
     "  format      j2k|jp2 [j2k]\n"
+    "  color       auto|srgb|gray|sycc: JP2 colour box [auto: sRGB for 3-4 components, grey for 1-2]\n"
     "  comment     text of a COM marker [none]\n"
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
@@ -263,7 +264,8 @@ static int parse_prec(const char *s, J2kiCodingParams *cp)
     if (strlen(s) >= sizeof(buf))
         return J2KC_ERR_INVAL;
     strcpy(buf, s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (r >= J2KI_MAX_RES || parse_pow2_size(tok, 1, 32768, &lw, &lh) < 0)
             return J2KC_ERR_INVAL;
         cp->prec_log2_w[r] = (uint8_t)lw;
@@ -343,7 +345,8 @@ static int parse_layer_bytes(const char *s, J2kiCodingParams *cp)
     if (strlen(s) >= sizeof(buf))
         return J2KC_ERR_INVAL;
     strcpy(buf, s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         uint64_t v;
         if (n >= J2KI_MAX_LAYERS || parse_u64(tok, &v) < 0 || !v || (n && v < cp->layer_bytes[n - 1]))
             return J2KC_ERR_INVAL;
@@ -560,6 +563,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         if (!cp->fps_num)
             FAIL(J2KC_ERR_INVAL, "bitrate needs fps (bytes per frame = bitrate / fps)");
         uint64_t b = (uint64_t)floor(cp->bitrate_mbps * 1e6 / 8.0 * cp->fps_den / cp->fps_num);
+        if (!b)
+            FAIL(J2KC_ERR_BUFSIZE, "bitrate %g Mbit/s at %d/%d fps is less than one byte per frame",
+                 cp->bitrate_mbps, cp->fps_num, cp->fps_den);
         if (cp->frame_bytes && j2ki_params_is_set(p, J2KI_KEY_BYTES) && b != cp->frame_bytes)
             FAIL(J2KC_ERR_INVAL, "bitrate (%g Mbit/s at %d/%d fps = %llu bytes) conflicts with bytes=%llu",
                  cp->bitrate_mbps, cp->fps_num, cp->fps_den, (unsigned long long)b,
@@ -582,10 +588,14 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     } else if (cp->mct) {
         if (cp->img.nb_comps < 3)
             FAIL(J2KC_ERR_INVAL, "mct=1 needs at least 3 components (image has %d)", cp->img.nb_comps);
-        for (int c = 1; c < 3; c++)
+        for (int c = 1; c < 3; c++) {
             if (cp->img.dx[c] != cp->img.dx[0] || cp->img.dy[c] != cp->img.dy[0])
                 FAIL(J2KC_ERR_INVAL, "mct=1 needs components 0-2 of the same size (G.2/G.3); component %d is subsampled %dx%d",
                      c, cp->img.dx[c], cp->img.dy[c]);
+            if (cp->img.depth[c] != cp->img.depth[0] || cp->img.is_signed[c] != cp->img.is_signed[0])
+                FAIL(J2KC_ERR_INVAL, "mct=1 needs components 0-2 of the same depth and signedness; component %d is %d-bit, component 0 %d-bit",
+                     c, cp->img.depth[c], cp->img.depth[0]);
+        }
     }
 
     /* levels: clamp the default to what the size allows; an explicit value is honoured (empty
@@ -597,10 +607,17 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     }
 
     /* rate control mode */
-    int nb_targets = (cp->frame_bytes || cp->nb_layer_bytes) + (cp->psnr > 0) +
-                     j2ki_params_is_set(p, J2KI_KEY_SLOPE);
+    int user_bytes = j2ki_params_is_set(p, J2KI_KEY_BYTES) || j2ki_params_is_set(p, J2KI_KEY_BITRATE) ||
+                     j2ki_params_is_set(p, J2KI_KEY_LAYER_BYTES);
+    int nb_targets = user_bytes + (cp->psnr > 0) + j2ki_params_is_set(p, J2KI_KEY_SLOPE);
     if (nb_targets > 1)
         FAIL(J2KC_ERR_INVAL, "choose one rate target: bytes/bitrate/layer_bytes, quality, or slope");
+    if (!user_bytes && cp->frame_bytes && nb_targets)
+        /* the profile set a byte cap; rate control does not combine a quality or slope target
+         * with a byte ceiling */
+        FAIL(J2KC_ERR_PROFILE, "this profile fixes a byte budget per frame (%llu bytes); quality and slope targets "
+             "are not supported with it: give bytes or bitrate (at most the profile's) instead",
+             (unsigned long long)cp->frame_bytes);
     if (cp->frame_bytes || cp->nb_layer_bytes) {
         cp->rc_mode = J2KI_RC_BYTES;
         if (cp->nb_layer_bytes) {
@@ -630,6 +647,8 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     }
     if (cp->comp_bytes && cp->tp_split != J2KI_TP_COMP)
         FAIL(J2KC_ERR_INVAL, "comp_bytes needs tile_parts=C (a component's bytes are its tile-parts)");
+    if (cp->comp_bytes && !cp->frame_bytes)
+        FAIL(J2KC_ERR_INVAL, "comp_bytes needs a frame budget too (bytes or bitrate)");
     if (cp->comp_bytes && cp->rc_mode != J2KI_RC_BYTES)
         cp->rc_mode = J2KI_RC_BYTES;
 

@@ -117,7 +117,7 @@ static int apply_dci(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     REQUIRE(TRANSFORM, !cp->reversible, "%s: the irreversible 9/7 transform is required", d->name);
     if (cp->lossless)
         FAIL(0, "%s: lossless coding is not allowed (9/7 irreversible required)", d->name);
-    REQUIRE(MCT, cp->mct == 1, "%s: the ICT (mct=1) is required", d->name);
+    REQUIRE(MCT, cp->mct != 0, "%s: the ICT (mct=1) is required", d->name);
     REQUIRE(GUARD_BITS, cp->guard_bits == (is4k ? 2 : 1), "%s: guard bits must be %d%s (guard_bits=%d)",
             d->name, is4k ? 2 : 1, is4k ? "" : " (SMPTE RDD 52)", cp->guard_bits);
     REQUIRE(TILE_PARTS, cp->tp_split == J2KI_TP_COMP, "%s: one tile-part per component (tile_parts=C) is required", d->name);
@@ -263,7 +263,8 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
         FAIL(0, "%s: main level %d allows %g Msamples/s; the image at %g fps needs main level %d",
              d->name, ml, mainlevel_msps[ml], fps, need);
     /* Amd 8 table, and Grok's stricter sublevel <= max(mainlevel - 2, 1) */
-    int smax = j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1));
+#define IMF_SMAX(m) j2ki_imin(max_sublevel[m], j2ki_imax((m) - 2, 1))
+    int smax = IMF_SMAX(ml);
     uint64_t req = cp->frame_bytes;
     if (cp->bitrate_mbps > 0)
         req = (uint64_t)floor(cp->bitrate_mbps * 1e6 / 8.0 / fps);
@@ -276,6 +277,10 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
             sl = smax;
         }
     }
+    if (!cp->mainlevel)
+        while (ml < 11 && IMF_SMAX(ml) < sl)   /* automatic: the main level that allows the rate */
+            ml++;
+    smax = IMF_SMAX(ml);
     if (sl > smax)
         FAIL(0, "%s: sublevel %d exceeds the maximum %d for main level %d", d->name, sl, smax, ml);
     uint64_t max_frame = (uint64_t)floor(200e6 * (1 << (sl - 1)) / 8.0 / fps);
@@ -336,11 +341,18 @@ static int apply_broadcast(J2kiCodingParams *cp, const J2kcParams *p, const J2ki
         FAIL(0, "%s: image origin must be 0,0", d->name);
     if ((ret = common_fixed(cp, p, log, d->name)) < 0)
         return ret;
+    if (cp->sublevel)
+        FAIL(0, "%s: broadcast profiles have no sublevel (Rsiz carries the main level only)", d->name);
     int ml = cp->mainlevel;
-    if (!ml && cp->fps_num) {
-        ml = pick_mainlevel(cp, (double)cp->fps_num / cp->fps_den);
-        if (ml < 0)
+    if (cp->fps_num) {
+        int need = pick_mainlevel(cp, (double)cp->fps_num / cp->fps_den);
+        if (need < 0)
             FAIL(0, "%s: the sample rate exceeds main level 11", d->name);
+        if (ml && ml < need)
+            FAIL(0, "%s: main level %d allows %g Msamples/s; the image at %d/%d fps needs main level %d",
+                 d->name, ml, mainlevel_msps[ml], cp->fps_num, cp->fps_den, need);
+        if (!ml)
+            ml = need;
     }
     cp->mainlevel = ml;
     int base = d->id == J2KI_PROFILE_BC_SINGLE ? 0x0100 : d->id == J2KI_PROFILE_BC_MULTI ? 0x0200 : 0x0300;

@@ -152,6 +152,30 @@ static void test_rejections(void)
         CHECK(j2kc_encoder_create(&enc, &z, p) == J2KC_ERR_UNSUPPORTED, "17-bit accepted");
         j2kc_params_free(&p);
     }
+    {
+        /* conflicts and profile rules found in review */
+        J2kcImageDesc mixed = image(3, 64, 64, 8), dci = image(3, 2048, 1080, 12), hd = image(3, 1920, 1080, 10);
+        mixed.depth[1] = 12;
+        static const struct { const char *kv[9]; int which, want; const char *what; } cases[] = {
+            { { "mct", "1", NULL }, 0, J2KC_ERR_INVAL, "mct=1 with unequal depths" },
+            { { "comp_bytes", "20000", "tile_parts", "C", NULL }, 1, J2KC_ERR_INVAL, "comp_bytes without a frame budget" },
+            { { "profile", "dci2k", "fps", "24", "quality", "40", NULL }, 2, J2KC_ERR_PROFILE, "quality with DCI's fixed budget" },
+            { { "bitrate", "1e-7", "fps", "24", NULL }, 1, J2KC_ERR_BUFSIZE, "bitrate below a byte per frame" },
+            { { "profile", "broadcast", "sublevel", "3", NULL }, 3, J2KC_ERR_PROFILE, "broadcast sublevel" },
+            { { "mainlevel", "3", NULL }, 1, J2KC_ERR_INVAL, "mainlevel without a profile" },
+            { { "profile", "dci2k", "fps", "24", "mct", "auto", NULL }, 2, 0, "DCI with mct=auto" },
+            { { "profile", "imf2k", "fps", "24", "bitrate", "300", NULL }, 3, 0, "IMF main level raised for the rate" },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            J2kcParams *p = params(cases[i].kv);
+            const J2kcImageDesc *d2 = cases[i].which == 0 ? &mixed : cases[i].which == 1 ? &d :
+                                      cases[i].which == 2 ? &dci : &hd;
+            int r = j2kc_encoder_create(&enc, d2, p);
+            CHECK(r == cases[i].want, "%s: %s (want %s)", cases[i].what, j2kc_strerror(r), j2kc_strerror(cases[i].want));
+            j2kc_encoder_free(&enc);
+            j2kc_params_free(&p);
+        }
+    }
 #if !J2KC_HAVE_CUDA
     {
         const char *kv[] = { "backend", "cuda", NULL };
