@@ -107,6 +107,7 @@ typedef struct J2kiCodingParams {
     int profile;
     int fps_num, fps_den;
     int mainlevel, sublevel;
+    int mainlevel_fixed;              /* the user set mainlevel (IMF lossless may not raise it) */
     int levels_after_coding;          /* IMF lossless: 2 = pick the sublevel (and main level) from
                                          the coded size, 1 = check the user's sublevel against it */
     /* output */

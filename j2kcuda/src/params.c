@@ -234,7 +234,7 @@ static int parse_fps(const char *s, int *num, int *den)
     char *end;
     errno = 0;
     long n = strtol(s, &end, 10), d = 1;
-    if (errno || end == s || n <= 0 || n > 1000000)
+    if (errno || end == s || n < 0 || n > 1000000 || (n == 0 && *end != '.'))
         return J2KC_ERR_INVAL;
     if (*end == '/') {
         const char *s2 = end + 1;
@@ -248,6 +248,8 @@ static int parse_fps(const char *s, int *num, int *den)
             return J2KC_ERR_INVAL;
         n = lround(v * 1000.0);
         d = 1000;
+        if (n <= 0 || n > 1000000000L)
+            return J2KC_ERR_INVAL;
     }
     if (*end)
         return J2KC_ERR_INVAL;

@@ -293,6 +293,7 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
         /* lossless: the bit rate is known only after coding; j2ki_profile_finish_levels picks
          * (or checks, when the user fixed it) the sublevel from the frame's size */
         cp->levels_after_coding = cp->sublevel ? 1 : 2;
+    cp->mainlevel_fixed = cp->mainlevel != 0;
     cp->mainlevel = ml;
     cp->sublevel = sl;
     int base = d->id == J2KI_PROFILE_IMF2K ? 0x0400 : d->id == J2KI_PROFILE_IMF4K ? 0x0500 :
@@ -329,7 +330,9 @@ static int apply_broadcast(J2kiCodingParams *cp, const J2kcParams *p, const J2ki
         uint32_t nx = j2ki_ceil_div(img->width, tw), ny = j2ki_ceil_div(img->height, th);
         if (!((nx == 2 && ny == 2) || (nx == 1 && ny == 4) || (nx == 1 && ny == 1)))
             FAIL(0, "%s: the tile layout must be 1x1, 2x2 or 1x4 (tiles give %ux%u)", d->name, nx, ny);
-        cp->tile_w = tw; cp->tile_h = th; cp->tile_x0 = cp->tile_y0 = 0;
+        if (cp->tile_x0 || cp->tile_y0)
+            FAIL(0, "%s: the tile grid origin must be 0,0 (tiles given +%u+%u)", d->name, cp->tile_x0, cp->tile_y0);
+        cp->tile_w = tw; cp->tile_h = th;
     }
     int rev = d->id == J2KI_PROFILE_BC_MULTI_R;
     REQUIRE(TRANSFORM, cp->reversible == rev, "%s: the %s transform is required", d->name, rev ? "5/3" : "9/7");
@@ -401,9 +404,16 @@ int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t l
         }
         return 0;
     }
-    /* the smallest main level (not below the one the sample rate needs) that allows sublevel sl */
-    while (ml <= 11 && j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1)) < sl)
+    /* the smallest main level (not below the one the sample rate needs) that allows sublevel sl;
+     * a main level the user fixed is not raised */
+    while (ml <= 11 && j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1)) < sl) {
+        if (cp->mainlevel_fixed) {
+            j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %.0f Mbit/s at %g fps: sublevel %d, "
+                     "which main level %d does not allow", mbps, fps, sl, ml);
+            return J2KC_ERR_PROFILE;
+        }
         ml++;
+    }
     if (ml > 11 || len < 8 || cs[2] != 0xFF || cs[3] != 0x51) {
         j2ki_log(log, J2KC_LOG_ERROR, "IMF: no main level allows sublevel %d", sl);
         return J2KC_ERR_PROFILE;
