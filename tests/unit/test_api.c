@@ -98,6 +98,9 @@ static void test_params(void)
     CHECK(j2kc_params_set(p, "order", "xyzw") == J2KC_ERR_INVAL, "bad order accepted");
     CHECK(j2kc_params_set(p, "bytes", "-5") == J2KC_ERR_INVAL, "negative bytes accepted");
     CHECK(j2kc_params_set(p, "order", "cprl") == 0, "cprl refused");
+    CHECK(j2kc_params_set(p, "fps", "0.5") == 0, "fps 0.5 refused");
+    CHECK(j2kc_params_set(p, "fps", "0") == J2KC_ERR_INVAL && j2kc_params_set(p, "fps", "0.0") == J2KC_ERR_INVAL,
+          "fps 0 accepted");
     CHECK(j2kc_params_set(p, "poc", "0,0,1,3,3,cprl/3,0,1,6,3,lrcp") == 0, "poc refused");
     CHECK(strstr(j2kc_params_help(), "bypass") != NULL, "help lacks bypass");
     j2kc_params_free(&p);
@@ -165,6 +168,7 @@ static void test_rejections(void)
             { { "mainlevel", "3", NULL }, 1, J2KC_ERR_INVAL, "mainlevel without a profile" },
             { { "profile", "dci2k", "fps", "24", "mct", "auto", NULL }, 2, 0, "DCI with mct=auto" },
             { { "profile", "imf2k", "fps", "24", "bitrate", "300", NULL }, 3, 0, "IMF main level raised for the rate" },
+            { { "profile", "broadcast_multi", "tiles", "960x540+1+1", NULL }, 3, J2KC_ERR_PROFILE, "broadcast tile origin" },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
             J2kcParams *p = params(cases[i].kv);
