@@ -1,13 +1,14 @@
 /*
  * CUDA tier-2, see t2_cuda.h for the cell table. Kernels, in frame order:
  *   import_kernel    one thread per code-block: nb_passes, numbps from tier-1's results
- *   prec_size_kernel one thread per precinct: header and body bytes of each layer's packet
+ *   prec_warp_kernel one warp per precinct (t2_par.h): header and body bytes of each layer's
+ *                    packet, counted
  *   tp_size_kernel   one thread per tile-part: its cells' lengths
  *   (cub::DeviceScan::ExclusiveSum over the cell lengths: offsets)
  *   final_kernel     length, capacity check, EOC
  *   tp_write_kernel  one thread per tile-part: SOT (Psot), PLT segments, SOD, TLM entry
- *   prec_write_kernel one thread per precinct: SOP, header, EPH of each layer's packet, and
- *                    where each code-block's new bytes go
+ *   prec_warp_kernel again, writing: SOP, header, EPH of each layer's packet, and where each
+ *                    code-block's new bytes go
  *   body_kernel      one warp per code-block: copies its bytes of every layer
  * Device memory (all sized at init): the mirror of the plan (code-blocks, layer tables, bands,
  * precincts, tag trees), the packet and tile-part tables, per (precinct, layer) lengths and cell
@@ -64,13 +65,18 @@ static __device__ void set_err(J2kiT2CudaResult *r, int err)
     atomicCAS(&r->err, 0, err);
 }
 
-__global__ void prec_size_kernel(J2kiT2DevView v)
+/* Warps per block of the precinct kernels, each with its J2KI_T2_WARP_WORDS of shared memory. */
+#define PREC_WARPS 4
+
+/* One warp per precinct (t2_par.h through j2ki_t2_dev_prec_warp): out NULL counts, else writes. */
+__global__ void __launch_bounds__(PREC_WARPS * 32) prec_warp_kernel(J2kiT2DevView v, uint8_t *out)
 {
-    uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    __shared__ uint32_t smem[PREC_WARPS][J2KI_T2_WARP_WORDS];
+    const uint32_t wi = threadIdx.x >> 5, p = blockIdx.x * PREC_WARPS + wi;
     int ret;
-    if (p >= v.nb_precs || v.result->err)
-        return;
-    if ((ret = j2ki_t2_dev_prec_size(&v, p)) < 0)
+    if (p >= v.nb_precs || v.result->err || (out && !v.result->len))
+        return;                                  /* warp-uniform */
+    if ((ret = j2ki_t2_dev_prec_warp(&v, p, smem[wi], out)) < 0 && (threadIdx.x & 31) == 0)
         set_err(v.result, ret);
 }
 
@@ -163,53 +169,6 @@ __global__ void tp_write_kernel(J2kiT2DevView v, uint8_t *out)
         uint64_t at = v.tlm_start + (uint64_t)(k / J2KI_TLM_MAX_ENTRIES + 1) * 6 + (uint64_t)k * J2KI_TLM_ENTRY_BYTES;
         put16(out + at, tp.isot);
         put32(out + at + 2, (uint32_t)psot);
-    }
-}
-
-/* SOP (A.8.1): FF91, Lsop = 4, Nsop(16); header (t2_core.h); EPH (A.8.2): FF92. */
-__global__ void prec_write_kernel(J2kiT2DevView v, uint8_t *out)
-{
-    uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= v.nb_precs || v.result->err || !v.result->len)
-        return;
-    J2kiT2PrecDev *pd = &v.precs[p];
-    int L = v.nb_layers;
-    if (j2ki_t2_prec_load(v.cblks, v.bands, pd->first_band, &pd->prec, L) < 0) {
-        set_err(v.result, J2KC_ERR_INTERNAL);
-        return;
-    }
-    for (int l = 0; l < L; l++) {
-        size_t i = (size_t)p * L + l;
-        uint32_t j = v.pkt_of[i];
-        uint64_t off = v.cell_off[j + v.pkts[j].tp + 2], pos;
-        J2kiBytes b;
-        J2kiBits bw;
-        j2ki_bytes_init(&b, out + off, v.hdr_len[i]);
-        if (v.sop) {
-            j2ki_put16(&b, 0xFF91);
-            j2ki_put16(&b, 4);
-            j2ki_put16(&b, v.pkts[j].nsop & 0xFFFF);
-        }
-        j2ki_bits_init(&bw, &b);
-        if (j2ki_t2_prec_header(&bw, v.cblks, v.bands, pd->first_band, &pd->prec, l, v.scan) < 0) {
-            set_err(v.result, J2KC_ERR_INTERNAL);
-            return;
-        }
-        if (v.eph)
-            j2ki_put16(&b, 0xFF92);
-        if (b.overflow || b.pos != v.hdr_len[i]) {
-            set_err(v.result, J2KC_ERR_INTERNAL);
-            return;
-        }
-        pos = off + b.pos;
-        J2KI_T2_FOR_CBLKS(v.cblks, v.bands, pd->first_band, &pd->prec, k, pb, band, x, y, cb) {
-            int s = cb->included, e = cb->layer_passes[l];
-            if (e > s) {
-                v.dst[(size_t)(cb - v.cblks) * L + l] = pos;
-                pos += cb->passes[e - 1].rate - j2ki_t2_pass_end(cb, s);
-            }
-        }
-        j2ki_t2_prec_commit(v.cblks, v.bands, pd->first_band, &pd->prec, l);
     }
 }
 
@@ -343,7 +302,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         J2kiT2DevView *v = &t->v;
         size_t nb_pkts = (size_t)nb_precs * L, nb_tps = plan->nb_tile_parts;
         size_t nb_cells = nb_pkts + nb_tps + 2;
-        size_t off[16], sz[16], total = 0;
+        size_t off[17], sz[17], total = 0;
         int n = 0;
 
         j2ki_bytes_init(&mh, NULL, 0);
@@ -353,7 +312,8 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
                                                          (uint64_t *)NULL, (int)nb_cells))) < 0)
             goto fail;
         /* carve: 0 cblks, 1 layer tables, 2 bands, 3 precs, 4 trees, 5 pkts, 6 tps, 7 pkt_of,
-         * 8 hdr_len, 9 body_len, 10 cell_len, 11 cell_off, 12 dst, 13 scan tmp, 14 mh, 15 result */
+         * 8 hdr_len, 9 body_len, 10 cell_len, 11 cell_off, 12 dst, 13 scan tmp, 14 mh, 15 result,
+         * 16 parallel header coder's node scratch (one per inclusion-tree node) */
         sz[0] = (size_t)plan->nb_cblks * sizeof(J2kiCblk);
         sz[1] = (size_t)plan->nb_cblks * L * sizeof(uint16_t);
         sz[2] = (size_t)plan->nb_bands * sizeof(J2kiBand);
@@ -370,7 +330,8 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         sz[13] = t->scan_tmp_size;
         sz[14] = mh.pos;
         sz[15] = sizeof(J2kiT2CudaResult);
-        for (n = 0; n < 16; n++) {
+        sz[16] = (size_t)(nb_nodes / 2) * sizeof(J2kiT2pNode);
+        for (n = 0; n < 17; n++) {
             off[n] = total;
             total += align256(sz[n] ? sz[n] : 1);
         }
@@ -395,6 +356,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         t->d_scan_tmp = d + off[13];
         t->d_mh = d + off[14];
         v->result = (J2kiT2CudaResult *)(d + off[15]);
+        v->pnodes = (J2kiT2pNode *)(d + off[16]);
         v->nb_cblks = plan->nb_cblks;
         v->nb_bands = plan->nb_bands;
         v->nb_precs = nb_precs;
@@ -425,6 +387,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         memcpy(h + off[2], plan->bands, sz[2]);
         J2kiT2PrecDev *hp = (J2kiT2PrecDev *)(h + off[3]);
         size_t tree_at = off[4];
+        uint32_t node_base = 0;
         for (uint32_t ti = 0; ti < plan->nb_tiles; ti++)
             for (int c = 0; c < nb_comps; c++)
                 for (int r = 0; r < plan->tiles[ti].comps[c].nb_res; r++) {
@@ -434,6 +397,10 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
                         J2kiT2PrecDev *pd = &hp[base + p];
                         pd->prec = res->precs[p];
                         pd->first_band = res->first_band;
+                        pd->node_base = node_base;
+                        for (int k = 0; k < pd->prec.nb_bands; k++)
+                            if (pd->prec.bands[k].incl)
+                                node_base += pd->prec.bands[k].incl->nb_nodes;
                         for (int k = 0; k < pd->prec.nb_bands; k++) {
                             J2kiPrecBand *pb = &pd->prec.bands[k];
                             J2kiTagTree *src[2] = { pb->incl, pb->zbp };
@@ -507,7 +474,7 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t ca
     const J2kiT2DevView *v = &t->v;
     int ret;
 
-    prec_size_kernel<<<grid(v->nb_precs, 64), 64, 0, st>>>(*v);
+    prec_warp_kernel<<<grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, 0, st>>>(*v, NULL);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
     tp_size_kernel<<<grid(v->nb_tps, 64), 64, 0, st>>>(*v);
@@ -526,7 +493,7 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t ca
     tp_write_kernel<<<grid(v->nb_tps, 64), 64, 0, st>>>(*v, d_out);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
-    prec_write_kernel<<<grid(v->nb_precs, 64), 64, 0, st>>>(*v, d_out);
+    prec_warp_kernel<<<grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, 0, st>>>(*v, d_out);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
     body_kernel<<<grid(v->nb_cblks, 8), 256, 0, st>>>(*v, d_out);

@@ -10,11 +10,12 @@
  *   per tile-part k:  one cell  SOT + PLT segments + SOD
  *                     then one cell per packet of it: [SOP] header [EPH] body
  *   last cell                   EOC
- * Per frame: one thread per precinct codes its headers layer by layer (counting) -> header and
- * body bytes per (precinct, layer); one thread per tile-part turns them into cell lengths (PLT
- * sized with t2_core.h's rule); an exclusive CUB scan gives every cell's offset; then the cells
- * are written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
- * thread per tile-part, packet headers by one thread per precinct (the header coder again,
+ * Per frame: one warp per precinct codes its headers layer by layer (counting; t2_par.h: a lane
+ * per code-block, the same bits as t2_core.h's serial coder) -> header and body bytes per
+ * (precinct, layer); one thread per tile-part turns them into cell lengths (PLT sized with
+ * t2_core.h's rule); an exclusive CUB scan gives every cell's offset; then the cells are
+ * written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
+ * thread per tile-part, packet headers by one warp per precinct (the header coder again,
  * writing), code-block bodies by one warp per code-block, the main header by a device copy of
  * the template made at init.
  */
@@ -26,6 +27,7 @@
 #include "j2ki.h"
 #include "plan.h"
 #include "t2_core.h"
+#include "t2_par.h"
 #include "t1_cuda.h"
 
 #ifdef __cplusplus
@@ -37,7 +39,7 @@ extern "C" {
 typedef struct J2kiT2PrecDev {
     J2kiPrec prec;
     uint32_t first_band;
-    uint32_t pad_;
+    uint32_t node_base;      /**< its first node in pnodes (its bands' inclusion-tree nodes follow) */
 } J2kiT2PrecDev;
 
 /** One packet in codestream order. */
@@ -78,6 +80,8 @@ typedef struct J2kiT2DevView {
     uint32_t         *body_len;    /**< per (precinct, layer): code-block bytes */
     uint64_t         *cell_len, *cell_off;
     uint64_t         *dst;         /**< per (code-block, layer): where its new bytes go */
+    J2kiT2pNode      *pnodes;      /**< scratch of the parallel header coder, one per tree node
+                                        position (t2_par.h), precincts at their node_base */
     J2kiT2CudaResult *result;
     uint32_t nb_cblks, nb_bands, nb_precs, nb_pkts, nb_tps, nb_cells;
     int      nb_layers, nb_comps;
@@ -144,6 +148,254 @@ static __device__ int j2ki_t2_dev_prec_size(const J2kiT2DevView *v, uint32_t p)
         j2ki_t2_prec_commit(v->cblks, v->bands, pd->first_band, &pd->prec, l);
     }
     return 0;
+}
+
+/** Per-warp shared-memory scratch of j2ki_t2_dev_prec_size_warp, in 32-bit words: the bit
+ *  buffer of t2_par.h (the last word stays 0: j2ki_t2p_get reads one word ahead). A group of
+ *  code-blocks must fit it: 511 x 32 bits is far above one code-block's header bits (at most
+ *  about 34 tag-tree levels x 2 trees, 16 + 33 for the pass count and Lblock, and 164 lengths
+ *  of at most 32 + 7 bits with TERMALL). */
+#define J2KI_T2_WARP_WORDS 512
+
+/** The code-blocks of a precinct in packet order (J2KI_T2_FOR_CBLKS), for a warp. */
+typedef struct J2kiT2WarpPrec {
+    uint32_t           nk[3];        /* code-blocks of each band in the precinct */
+    uint32_t           nn[3];        /* tag-tree nodes of each band */
+    const J2kiTgtNode *tn[3];        /* parent links (the inclusion tree; both trees have its shape) */
+    J2kiT2pNode       *nd[3];        /* the warp's scratch of each band's nodes */
+    uint32_t           n;            /* code-blocks in all */
+} J2kiT2WarpPrec;
+
+static __device__ J2kiCblk *j2ki_t2_warp_cblk(const J2kiT2DevView *v, const J2kiT2PrecDev *pd,
+                                              const J2kiT2WarpPrec *wp, uint32_t j, int *k, uint32_t *r)
+{
+    int b = 0;
+    while (j >= wp->nk[b])
+        j -= wp->nk[b++];
+    const J2kiPrecBand *pb = &pd->prec.bands[b];
+    const J2kiBand *band = &v->bands[pd->first_band + b];
+    uint32_t w = pb->cbx1 - pb->cbx0;
+    *k = b;
+    *r = j;
+    return &v->cblks[band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w];
+}
+
+static __device__ uint32_t j2ki_t2_warp_scan(uint32_t x)
+{
+    const uint32_t lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
+        if (lane >= (uint32_t)o)
+            x += y;
+    }
+    return x;
+}
+
+/* Node minima of one band's trees, a level at a time, each parent gathering its (up to four)
+ * children: plain loads and stores by the one warp (one SM), so no atomics are needed.
+ * fvi_only: this layer's fvi (the leaves' fvi set by the caller); else vi, vz and fvz. */
+static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const J2kiPrecBand *pb, int fvi_only)
+{
+    const uint32_t lane = threadIdx.x & 31;
+    J2kiT2pNode *nd = wp->nd[k];
+    uint32_t lw = pb->cbx1 - pb->cbx0, lh = pb->cby1 - pb->cby0, base = 0;
+    while (lw > 1 || lh > 1) {
+        uint32_t pw = (lw + 1) >> 1, ph = (lh + 1) >> 1, pbase = base + lw * lh;
+        for (uint32_t i = lane; i < pw * ph; i += 32) {
+            uint32_t X = i % pw, Y = i / pw;
+            J2kiT2pNode m;
+            m.vi = INT32_MAX;
+            m.vz = INT32_MAX;
+            m.fvi = UINT32_MAX;
+            m.fvz = ~0ull;
+            for (uint32_t y = 2 * Y; y < 2 * Y + 2 && y < lh; y++)
+                for (uint32_t x = 2 * X; x < 2 * X + 2 && x < lw; x++) {
+                    const J2kiT2pNode *c = &nd[base + y * lw + x];
+                    if (fvi_only) {
+                        m.fvi = c->fvi < m.fvi ? c->fvi : m.fvi;
+                    } else {
+                        m.vi = c->vi < m.vi ? c->vi : m.vi;
+                        m.vz = c->vz < m.vz ? c->vz : m.vz;
+                        m.fvz = c->fvz < m.fvz ? c->fvz : m.fvz;
+                    }
+                }
+            if (fvi_only) {
+                nd[pbase + i].fvi = m.fvi;
+            } else {
+                nd[pbase + i].vi = m.vi;
+                nd[pbase + i].vz = m.vz;
+                nd[pbase + i].fvz = m.fvz;
+            }
+        }
+        __syncwarp();
+        base = pbase;
+        lw = pw;
+        lh = ph;
+    }
+}
+
+/**
+ * The headers of every layer of precinct p, by the 32 lanes of a warp (t2_par.h), with the bits
+ * of j2ki_t2_prec_header. out NULL: counts them into v->hdr_len / v->body_len, as
+ * j2ki_t2_dev_prec_size. out set: writes SOP, header and EPH of each packet at its cell
+ * (cell_off) and each code-block's body destination (dst), as prec_write_kernel did; the
+ * lengths must be the counted ones. Every lane calls it with the same p; w is the warp's
+ * J2KI_T2_WARP_WORDS words of shared memory. Returns the same 0 or < 0 in every lane.
+ */
+static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, uint32_t *w, uint8_t *out)
+{
+    const unsigned FULL = 0xFFFFFFFFu;
+    const uint32_t lane = threadIdx.x & 31;
+    const J2kiT2PrecDev *pd = &v->precs[p];
+    const int L = v->nb_layers;
+    const uint32_t extra = (v->sop ? J2KI_T2_SOP_BYTES : 0) + (v->eph ? J2KI_T2_EPH_BYTES : 0);
+    J2kiT2WarpPrec wp;
+    uint32_t base = pd->node_base;
+    unsigned long long mask = 0;
+    int err = 0;
+
+    wp.n = 0;
+    for (int k = 0; k < 3; k++) {
+        const J2kiPrecBand *pb = &pd->prec.bands[k];
+        int has = k < pd->prec.nb_bands && pb->incl && pb->incl->nb_nodes;
+        wp.nk[k] = has ? (pb->cbx1 - pb->cbx0) * (pb->cby1 - pb->cby0) : 0;
+        wp.nn[k] = has ? pb->incl->nb_nodes : 0;
+        wp.tn[k] = has ? pb->incl->nodes : NULL;
+        wp.nd[k] = v->pnodes + base;
+        base += wp.nn[k];
+        wp.n += wp.nk[k];
+    }
+
+    /* leaves: first layer, tree values, refusals (j2ki_t2_prec_load / _header), Lblock = 3 */
+    for (uint32_t j = lane; j < wp.n; j += 32) {
+        int k;
+        uint32_t r;
+        J2kiCblk *cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
+        const J2kiBand *band = &v->bands[pd->first_band + k];
+        int first = j2ki_t2p_first(cb, band, L, &mask, &err);
+        j2ki_t2p_leaf(wp.nd[k], r, cb, band, first, L);
+        cb->lblock = 3;
+    }
+    err = __any_sync(FULL, err);
+    for (int o = 16; o > 0; o >>= 1)
+        mask |= __shfl_xor_sync(FULL, mask, o);
+    __syncwarp();
+    if (err)
+        return J2KC_ERR_INTERNAL;
+    for (int k = 0; k < pd->prec.nb_bands && k < 3; k++)
+        if (wp.nk[k])
+            j2ki_t2_warp_sweep(&wp, k, &pd->prec.bands[k], 0);
+
+    for (int l = 0; l < L; l++) {
+        const size_t i = (size_t)p * L + l;
+        const int P = j2ki_t2p_prev(mask, l), nonempty = (int)(mask >> l & 1);
+        uint8_t *hout = NULL;
+        uint64_t off = 0, body_run = 0;
+        uint32_t carry = 1, bytes = 0;
+        J2kiT2pEmit em;
+
+        for (int k = 0; k < pd->prec.nb_bands && k < 3; k++) {
+            if (!wp.nk[k])
+                continue;
+            for (uint32_t n = lane; n < wp.nk[k]; n += 32)
+                wp.nd[k][n].fvi = wp.nd[k][n].vi >= l ? n : UINT32_MAX;
+            __syncwarp();
+            j2ki_t2_warp_sweep(&wp, k, &pd->prec.bands[k], 1);
+        }
+        if (out) {
+            uint32_t pj = v->pkt_of[i];
+            off = v->cell_off[pj + v->pkts[pj].tp + 2];
+            hout = out + off + (v->sop ? J2KI_T2_SOP_BYTES : 0);
+            if (lane == 0 && v->sop) {
+                uint32_t nsop = v->pkts[pj].nsop & 0xFFFF;
+                uint8_t *o = out + off;
+                o[0] = 0xFF;
+                o[1] = 0x91;
+                o[2] = 0;
+                o[3] = 4;
+                o[4] = (uint8_t)(nsop >> 8);
+                o[5] = (uint8_t)nsop;
+            }
+        }
+        for (uint32_t q = lane; q < J2KI_T2_WARP_WORDS; q += 32)
+            w[q] = 0;
+        __syncwarp();
+        if (lane == 0) {
+            w[0] = (uint32_t)nonempty << 31;           /* B.10.3: 0 = empty packet */
+            j2ki_t2p_emit_init(&em, hout);
+        }
+        __syncwarp();
+        for (uint32_t g = 0; nonempty && g < wp.n;) {
+            const uint32_t j = g + lane;
+            J2kiCblk *cb = NULL;
+            int k = 0, lbn = 0;
+            uint32_t r = 0, cnt = 0, incl, use, bd = 0, bsum, end;
+            if (j < wp.n) {
+                J2kiT2pBits b = { NULL, 0 };
+                cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
+                lbn = j2ki_t2p_cblk_bits(&b, cb, wp.tn[k], wp.nd[k], r, l, P, cb->lblock, v->scan);
+                cnt = b.pos;
+            }
+            incl = j2ki_t2_warp_scan(cnt);
+            use = __popc(__ballot_sync(FULL, j < wp.n && incl <= (J2KI_T2_WARP_WORDS - 1) * 32 - carry));
+            if (!use)
+                return J2KC_ERR_INTERNAL;              /* one code-block over the buffer: cannot happen */
+            if (lane < use) {
+                J2kiT2pBits b = { w, carry + incl - cnt };
+                j2ki_t2p_cblk_bits(&b, cb, wp.tn[k], wp.nd[k], r, l, P, cb->lblock, v->scan);
+                cb->lblock = lbn;
+                bd = j2ki_t2p_cblk_body(cb, l);
+            }
+            bsum = j2ki_t2_warp_scan(bd);
+            if (out && lane < use && cb->layer_passes[l] > (l ? cb->layer_passes[l - 1] : 0))
+                v->dst[(size_t)(cb - v->cblks) * L + l] = off + v->hdr_len[i] + body_run + bsum - bd;
+            body_run += __shfl_sync(FULL, bsum, 31);
+            end = carry + __shfl_sync(FULL, incl, use - 1);
+            __syncwarp();
+            uint32_t rest = 0, keep = 0;
+            if (lane == 0) {
+                uint32_t pos = j2ki_t2p_emit(&em, w, 0, end, 0);
+                rest = end - pos;
+                keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
+            }
+            rest = __shfl_sync(FULL, rest, 0);
+            keep = __shfl_sync(FULL, keep, 0);
+            for (uint32_t q = lane; q <= (end >> 5) + 1 && q < J2KI_T2_WARP_WORDS; q += 32)
+                w[q] = 0;
+            __syncwarp();
+            if (lane == 0)
+                w[0] = rest ? keep << (32 - rest) : 0;
+            carry = rest;
+            __syncwarp();
+            g += use;
+        }
+        if (lane == 0) {
+            j2ki_t2p_emit(&em, w, 0, carry, 1);
+            bytes = em.bytes;
+        }
+        bytes = __shfl_sync(FULL, bytes, 0);
+        if (!out) {
+            if (lane == 0) {
+                v->hdr_len[i] = bytes + extra;
+                v->body_len[i] = (uint32_t)body_run;
+            }
+        } else {
+            if (bytes + extra != v->hdr_len[i] || body_run != v->body_len[i])
+                return J2KC_ERR_INTERNAL;
+            if (lane == 0 && v->eph) {
+                hout[bytes] = 0xFF;                    /* EPH, A.8.2 */
+                hout[bytes + 1] = 0x92;
+            }
+        }
+        __syncwarp();
+    }
+    return 0;
+}
+
+/** j2ki_t2_dev_prec_size for one precinct by a whole warp (j2ki_t2_dev_prec_warp counting). */
+static __device__ int j2ki_t2_dev_prec_size_warp(const J2kiT2DevView *v, uint32_t p, uint32_t *smem)
+{
+    return j2ki_t2_dev_prec_warp(v, p, smem, NULL);
 }
 
 /**

@@ -19,6 +19,10 @@
 #include "rc.h"
 #include "t2.h"
 #include "t2_core.h"
+#include "t2_par.h"
+
+/* the device buffer per warp (t2_cuda.h J2KI_T2_WARP_WORDS; that header needs CUDA) */
+#define J2KI_T2_WARP_WORDS_HOST 512
 #include "markers.h"
 
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -296,11 +300,183 @@ done:
     return ret;
 }
 
+
+/* ---- the parallel header coder (t2_par.h), modelled as t2_cuda.h's warp runs it ---- */
+
+/* One precinct, every layer, as the warp driver does it: leaves, up-sweeps, then per layer
+ * groups of G code-blocks counted, placed by a prefix sum in a W-word buffer, cut into bytes.
+ * hdr[l] receives the header bytes (without SOP/EPH) when not NULL; returns 0 or -1. */
+static int par_prec(J2kiPlan *plan, J2kiPrec *prec, uint32_t first_band, int scan, int G, uint32_t W,
+                    uint32_t *hdr_len, uint32_t *body_len, uint8_t (*hdr)[16384])
+{
+    int L = plan->cp->nb_layers, err = 0, ret = 0;
+    unsigned long long mask = 0;
+    uint32_t nk[3], N = 0;
+    J2kiT2pNode *nd[3] = { NULL, NULL, NULL };
+    uint32_t *w = calloc(W, 4);
+    uint32_t cnt[64];
+    int lbn[64];
+
+    for (int k = 0; k < prec->nb_bands; k++) {
+        J2kiPrecBand *pb = &prec->bands[k];
+        nk[k] = (pb->cbx1 - pb->cbx0) * (pb->cby1 - pb->cby0);
+        N += nk[k];
+        if (nk[k])
+            nd[k] = calloc(pb->incl->nb_nodes, sizeof(J2kiT2pNode));
+    }
+#define PAR_CBLK(j_, k_, r_, cb_)                                                                   \
+    int k_ = 0;                                                                                     \
+    uint32_t r_ = j_;                                                                               \
+    while (r_ >= nk[k_]) r_ -= nk[k_++];                                                            \
+    J2kiPrecBand *pb_##k_ = &prec->bands[k_];                                                        \
+    const J2kiBand *band_##k_ = &plan->bands[first_band + k_];                                       \
+    uint32_t w_##k_ = pb_##k_->cbx1 - pb_##k_->cbx0;                                                  \
+    J2kiCblk *cb_ = &plan->cblks[band_##k_->first_cblk + (pb_##k_->cby0 + r_ / w_##k_) * band_##k_->nb_cblks_w + \
+                                 pb_##k_->cbx0 + r_ % w_##k_];
+    for (uint32_t j = 0; j < N; j++) {
+        PAR_CBLK(j, k, r, cb)
+        int first = j2ki_t2p_first(cb, band_k, L, &mask, &err);
+        j2ki_t2p_leaf(nd[k], r, cb, band_k, first, L);
+        cb->lblock = 3;
+    }
+    for (int k = 0; k < prec->nb_bands; k++)
+        for (uint32_t n = nk[k]; nk[k] && n < prec->bands[k].incl->nb_nodes; n++)
+            j2ki_t2p_inner(nd[k], n);
+    if (err) {
+        ret = -1;
+        goto end;
+    }
+    for (int k = 0; k < prec->nb_bands; k++) {
+        const J2kiTgtNode *tn = nk[k] ? prec->bands[k].incl->nodes : NULL;
+        for (uint32_t n = 0; nk[k] && n + 1 < prec->bands[k].incl->nb_nodes; n++) {
+            J2kiT2pNode *pa = &nd[k][tn[n].parent];
+            J2KI_T2P_MIN(&pa->vi, nd[k][n].vi);
+            J2KI_T2P_MIN(&pa->vz, nd[k][n].vz);
+            J2KI_T2P_MIN(&pa->fvz, nd[k][n].fvz);
+        }
+    }
+    for (int l = 0; l < L; l++) {
+        int P = j2ki_t2p_prev(mask, l), nonempty = (int)(mask >> l & 1);
+        uint32_t body = 0, carry = 1;
+        J2kiT2pEmit em;
+        for (int k = 0; k < prec->nb_bands; k++) {
+            const J2kiTgtNode *tn = nk[k] ? prec->bands[k].incl->nodes : NULL;
+            for (uint32_t n = 0; nk[k] && n < prec->bands[k].incl->nb_nodes; n++)
+                nd[k][n].fvi = n < nk[k] && nd[k][n].vi >= l ? n : UINT32_MAX;
+            for (uint32_t n = 0; nk[k] && n + 1 < prec->bands[k].incl->nb_nodes; n++)
+                J2KI_T2P_MIN(&nd[k][tn[n].parent].fvi, nd[k][n].fvi);
+        }
+        memset(w, 0, W * 4);
+        w[0] = (uint32_t)nonempty << 31;
+        j2ki_t2p_emit_init(&em, hdr ? hdr[l] : NULL);
+        for (uint32_t g = 0; nonempty && g < N;) {
+            uint32_t use = 0, at = carry, total = 0;
+            /* count (every "lane" of the group), then keep the prefix that fits */
+            for (int q = 0; q < G && g + (uint32_t)q < N; q++) {
+                PAR_CBLK(g + (uint32_t)q, k, r, cb)
+                J2kiT2pBits b = { NULL, 0 };
+                lbn[q] = j2ki_t2p_cblk_bits(&b, cb, pb_k->incl->nodes, nd[k], r, l, P, cb->lblock, scan);
+                cnt[q] = b.pos;
+                if (carry + total + cnt[q] > (W - 1) * 32)
+                    break;
+                total += cnt[q];
+                use++;
+            }
+            if (!use) {
+                ret = -1;
+                goto end;
+            }
+            for (uint32_t q = 0; q < use; q++) {
+                PAR_CBLK(g + q, k, r, cb)
+                J2kiT2pBits b = { w, at };
+                j2ki_t2p_cblk_bits(&b, cb, pb_k->incl->nodes, nd[k], r, l, P, cb->lblock, scan);
+                CHECK(b.pos == at + cnt[q], "count and write agree");
+                at = b.pos;
+                cb->lblock = lbn[q];
+                body += j2ki_t2p_cblk_body(cb, l);
+            }
+            uint32_t pos = j2ki_t2p_emit(&em, w, 0, at, 0), rest = at - pos;
+            uint32_t keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
+            memset(w, 0, W * 4);
+            w[0] = rest ? keep << (32 - rest) : 0;
+            carry = rest;
+            g += use;
+        }
+        j2ki_t2p_emit(&em, w, 0, carry, 1);
+        hdr_len[l] = em.bytes;
+        body_len[l] = body;
+    }
+#undef PAR_CBLK
+end:
+    for (int k = 0; k < 3; k++)
+        free(nd[k]);
+    free(w);
+    return ret;
+}
+
+/* Every precinct of the plan: the serial coder (t2_core.h) against par_prec, header bytes and
+ * body lengths of every layer. Returns the number of (precinct, layer) packets compared. */
+static int par_compare(J2kiPlan *plan, int G, uint32_t W, const char *what)
+{
+    int L = plan->cp->nb_layers, n = 0, scan = (plan->cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
+    static uint8_t ser[64][16384], par[64][16384];
+    uint32_t ser_len[64], par_len[64], ser_body[64], par_body[64];
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < plan->cp->img.nb_comps; c++)
+            for (int r = 0; r < plan->tiles[t].comps[c].nb_res; r++) {
+                J2kiRes *res = &plan->tiles[t].comps[c].res[r];
+                for (uint32_t p = 0; p < res->nb_prec_w * res->nb_prec_h; p++) {
+                    J2kiPrec *prec = &res->precs[p];
+                    int e1 = j2ki_t2_prec_load(plan->cblks, plan->bands, res->first_band, prec, L), e2 = e1;
+                    for (int l = 0; l < L && !e1; l++) {
+                        J2kiBytes bb;
+                        J2kiBits bw;
+                        j2ki_bytes_init(&bb, ser[l], sizeof(ser[l]));
+                        j2ki_bits_init(&bw, &bb);
+                        int64_t body = j2ki_t2_prec_header(&bw, plan->cblks, plan->bands, res->first_band, prec, l, scan);
+                        if (body < 0 || bb.overflow) {
+                            e1 = -1;
+                            break;
+                        }
+                        ser_len[l] = (uint32_t)bb.pos;
+                        ser_body[l] = (uint32_t)body;
+                        j2ki_t2_prec_commit(plan->cblks, plan->bands, res->first_band, prec, l);
+                    }
+                    e2 = par_prec(plan, prec, res->first_band, scan, G, W, par_len, par_body, par);
+                    CHECK((e1 < 0) == (e2 < 0), "%s: tile %u comp %d res %d prec %u: serial %d, parallel %d", what, t,
+                          c, r, p, e1, e2);
+                    for (int l = 0; l < L && !e1 && !e2; l++) {
+                        CHECK(ser_len[l] == par_len[l] && ser_body[l] == par_body[l] &&
+                                  !memcmp(ser[l], par[l], ser_len[l]),
+                              "%s: tile %u comp %d res %d prec %u layer %d: serial %u+%u bytes, parallel %u+%u", what, t,
+                              c, r, p, l, ser_len[l], ser_body[l], par_len[l], par_body[l]);
+                        n++;
+                    }
+                }
+            }
+    return n;
+}
+
+/* Random monotone layer_passes (empty layers, code-blocks never included, all passes at once). */
+static void random_layers(J2kiPlan *plan)
+{
+    int L = plan->cp->nb_layers;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        int n = 0;
+        for (int l = 0; l < L; l++) {
+            if (cb->nb_passes && test_rand() % 3 == 0)
+                n += (int)(test_rand() % (uint32_t)(cb->nb_passes - n + 1));
+            cb->layer_passes[l] = (uint16_t)n;
+        }
+    }
+}
+
 static const char *const orders[] = { "lrcp", "rlcp", "rpcl", "pcrl", "cprl" };
 
 static void test_random_plans(int nb)
 {
-    int compared = 0, with_plt = 0, multi_tp = 0;
+    int compared = 0, with_plt = 0, multi_tp = 0, packets = 0;
     for (int it = 0; it < nb; it++) {
         J2kcParams *p = j2kc_params_alloc();
         J2kcImageDesc img;
@@ -374,6 +550,9 @@ static void test_random_plans(int nb)
               "plan %d (%ux%u, %d comps, %d layers, %s): t2.c %lld, size %lld, cells %lld", it, img.width,
               img.height, img.nb_comps, layers, orders[cp.order], (long long)na, (long long)size, (long long)nb2);
         compared++;
+        packets += par_compare(plan, 32, J2KI_T2_WARP_WORDS_HOST, "rate-controlled");
+        random_layers(plan);
+        packets += par_compare(plan, 1 + (int)(test_rand() % 32), 300 + test_rand() % 300, "random layers");
         with_plt += cp.plt;
         multi_tp += plan->nb_tile_parts > 1;
         free(a);
@@ -381,7 +560,8 @@ static void test_random_plans(int nb)
         j2ki_plan_free(&plan);
         j2kc_params_free(&p);
     }
-    printf("# %d plans compared (%d with PLT, %d with several tile-parts)\n", compared, with_plt, multi_tp);
+    printf("# %d plans compared (%d with PLT, %d with several tile-parts); parallel header coder: %d packets\n",
+           compared, with_plt, multi_tp, packets);
     CHECK(compared >= nb / 2, "only %d of %d random plans could be compared", compared, nb);
 }
 
