@@ -373,7 +373,7 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
          (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0 ||
          (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
-         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, &b->log, &b->broken)) < 0))
+         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0))
         return ret;
 
     /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */

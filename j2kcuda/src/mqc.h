@@ -69,7 +69,10 @@ static const uint32_t j2ki_mqc_tab_h[J2KI_MQC_NB_STATES] = J2KI_MQC_TAB_INIT;
 #if defined(__CUDACC__)
 static __constant__ uint32_t j2ki_mqc_tab_d[J2KI_MQC_NB_STATES] = J2KI_MQC_TAB_INIT;
 #endif
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+/* t1_cuda.cu: the kernels copy the table to shared memory first (J2KI_T1_SMEM_TABLES) */
+#define J2KI_MQC_TAB j2ki_mqc_tab_s
+#elif defined(__CUDA_ARCH__)
 #define J2KI_MQC_TAB j2ki_mqc_tab_d
 #else
 #define J2KI_MQC_TAB j2ki_mqc_tab_h

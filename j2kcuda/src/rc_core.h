@@ -161,18 +161,18 @@ J2KI_HD int64_t j2ki_rc_cblk_residual(const J2kiPass *passes, int nb_passes, int
     return v < 0.0 ? -q : q;
 }
 
-/* ==== the threshold search, shared by rc.c (host) and rc_cuda.cu (one thread block) ==== */
+/* ==== the threshold search, shared by rc.c (host) and rc_cuda.cu (a cooperative grid) ==== */
 
 /*
  * The whole PCRD-opt decision procedure of rc.c's file comment lives here as J2KI_HD code that
  * only ever looks at a J2kiRcCtx: thresholds, floors, budgets and the last measurement. Every
  * look at the code-blocks goes through an op (J2kiRcOps, J2KI_RC_OP), which the host implements
- * with loops over plan->cblks (rc.c) and the device with block-wide loops and reductions
- * (rc_cuda.cu, every
- * thread of the block runs this control code on its own copy of the context, in lockstep, so
- * an op may synchronise the block). All decisions are made on integers (byte counts,
- * fixed-point distortions, bit patterns of doubles) or on doubles that are per code-block and
- * compared exactly, so the host and the device take the same path and choose the same passes.
+ * with loops over plan->cblks (rc.c) and the device with grid-wide loops and reductions
+ * (rc_cuda.cu: every thread of the grid runs this control code on its own copy of the
+ * context, in lockstep, so an op may synchronise the grid). All decisions are made on integers
+ * (byte counts, fixed-point distortions, bit patterns of doubles) or on doubles that are per
+ * code-block and compared exactly, so the host and the device take the same path and choose
+ * the same passes.
  * Nothing here calls libm: the values that need it (SLOPE's 2^slope, PSNR's limit, the
  * geometric layer divisors) are computed by the host once (j2ki_rc_ctx_init in rc.c).
  */
@@ -244,7 +244,7 @@ enum { J2KI_RC_WHY_NONE = 0, J2KI_RC_WHY_HEADERS, J2KI_RC_WHY_LAYER, J2KI_RC_WHY
 
 /*
  * How the control code calls an op: through c->ops on the host; on the device directly
- * rc_cuda.cu's block-wide j2ki_rc_dev_* (no indirect calls, so the kernel's stack size is
+ * rc_cuda.cu's grid-wide j2ki_rc_dev_* (no indirect calls, so the kernel's stack size is
  * known when it is compiled; rc_cuda.cu defines them, with C linkage, in the same unit).
  */
 #if defined(__CUDA_ARCH__)

@@ -1,21 +1,70 @@
 /*
  * CUDA rate control, see rc_cuda.h. The control code is rc_core.h's j2ki_rc_decide, the same
- * the host runs; this file supplies its operations as block-wide device functions
- * (j2ki_rc_dev_*, called by every thread of the one decide block with its own context copy).
+ * the host runs; this file supplies its operations as grid-wide device functions
+ * (j2ki_rc_dev_*), called by every thread of the cooperative decide grid, each with its own
+ * copy of the context, in lockstep: every thread sees the same op results, so every thread
+ * takes the same path and reaches every grid.sync() the same number of times (no op returns
+ * early in some threads only).
  *
- * Each op: thread 0 clears the shared accumulators, the block syncs, every thread works on a
- * strided share of the code-blocks / precincts / tile-parts and adds into shared memory with
- * atomics (integers, or bit patterns of non-negative doubles, whose order is the value order:
- * order-independent), the block syncs, every thread copies the result into its own context,
- * the block syncs again (so the next op may clear the accumulators). Sizing: one thread per
- * precinct codes its headers (t2_core.h via j2ki_t2_dev_prec_size), then one thread per
- * tile-part adds up its cells (j2ki_t2_dev_tp_size), exactly as j2ki_t2_size accounts them.
- * The final fill sorts its candidates with a block-wide bitonic sort on the total order
- * (slope desc, index asc) that the host's qsort uses, so the kept prefix is the same.
+ * Reductions (hull, dist_sum, next_slope, can_split, size's sums): each thread folds its
+ * code-blocks / packets into registers, a warp combines them with shuffles, warp leaders add
+ * into the block's shared accumulators, one thread per value flushes the block's result with
+ * one global atomic into a grid-wide accumulator set, grid.sync(), every thread reads the set.
+ * Only integers are combined (int64 sums, bit patterns of positive doubles, whose integer
+ * order is their value order, by min/max; a minimum is kept as the maximum of the complement
+ * so that every accumulator's identity is 0), so the result does not depend on the order.
  *
- * Device memory (sized at init): the prepared context, per-band distortion scales, the fill's
- * candidates (a power of two >= the code-blocks).
+ * Accumulator sets (global, RC_NB_ACC = 3): publishing phase n of a frame uses set n % 3 and
+ * block 0 zeroes set (n + 1) % 3 before phase n's grid.sync. That set was last read in phase
+ * n - 2, by threads that all reached phase n - 1's grid.sync after reading it, and block 0
+ * only zeroes it after passing that sync; it is next added to in phase n + 1, after phase n's
+ * sync. With two sets the zeroing would race with the slowest reader or the fastest writer,
+ * unless each phase paid a second sync. j2ki_rc_cuda_run zeroes every set before the launch.
+ *
+ * apply and fill_apply are deferred: they only record what to write (RcDev.pend), and the next
+ * op writes a code-block's layer_passes just before it reads them, in the thread that handles
+ * that code-block (or, for size, in the warp of its precinct: every code-block lies in exactly
+ * one precinct, B.6/B.7), so writing costs no grid.sync. A deferred apply uses the context as
+ * the next op sees it; the control code only changes cfg/floor between an apply and the next
+ * op when another apply follows before any op (decide's NONE/SLOPE/PSNR into lower_layers), so
+ * this writes what an immediate apply would. The kernel's end writes anything still deferred.
+ *
+ * grid.sync() per op (the sizing probe of a BYTES search is apply + size = 2, a bisection step
+ * adds can_split's 1, a fill probe is fill_apply + size = 2):
+ *   hull, dist_sum, next_slope, can_split   1
+ *   apply, fill_apply                       0 (deferred)
+ *   size                                    2: one warp per precinct codes its headers
+ *                                           (j2ki_t2_dev_prec_size_warp), sync, one warp per
+ *                                           tile-part adds its packets and header (PLT with
+ *                                           t2_core.h's rule), sync, totals as j2ki_t2_size
+ *   fill_prepare                            collect 1, sort 1 + (log2(n2/C)) merges each of
+ *                                           (log2(k/C) global + 1 shared-memory) stages, pick 1
+ *                                           (C = RC_SORT_CHUNK; 23 for 26k candidates)
+ * fill_prepare: candidates are collected with one atomic per warp, bitonic-sorted on the total
+ * order j2ki_rc_fill_before (slope desc, index asc, the host's qsort order): stages whose
+ * partner distance is below C run inside a block on chunks of C candidates in shared memory,
+ * only the wider ones are grid-wide. The last chunk pass also computes each candidate's
+ * estimated cost and component, then one warp makes the host's greedy pick 32 candidates at a
+ * time: the first lane in order that fits the current slacks is kept and the lanes before it
+ * are dropped (the slacks only shrink, so they would not fit later either); the kept ones are
+ * compacted in order.
+ *
+ * Grid: RC_THREADS-thread blocks (256: eight warps of sizing scratch share 16 KiB of shared
+ * memory with the sort chunk, and small blocks keep the per-block reductions short), as many
+ * as give one warp per precinct (sizing is the longest step of a probe) and a few code-blocks
+ * per thread, but never more than cudaOccupancyMaxActiveBlocksPerMultiprocessor * SMs /
+ * nb_slots: the decide grids of all of the backend's slots can then be resident together, so
+ * none waits at a grid.sync for blocks that cannot be scheduled; the other kernels that share
+ * the device (tier-1, tier-2 writing) never wait on anything and always finish, freeing their
+ * SMs. The launch fails (cudaErrorCooperativeLaunchTooLarge) rather than hangs if the grid
+ * cannot fit an otherwise idle device.
+ *
+ * Device memory (sized at init, one allocation): the prepared context, per-band distortion
+ * scales, the accumulator sets, the fill's candidates (a power of two >= the code-blocks) with
+ * their costs and components, each code-block's rank among the kept candidates.
  */
+#include <cooperative_groups.h>
+
 extern "C" {
 #include "rc.h"
 #include "rc_core.h"
@@ -26,7 +75,68 @@ extern "C" {
 #include "cuda_util.h"
 #include "rc_cuda.h"
 
-#define RC_THREADS 512
+namespace cg = cooperative_groups;
+
+#define RC_THREADS          256
+#define RC_WARPS            (RC_THREADS / 32)
+#define RC_CBLKS_PER_THREAD 4       /* code-blocks per thread that size the grid's work cap */
+#define RC_SORT_CHUNK       1024    /* candidates a block sorts in shared memory (power of 2) */
+#define RC_NB_ACC           3
+#define RC_FULL             0xFFFFFFFFu
+#define RC_NO_RANK          UINT32_MAX
+
+/* the block flush uses one thread per layer */
+static_assert(RC_THREADS >= J2KI_MAX_LAYERS && RC_THREADS >= J2KC_MAX_COMPS, "block too small");
+static_assert((RC_SORT_CHUNK & (RC_SORT_CHUNK - 1)) == 0, "sort chunk not a power of two");
+
+/** One set of grid-wide accumulators (global memory); every identity is 0. */
+typedef struct RcAcc {
+    unsigned long long comp[J2KC_MAX_COMPS];
+    unsigned long long layer[J2KI_MAX_LAYERS];
+    unsigned long long sum;
+    unsigned long long nmin;                /* ~(bits of the minimum), by atomicMax */
+    unsigned long long umax;
+    int                err;                 /* most negative error, by atomicMin */
+    uint32_t           nb;
+} RcAcc;
+/* zeroed as 64-bit words (phase_begin) */
+static_assert(sizeof(RcAcc) % sizeof(unsigned long long) == 0, "RcAcc not a whole number of words");
+
+/** The block's accumulators and scratch (shared memory). */
+typedef struct RcBlock {
+    unsigned long long comp[J2KC_MAX_COMPS];
+    unsigned long long layer[J2KI_MAX_LAYERS];
+    unsigned long long sum, nmin, umax;
+    int                err;
+    union {
+        uint32_t       warp[RC_WARPS][J2KI_T2_WARP_WORDS]; /* size: each warp's sizing scratch */
+        J2kiRcFillCand sort[RC_SORT_CHUNK];                 /* fill_prepare: one chunk */
+    } u;
+} RcBlock;
+
+/** Everything the decide grid reads, the same for every thread (a __grid_constant__ kernel
+ *  parameter: its address is taken without a per-thread copy). */
+typedef struct RcArgs {
+    J2kiT2DevView   v;
+    const double   *scale;
+    J2kiRcFillCand *cand;
+    int64_t        *est;                    /* per sorted candidate: j2ki_rc_fill_est */
+    uint8_t        *est_comp;               /* per sorted candidate: its component */
+    uint32_t       *rank;                   /* per code-block: index among the kept, or RC_NO_RANK */
+    RcAcc          *acc;                    /* RC_NB_ACC sets */
+} RcArgs;
+
+enum { RC_PEND_NONE, RC_PEND_APPLY, RC_PEND_FILL };
+
+/** What the ops reach through c->opaque (one copy per thread, identical in all of them). */
+typedef struct RcDev {
+    const RcArgs *a;
+    RcBlock      *sh;
+    uint32_t      phase;                    /* publishing phases so far */
+    uint32_t      nb_kept;
+    int           pend;                     /* deferred write of layer_passes: RC_PEND_* */
+    uint32_t      pend_p;                   /* RC_PEND_FILL: the kept prefix */
+} RcDev;
 
 struct J2kiRcCuda {
     const J2kiLog *log;
@@ -34,263 +144,583 @@ struct J2kiRcCuda {
     J2kiT2Cuda    *t2;
     uint8_t       *d_mem;
     J2kiRcCtx     *d_ctx0;
-    double        *d_scale;
-    J2kiRcFillCand *d_cand;
-    uint32_t       cand_cap;
+    RcArgs         args;                    /* device pointers; v is refreshed per frame */
+    int            nb_blocks;
 };
 
-typedef struct RcShared {
-    unsigned long long comp[J2KC_MAX_COMPS];
-    unsigned long long layer[J2KI_MAX_LAYERS];
-    unsigned long long sum, umin, umax;
-    int                err;
-    uint32_t           nb;
-} RcShared;
+static __device__ int cblk_comp(const J2kiT2DevView *v, const J2kiCblk *cb) { return v->bands[cb->band_idx].comp; }
 
-/** What the decide block's ops reach through c->opaque (one copy per thread). */
-typedef struct RcDev {
-    J2kiT2DevView   v;
-    const double   *scale;
-    J2kiRcFillCand *cand;
-    uint32_t        cand_cap;
-    uint32_t        nb_kept;
-    RcShared       *sh;
-} RcDev;
+static __device__ unsigned lane_id(void) { return threadIdx.x & 31; }
 
-static __device__ int cblk_comp(const RcDev *d, const J2kiCblk *cb) { return d->v.bands[cb->band_idx].comp; }
+static __device__ void grid_sync(void) { cg::this_grid().sync(); }
 
-static __device__ void set_min_max(RcShared *sh, unsigned long long mn, unsigned long long mx)
+/* ---- reductions ------------------------------------------------------------------------- */
+
+static __device__ unsigned long long warp_sum(unsigned long long x)
 {
-    if (mn != ~0ull)
-        atomicMin(&sh->umin, mn);
-    if (mx)
-        atomicMax(&sh->umax, mx);
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_xor_sync(RC_FULL, x, o);
+    return x;
+}
+
+static __device__ unsigned long long warp_max(unsigned long long x)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long y = __shfl_xor_sync(RC_FULL, x, o);
+        x = y > x ? y : x;
+    }
+    return x;
+}
+
+/** Starts a publishing phase: its accumulator set, with the one after it zeroed by block 0
+ *  (see the file comment). Called by every thread. */
+static __device__ RcAcc *phase_begin(RcDev *d)
+{
+    RcAcc *cur = &d->a->acc[d->phase % RC_NB_ACC];
+    if (blockIdx.x == 0) {
+        unsigned long long *w = (unsigned long long *)&d->a->acc[(d->phase + 1) % RC_NB_ACC];
+        for (unsigned t = threadIdx.x; t < sizeof(RcAcc) / sizeof(*w); t += blockDim.x)
+            w[t] = 0;
+    }
+    d->phase++;
+    return cur;
+}
+
+/** Adds the calling warp's values into the block's accumulators (every lane calls it). */
+static __device__ void block_add(RcBlock *sh, unsigned long long sum, unsigned long long nmin, unsigned long long mx)
+{
+    sum = warp_sum(sum);
+    nmin = warp_max(nmin);
+    mx = warp_max(mx);
+    if (lane_id() == 0) {
+        if (sum)
+            atomicAdd(&sh->sum, sum);
+        if (nmin)
+            atomicMax(&sh->nmin, nmin);
+        if (mx)
+            atomicMax(&sh->umax, mx);
+    }
+}
+
+/**
+ * Ends a publishing phase: the block's accumulators go into g (one atomic per value that is
+ * not the identity) and back to the identity, then the grid syncs. Afterwards g holds the
+ * grid's result; read it with ld_acc.
+ */
+static __device__ void phase_end(RcBlock *sh, RcAcc *g)
+{
+    unsigned t = threadIdx.x;
+    __syncthreads();
+    if (t < J2KI_MAX_LAYERS) {
+        if (sh->layer[t])
+            atomicAdd(&g->layer[t], sh->layer[t]);
+        sh->layer[t] = 0;
+    }
+    if (t < J2KC_MAX_COMPS) {
+        if (sh->comp[t])
+            atomicAdd(&g->comp[t], sh->comp[t]);
+        sh->comp[t] = 0;
+    }
+    if (t == 0) {
+        if (sh->sum)
+            atomicAdd(&g->sum, sh->sum);
+        if (sh->nmin)
+            atomicMax(&g->nmin, sh->nmin);
+        if (sh->umax)
+            atomicMax(&g->umax, sh->umax);
+        if (sh->err)
+            atomicMin(&g->err, sh->err);
+        sh->sum = sh->nmin = sh->umax = 0;
+        sh->err = 0;
+    }
+    /* the grid barrier is also the block barrier that orders the reset before the next adds */
+    grid_sync();
+}
+
+/* Accumulators were written by atomics in L2: read them there, past any stale L1 line. */
+static __device__ unsigned long long ld_acc(const unsigned long long *p) { return __ldcg(p); }
+
+/* ---- deferred writes of layer_passes ----------------------------------------------------- */
+
+/** Writes code-block i's layer_passes as the deferred apply / fill_apply would have. */
+static __device__ void cblk_settle(const J2kiRcCtx *c, const RcDev *d, uint32_t i)
+{
+    const RcArgs *a = d->a;
+    J2kiCblk *cb = &a->v.cblks[i];
+    if (d->pend == RC_PEND_APPLY) {
+        j2ki_rc_cblk_apply(c, cb, i, cblk_comp(&a->v, cb));
+    } else if (d->pend == RC_PEND_FILL) {
+        uint32_t r = a->rank[i];
+        if (r != RC_NO_RANK)
+            cb->layer_passes[c->nb_layers - 1] = r < d->pend_p ? a->cand[r].n_new : a->cand[r].n_old;
+    }
+}
+
+/** Every code-block's deferred write, now; with sync, the grid then syncs so any thread may
+ *  read any code-block. */
+static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
+{
+    if (d->pend == RC_PEND_NONE)
+        return;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < d->a->v.nb_cblks; i += gridDim.x * blockDim.x)
+        cblk_settle(c, d, i);
+    d->pend = RC_PEND_NONE;
+    if (sync)
+        grid_sync();
+}
+
+/** The deferred writes of precinct p's code-blocks, by the lanes of one warp. */
+static __device__ void prec_settle(const J2kiRcCtx *c, const RcDev *d, uint32_t p)
+{
+    const J2kiT2DevView *v = &d->a->v;
+    const J2kiT2PrecDev *pd = &v->precs[p];
+    for (int k = 0; k < pd->prec.nb_bands; k++) {
+        const J2kiPrecBand *pb = &pd->prec.bands[k];
+        const J2kiBand *band = &v->bands[pd->first_band + k];
+        uint32_t w = pb->cbx1 - pb->cbx0, n = w * (pb->cby1 - pb->cby0);
+        for (uint32_t j = lane_id(); j < n; j += 32)
+            cblk_settle(c, d, band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w);
+    }
+    __syncwarp();
+}
+
+/* ---- sizing ----------------------------------------------------------------------------- */
+
+/**
+ * Tile-part k by one warp, into the block's accumulators: the same accounting as
+ * j2ki_t2_dev_tp_size (t2_cuda.h) and j2ki_t2_size. PLT (A.7.3): when the entries of the whole
+ * tile-part fit one segment's payload, j2ki_t2_plt_count_add opens exactly one segment, so
+ * the bytes are 5 + the entry bytes; otherwise lane 0 runs that rule packet by packet.
+ */
+static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock *sh)
+{
+    const J2kiT2TpDev tp = v->tps[k];
+    const uint32_t end = tp.first_pkt + tp.nb_pkts;
+    unsigned lane = lane_id();
+    unsigned long long pk = 0, ent = 0, comp[J2KC_MAX_COMPS];
+    uint64_t plt = 0, hdr;
+
+#pragma unroll
+    for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+        comp[cc] = 0;
+    for (uint32_t j = tp.first_pkt + lane; j < end; j += 32) {
+        const J2kiT2PktDev pkt = v->pkts[j];
+        size_t i = (size_t)pkt.prec * v->nb_layers + pkt.layer;
+        uint64_t len = (uint64_t)v->hdr_len[i] + v->body_len[i];
+        ent += (unsigned long long)j2ki_t2_plt_entry_bytes(len);
+        pk += len;
+        if (!v->comp_res_e || pkt.res < v->comp_res_e) {
+#pragma unroll
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                if (pkt.comp == cc)
+                    comp[cc] += len;
+        }
+        atomicAdd(&sh->layer[pkt.layer], (unsigned long long)len);
+    }
+    pk = warp_sum(pk);
+    ent = warp_sum(ent);
+#pragma unroll
+    for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+        comp[cc] = warp_sum(comp[cc]);
+    if (v->plt && tp.nb_pkts) {
+        if (ent <= J2KI_T2_PLT_MAX_PAYLOAD) {
+            plt = 5 + ent;
+        } else {
+            if (lane == 0) {
+                J2kiT2PltCount cnt = { 0, -1, 0 };
+                for (uint32_t j = tp.first_pkt; j < end; j++) {
+                    size_t i = (size_t)v->pkts[j].prec * v->nb_layers + v->pkts[j].layer;
+                    j2ki_t2_plt_count_add(&cnt, (uint64_t)v->hdr_len[i] + v->body_len[i]);
+                }
+                plt = cnt.bytes;
+            }
+            plt = __shfl_sync(RC_FULL, plt, 0);
+        }
+    }
+    hdr = J2KI_T2_TP_FIXED_BYTES + plt;
+    if (lane == 0)
+        atomicAdd(&sh->sum, (unsigned long long)(hdr + pk));
+    if (!v->comp_res_e || tp.res < v->comp_res_e) {
+#pragma unroll
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            if (tp.comp == cc)
+                comp[cc] += hdr;
+    }
+    if (lane < J2KC_MAX_COMPS) {
+        unsigned long long x = 0;
+#pragma unroll
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            if (lane == (unsigned)cc)
+                x = comp[cc];
+        if (x)
+            atomicAdd(&sh->comp[lane], x);
+    }
 }
 
 extern "C" {
 
-__device__ void j2ki_rc_dev_hull(J2kiRcCtx *c)
+__device__ __noinline__ void j2ki_rc_dev_hull(J2kiRcCtx *c)
 {
     RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
-    unsigned long long mn = ~0ull, mx = 0;
-    if (threadIdx.x == 0) {
-        sh->umin = ~0ull;
-        sh->umax = 0;
-    }
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x) {
-        const J2kiCblk *cb = &d->v.cblks[i];
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
+    unsigned long long nmin = 0, mx = 0;
+    /* the hulls were computed by hull_kernel; here only their extremes */
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v->nb_cblks; i += gridDim.x * blockDim.x) {
+        const J2kiCblk *cb = &v->cblks[i];
         for (int k = 0; k < cb->nb_passes; k++) {
             double s = cb->passes[k].slope;
             if (s > 0.0) {
                 unsigned long long b = j2ki_rc_bits(s);
-                mn = b < mn ? b : mn;
+                nmin = ~b > nmin ? ~b : nmin;
                 mx = b > mx ? b : mx;
             }
         }
     }
-    set_min_max(sh, mn, mx);
-    __syncthreads();
-    c->smin = sh->umin == ~0ull ? 0.0 : j2ki_rc_from_bits(sh->umin);
-    c->smax = sh->umax ? j2ki_rc_from_bits(sh->umax) : 0.0;
-    __syncthreads();
+    block_add(d->sh, 0, nmin, mx);
+    phase_end(d->sh, g);
+    nmin = ld_acc(&g->nmin);
+    mx = ld_acc(&g->umax);
+    c->smin = nmin ? j2ki_rc_from_bits(~nmin) : 0.0;
+    c->smax = mx ? j2ki_rc_from_bits(mx) : 0.0;
 }
 
-__device__ void j2ki_rc_dev_apply(J2kiRcCtx *c)
+__device__ __noinline__ void j2ki_rc_dev_apply(J2kiRcCtx *c)
 {
     RcDev *d = (RcDev *)c->opaque;
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x)
-        j2ki_rc_cblk_apply(c, &d->v.cblks[i], i, cblk_comp(d, &d->v.cblks[i]));
-    __syncthreads();
+    /* supersedes a deferred fill_apply: apply rewrites every layer of every code-block */
+    d->pend = RC_PEND_APPLY;
 }
 
-__device__ int j2ki_rc_dev_size(J2kiRcCtx *c)
+__device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
 {
     RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
-    const J2kiT2DevView *v = &d->v;
+    RcBlock *sh = d->sh;
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
+    uint32_t w = blockIdx.x * RC_WARPS + threadIdx.x / 32, nw = gridDim.x * RC_WARPS;
+    unsigned long long sum;
     int ret;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < J2KC_MAX_COMPS; i++)
-            sh->comp[i] = 0;
-        for (int l = 0; l < J2KI_MAX_LAYERS; l++)
-            sh->layer[l] = 0;
-        sh->sum = 0;
-        sh->err = 0;
-    }
-    __syncthreads();
-    for (uint32_t p = threadIdx.x; p < v->nb_precs; p += blockDim.x)
-        if ((ret = j2ki_t2_dev_prec_size(v, p)) < 0)
+
+    /* headers of each precinct, all layers (warp-uniform loop: the warp sizes together) */
+    for (uint32_t p = w; p < v->nb_precs; p += nw) {
+        if (d->pend != RC_PEND_NONE)
+            prec_settle(c, d, p);
+        if ((ret = j2ki_t2_dev_prec_size_warp(v, p, sh->u.warp[threadIdx.x / 32])) < 0 && lane_id() == 0)
             atomicMin(&sh->err, ret);
-    __syncthreads();
-    for (uint32_t k = threadIdx.x; k < v->nb_tps; k += blockDim.x)
-        atomicAdd(&sh->sum, (unsigned long long)j2ki_t2_dev_tp_size(v, k, NULL, sh->comp, sh->layer));
-    __syncthreads();
-    ret = sh->err;
-    if (!ret) {
-        uint64_t total = v->main_len + 2 + sh->sum, above = 0;
+    }
+    d->pend = RC_PEND_NONE;
+    grid_sync();
+    for (uint32_t k = w; k < v->nb_tps; k += nw)
+        tp_size_warp(v, k, sh);
+    phase_end(sh, g);
+
+    ret = __ldcg(&g->err);
+    if (ret < 0) {
+        c->total = ret;
+        return ret;
+    }
+    sum = ld_acc(&g->sum);
+    {
+        uint64_t total = v->main_len + 2 + sum, above = 0;
         c->total = (int64_t)total;
         for (int cc = 0; cc < v->nb_comps && cc < J2KC_MAX_COMPS; cc++)
-            c->comp_len[cc] = sh->comp[cc];
+            c->comp_len[cc] = ld_acc(&g->comp[cc]);
         for (int l = c->nb_layers - 1; l >= 0; l--) {
             c->layer_len[l] = total - above;
-            above += sh->layer[l];
+            above += ld_acc(&g->layer[l]);
         }
-    } else {
-        c->total = ret;
     }
-    __syncthreads();
-    return ret;
+    return 0;
 }
 
-__device__ int64_t j2ki_rc_dev_dist_sum(J2kiRcCtx *c)
+__device__ __noinline__ int64_t j2ki_rc_dev_dist_sum(J2kiRcCtx *c)
 {
     RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
     int last = c->nb_layers - 1;
     int64_t acc = 0, sum;
-    if (threadIdx.x == 0)
-        sh->sum = 0;
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x) {
-        const J2kiCblk *cb = &d->v.cblks[i];
-        acc += j2ki_rc_cblk_residual(cb->passes, cb->nb_passes, cb->layer_passes[last], d->scale[cb->band_idx]);
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v->nb_cblks; i += gridDim.x * blockDim.x) {
+        const J2kiCblk *cb = &v->cblks[i];
+        cblk_settle(c, d, i);
+        acc += j2ki_rc_cblk_residual(cb->passes, cb->nb_passes, cb->layer_passes[last], d->a->scale[cb->band_idx]);
     }
+    d->pend = RC_PEND_NONE;
     /* two's complement sums are exact in any order while the total fits (|residual| <= 2^46) */
-    atomicAdd(&sh->sum, (unsigned long long)acc);
-    __syncthreads();
-    sum = (int64_t)sh->sum;
-    __syncthreads();
+    block_add(d->sh, (unsigned long long)acc, 0, 0);
+    phase_end(d->sh, g);
+    sum = (int64_t)ld_acc(&g->sum);
     return sum > 0 ? sum : 0;
 }
 
-__device__ double j2ki_rc_dev_next_slope(J2kiRcCtx *c, int l)
+__device__ __noinline__ double j2ki_rc_dev_next_slope(J2kiRcCtx *c, int l)
 {
     RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
     unsigned long long mx = 0;
-    double s;
-    if (threadIdx.x == 0)
-        sh->umax = 0;
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x) {
-        const J2kiCblk *cb = &d->v.cblks[i];
-        double g = j2ki_rc_cblk_growth(c, cb, cblk_comp(d, cb), l);
-        if (g > 0.0 && j2ki_rc_bits(g) > mx)
-            mx = j2ki_rc_bits(g);
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v->nb_cblks; i += gridDim.x * blockDim.x) {
+        const J2kiCblk *cb = &v->cblks[i];
+        cblk_settle(c, d, i);
+        double s = j2ki_rc_cblk_growth(c, cb, cblk_comp(v, cb), l);
+        if (s > 0.0 && j2ki_rc_bits(s) > mx)
+            mx = j2ki_rc_bits(s);
     }
-    set_min_max(sh, ~0ull, mx);
-    __syncthreads();
-    s = sh->umax ? j2ki_rc_from_bits(sh->umax) : 0.0;
-    __syncthreads();
-    return s;
+    d->pend = RC_PEND_NONE;
+    block_add(d->sh, 0, 0, mx);
+    phase_end(d->sh, g);
+    mx = ld_acc(&g->umax);
+    return mx ? j2ki_rc_from_bits(mx) : 0.0;
 }
 
-__device__ int j2ki_rc_dev_can_split(J2kiRcCtx *c, int l, double lo, double hi)
+__device__ __noinline__ int j2ki_rc_dev_can_split(J2kiRcCtx *c, int l, double lo, double hi)
 {
     RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
-    unsigned long long mn = ~0ull, mx = 0;
-    int split;
-    if (threadIdx.x == 0) {
-        sh->umin = ~0ull;
-        sh->umax = 0;
-    }
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x) {
-        const J2kiCblk *cb = &d->v.cblks[i];
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
+    unsigned long long nmin = 0, mx = 0;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v->nb_cblks; i += gridDim.x * blockDim.x) {
+        const J2kiCblk *cb = &v->cblks[i];
         double a, b;
-        j2ki_rc_cblk_range(c, cb, cblk_comp(d, cb), l, lo, hi, &a, &b);
+        cblk_settle(c, d, i);
+        j2ki_rc_cblk_range(c, cb, cblk_comp(v, cb), l, lo, hi, &a, &b);
         if (b > 0.0) {
-            mn = j2ki_rc_bits(a) < mn ? j2ki_rc_bits(a) : mn;
+            nmin = ~j2ki_rc_bits(a) > nmin ? ~j2ki_rc_bits(a) : nmin;
             mx = j2ki_rc_bits(b) > mx ? j2ki_rc_bits(b) : mx;
         }
     }
-    set_min_max(sh, mn, mx);
-    __syncthreads();
-    split = sh->umax != 0 && sh->umin != sh->umax;
-    __syncthreads();
-    return split;
+    d->pend = RC_PEND_NONE;
+    block_add(d->sh, 0, nmin, mx);
+    phase_end(d->sh, g);
+    nmin = ld_acc(&g->nmin);
+    mx = ld_acc(&g->umax);
+    return mx != 0 && ~nmin != mx;
 }
 
-__device__ int64_t j2ki_rc_dev_fill_prepare(J2kiRcCtx *c)
+} /* extern "C" */
+
+/* ---- the final fill ---------------------------------------------------------------------- */
+
+/** Bitonic stage (k, j) on the candidate pair (x at global position ga, y at ga + j): true
+ *  when they must swap so that runs of length k end up in j2ki_rc_fill_before order,
+ *  alternating direction (the ascending runs are those with bit k of ga clear). */
+static __device__ int sort_swap(uint32_t ga, uint32_t k, const J2kiRcFillCand *x, const J2kiRcFillCand *y)
 {
-    RcDev *d = (RcDev *)c->opaque;
-    RcShared *sh = d->sh;
-    J2kiRcFillCand *cand = d->cand;
-    uint32_t nb, n2;
-    if (threadIdx.x == 0)
-        sh->nb = 0;
-    __syncthreads();
-    for (uint32_t i = threadIdx.x; i < d->v.nb_cblks; i += blockDim.x) {
-        J2kiRcFillCand x;
-        if (j2ki_rc_fill_cand(c, &d->v.cblks[i], i, cblk_comp(d, &d->v.cblks[i]), &x))
-            cand[atomicAdd(&sh->nb, 1u)] = x;
-    }
-    __syncthreads();
-    nb = sh->nb;
-    for (n2 = 1; n2 < nb; n2 <<= 1)
-        ;
-    /* pad to a power of two with entries that sort last */
-    for (uint32_t i = nb + threadIdx.x; i < n2; i += blockDim.x) {
-        cand[i].s = -1.0;
-        cand[i].i = UINT32_MAX;
-        cand[i].n_old = cand[i].n_new = 0;
-    }
-    __syncthreads();
-    /* bitonic sort into j2ki_rc_fill_before order (a total order on distinct indices) */
-    for (uint32_t k = 2; nb > 1 && k <= n2; k <<= 1)
-        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-            for (uint32_t i = threadIdx.x; i < n2; i += blockDim.x) {
-                uint32_t q = i ^ j;
-                if (q > i) {
-                    J2kiRcFillCand a = cand[i], b = cand[q];
-                    int swap = (i & k) == 0 ? j2ki_rc_fill_before(&b, &a) : j2ki_rc_fill_before(&a, &b);
-                    if (swap) {
-                        cand[i] = b;
-                        cand[q] = a;
+    return (ga & k) == 0 ? j2ki_rc_fill_before(y, x) : j2ki_rc_fill_before(x, y);
+}
+
+/** Lower position of pair t of a stage with partner distance j (bit log2(j) of it is 0). */
+static __device__ uint32_t sort_pair(uint32_t t, uint32_t j) { return 2 * t - (t & (j - 1)); }
+
+/**
+ * The bitonic stages with partner distance < cl, on each chunk of cl candidates in shared
+ * memory (blocks loop over the chunks: a block-uniform loop). Runs lengths k = k0 .. k1 (each
+ * from distance min(k, cl) / 2 down to 1). first: positions >= nb are padding, loaded as
+ * entries that sort last (and written back, for the grid-wide stages). last: the order is
+ * final; also stores each real candidate's estimated cost and component.
+ */
+static __device__ void sort_chunks(const RcDev *d, uint32_t nb, uint32_t n2, uint32_t cl, uint32_t k0, uint32_t k1,
+                                   int first, int last)
+{
+    const RcArgs *a = d->a;
+    J2kiRcFillCand *s = d->sh->u.sort;
+    for (uint32_t base = blockIdx.x * cl; base < n2; base += gridDim.x * cl) {
+        for (uint32_t t = threadIdx.x; t < cl; t += blockDim.x) {
+            if (first && base + t >= nb) {
+                s[t].s = -1.0;
+                s[t].i = UINT32_MAX;
+                s[t].n_old = s[t].n_new = 0;
+            } else {
+                s[t] = a->cand[base + t];
+            }
+        }
+        __syncthreads();
+        for (uint32_t k = k0; k <= k1; k <<= 1)
+            for (uint32_t j = (k < cl ? k : cl) >> 1; j > 0; j >>= 1) {
+                for (uint32_t t = threadIdx.x; t < cl / 2; t += blockDim.x) {
+                    uint32_t p = sort_pair(t, j);
+                    J2kiRcFillCand x = s[p], y = s[p + j];
+                    if (sort_swap(base + p, k, &x, &y)) {
+                        s[p] = y;
+                        s[p + j] = x;
                     }
                 }
+                __syncthreads();
             }
-            __syncthreads();
-        }
-    /* greedy pick, in order, by one thread (rc.c host_fill_prepare) */
-    if (threadIdx.x == 0) {
-        int last = c->nb_layers - 1;
-        uint32_t kept = 0;
-        int64_t slack = c->frame_budget ? (int64_t)c->frame_budget - c->total : INT64_MAX;
-        int64_t cslack[J2KC_MAX_COMPS];
-        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
-            cslack[cc] = c->comp_budget && cc < c->nb_comps ? (int64_t)c->comp_budget - (int64_t)c->comp_len[cc]
-                                                            : INT64_MAX;
-        for (uint32_t j = 0; j < nb; j++) {
-            J2kiCblk *cb = &d->v.cblks[cand[j].i];
-            int comp = cblk_comp(d, cb);
-            int64_t est = j2ki_rc_fill_est(cb, &cand[j]);
-            if (est <= slack && est <= cslack[comp]) {
-                slack -= est;
-                cslack[comp] -= est;
-                cand[kept++] = cand[j];
-            } else {
-                cb->layer_passes[last] = cand[j].n_old;
+        for (uint32_t t = threadIdx.x; t < cl; t += blockDim.x) {
+            uint32_t q = base + t;
+            a->cand[q] = s[t];
+            if (last && q < nb) {
+                const J2kiCblk *cb = &a->v.cblks[s[t].i];
+                a->est[q] = j2ki_rc_fill_est(cb, &s[t]);
+                a->est_comp[q] = (uint8_t)cblk_comp(&a->v, cb);
             }
         }
-        sh->nb = kept;
+        __syncthreads();                    /* before the next chunk overwrites s */
     }
-    __syncthreads();
-    d->nb_kept = sh->nb;
-    __syncthreads();
+}
+
+/** Sorts cand[0, nb) into j2ki_rc_fill_before order (cand holds n2 >= nb entries, a power of
+ *  two) and fills est / est_comp; ends with a grid.sync. */
+static __device__ void fill_sort(const RcDev *d, uint32_t nb)
+{
+    const RcArgs *a = d->a;
+    uint32_t n2 = 1, cl;
+    while (n2 < nb)
+        n2 <<= 1;
+    cl = n2 < RC_SORT_CHUNK ? n2 : RC_SORT_CHUNK;
+    sort_chunks(d, nb, n2, cl, 2, cl, 1, n2 == cl);
+    grid_sync();
+    for (uint32_t k = 2 * cl; k <= n2; k <<= 1) {
+        for (uint32_t j = k >> 1; j >= cl; j >>= 1) {
+            for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n2 / 2; t += gridDim.x * blockDim.x) {
+                uint32_t p = sort_pair(t, j);
+                J2kiRcFillCand x = a->cand[p], y = a->cand[p + j];
+                if (sort_swap(p, k, &x, &y)) {
+                    a->cand[p] = y;
+                    a->cand[p + j] = x;
+                }
+            }
+            grid_sync();
+        }
+        sort_chunks(d, nb, n2, cl, k, k, 0, k == n2);
+        grid_sync();
+    }
+}
+
+/** comp's entry of the four slacks (registers: no dynamically indexed local array). */
+static __device__ int64_t slack_get(const int64_t *cs, int comp)
+{
+    int64_t x = INT64_MAX;
+#pragma unroll
+    for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+        if (comp == cc)
+            x = cs[cc];
+    return x;
+}
+
+/**
+ * The host's greedy pick (rc.c host_fill_prepare) over the sorted candidates, by one warp,
+ * 32 at a time: keeps a candidate when its cost fits the frame's and its component's slack,
+ * and subtracts it; a candidate not kept goes back to n_old. The kept ones are compacted in
+ * order at the front of cand (a lane writes at or below its own position, after every lane of
+ * the chunk has loaded its entry), with their rank per code-block. Returns how many are kept.
+ */
+static __device__ uint32_t fill_pick(const J2kiRcCtx *c, const RcDev *d, uint32_t nb)
+{
+    const RcArgs *a = d->a;
+    unsigned lane = lane_id();
+    int last = c->nb_layers - 1;
+    uint32_t kept = 0;
+    int64_t slack = c->frame_budget ? (int64_t)c->frame_budget - c->total : INT64_MAX;
+    int64_t cslack[J2KC_MAX_COMPS];
+#pragma unroll
+    for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+        cslack[cc] = c->comp_budget && cc < c->nb_comps ? (int64_t)c->comp_budget - (int64_t)c->comp_len[cc]
+                                                        : INT64_MAX;
+    for (uint32_t base = 0; base < nb; base += 32) {
+        uint32_t j = base + lane;
+        int valid = j < nb, comp = 0;
+        int64_t est = 0;
+        J2kiRcFillCand x;
+        if (valid) {
+            x = a->cand[j];
+            est = a->est[j];
+            comp = a->est_comp[j];
+        }
+        /* undecided lanes; every one before the first that fits now would not fit later */
+        uint32_t open = __ballot_sync(RC_FULL, valid), keep = 0;
+        while (open) {
+            int fits = ((open >> lane) & 1) && est <= slack && est <= slack_get(cslack, comp);
+            uint32_t fit = __ballot_sync(RC_FULL, fits);
+            if (!fit)
+                break;
+            int f = __ffs((int)fit) - 1;
+            int64_t e = __shfl_sync(RC_FULL, est, f);
+            int cf = __shfl_sync(RC_FULL, comp, f);
+            slack -= e;
+#pragma unroll
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                if (cf == cc)
+                    cslack[cc] -= e;
+            keep |= 1u << f;
+            open &= ~((2u << f) - 1u);
+        }
+        __syncwarp();
+        if (valid) {
+            if ((keep >> lane) & 1) {
+                uint32_t q = kept + (uint32_t)__popc(keep & ((1u << lane) - 1u));
+                a->cand[q] = x;
+                a->rank[x.i] = q;
+            } else {
+                a->v.cblks[x.i].layer_passes[last] = x.n_old;
+            }
+        }
+        kept += (uint32_t)__popc(keep);
+        __syncwarp();
+    }
+    return kept;
+}
+
+extern "C" {
+
+__device__ __noinline__ int64_t j2ki_rc_dev_fill_prepare(J2kiRcCtx *c)
+{
+    RcDev *d = (RcDev *)c->opaque;
+    const RcArgs *a = d->a;
+    const J2kiT2DevView *v = &a->v;
+    uint32_t stride = gridDim.x * blockDim.x, nb;
+    RcAcc *g;
+
+    /* a deferred fill_apply reads the candidates that the collection below overwrites */
+    if (d->pend == RC_PEND_FILL)
+        settle_all(c, d, 1);
+    g = phase_begin(d);
+    /* warp-uniform loop (the ballot): one atomic per warp for its candidates' slots */
+    for (uint32_t b = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); b < v->nb_cblks; b += stride) {
+        uint32_t i = b + lane_id(), slot = 0, m;
+        J2kiRcFillCand x;
+        int has = 0;
+        if (i < v->nb_cblks) {
+            cblk_settle(c, d, i);
+            a->rank[i] = RC_NO_RANK;
+            has = j2ki_rc_fill_cand(c, &v->cblks[i], i, cblk_comp(v, &v->cblks[i]), &x);
+        }
+        m = __ballot_sync(RC_FULL, has);
+        if (m && lane_id() == 0)
+            slot = atomicAdd(&g->nb, (uint32_t)__popc(m));
+        slot = __shfl_sync(RC_FULL, slot, 0);
+        if (has)
+            a->cand[slot + __popc(m & ((1u << lane_id()) - 1u))] = x;
+    }
+    d->pend = RC_PEND_NONE;
+    grid_sync();
+    nb = __ldcg(&g->nb);
+    d->nb_kept = 0;
+    if (!nb)
+        return 0;
+
+    fill_sort(d, nb);
+    g = phase_begin(d);
+    if (blockIdx.x == 0 && threadIdx.x < 32) {
+        uint32_t kept = fill_pick(c, d, nb);
+        if (threadIdx.x == 0)
+            g->nb = kept;
+    }
+    grid_sync();
+    d->nb_kept = __ldcg(&g->nb);
     return d->nb_kept;
 }
 
-__device__ void j2ki_rc_dev_fill_apply(J2kiRcCtx *c, uint32_t p)
+__device__ __noinline__ void j2ki_rc_dev_fill_apply(J2kiRcCtx *c, uint32_t p)
 {
     RcDev *d = (RcDev *)c->opaque;
-    int last = c->nb_layers - 1;
-    for (uint32_t j = threadIdx.x; j < d->nb_kept; j += blockDim.x)
-        d->v.cblks[d->cand[j].i].layer_passes[last] = j < p ? d->cand[j].n_new : d->cand[j].n_old;
-    __syncthreads();
+    /* a deferred apply first (never the case in j2ki_rc_fill: a measurement comes between) */
+    if (d->pend == RC_PEND_APPLY)
+        settle_all(c, d, 1);
+    d->pend = RC_PEND_FILL;
+    d->pend_p = p;
 }
 
 } /* extern "C" */
@@ -306,20 +736,37 @@ __global__ void hull_kernel(J2kiT2DevView v)
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, v.bands[cb->band_idx].dist_weight);
 }
 
-__global__ void __launch_bounds__(RC_THREADS) decide_kernel(RcDev d0, const J2kiRcCtx *ctx0)
+__global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constant__ RcArgs a, const J2kiRcCtx *ctx0)
 {
-    __shared__ RcShared sh;
-    RcDev d = d0;
+    __shared__ RcBlock sh;
+    RcDev d;
     J2kiRcCtx c = *ctx0;
+    unsigned t = threadIdx.x;
     int ret;
+
+    if (t < J2KI_MAX_LAYERS)
+        sh.layer[t] = 0;
+    if (t < J2KC_MAX_COMPS)
+        sh.comp[t] = 0;
+    if (t == 0) {
+        sh.sum = sh.nmin = sh.umax = 0;
+        sh.err = 0;
+    }
+    __syncthreads();
+    d.a = &a;
     d.sh = &sh;
+    d.phase = 0;
     d.nb_kept = 0;
+    d.pend = RC_PEND_NONE;
+    d.pend_p = 0;
     c.ops = NULL;
     c.opaque = &d;
     c.log = NULL;
     ret = j2ki_rc_decide(&c);
-    if (threadIdx.x == 0) {
-        J2kiT2CudaResult *r = d.v.result;
+    /* what the last op left deferred; tier-2 writing is the next kernel on the stream */
+    settle_all(&c, &d, 0);
+    if (blockIdx.x == 0 && t == 0) {
+        J2kiT2CudaResult *r = a.v.result;
         if (ret < 0)
             atomicCAS(&r->err, 0, ret);
         r->rc_why = c.why;
@@ -343,12 +790,42 @@ void j2ki_rc_cuda_free(J2kiRcCuda **prc)
     *prc = NULL;
 }
 
-int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, const J2kiLog *log, int *sticky)
+/** Blocks of the decide grid (see the file comment), or < 0. */
+static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevView *v, int nb_slots)
+{
+    int dev, coop = 0, nb_sm = 0, per_sm = 0, ret;
+    long long cap, fit;
+    if ((ret = J2KI_CUDA(rc->log, rc->sticky, cudaGetDevice(&dev))) < 0 ||
+        (ret = J2KI_CUDA(rc->log, rc->sticky,
+                         cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev))) < 0 ||
+        (ret = J2KI_CUDA(rc->log, rc->sticky,
+                         cudaDeviceGetAttribute(&nb_sm, cudaDevAttrMultiProcessorCount, dev))) < 0 ||
+        (ret = J2KI_CUDA(rc->log, rc->sticky,
+                         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decide_kernel, RC_THREADS, 0))) < 0)
+        return ret;
+    if (!coop || per_sm < 1) {
+        j2ki_log(rc->log, J2KC_LOG_ERROR, "CUDA rate control: the device cannot run a cooperative grid "
+                 "(cooperative launch %d, %d blocks per SM)", coop, per_sm);
+        return J2KC_ERR_UNSUPPORTED;
+    }
+    cap = ((long long)v->nb_precs + RC_WARPS - 1) / RC_WARPS;
+    fit = ((long long)plan->nb_cblks + RC_THREADS * RC_CBLKS_PER_THREAD - 1) / (RC_THREADS * RC_CBLKS_PER_THREAD);
+    cap = fit > cap ? fit : cap;
+    fit = ((long long)v->nb_tps + RC_WARPS - 1) / RC_WARPS;
+    cap = fit > cap ? fit : cap;
+    fit = (long long)per_sm * nb_sm / (nb_slots > 0 ? nb_slots : 1);
+    cap = fit < cap ? fit : cap;
+    return cap > 1 ? (int)cap : 1;
+}
+
+int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, int nb_slots, const J2kiLog *log,
+                      int *sticky)
 {
     J2kiRcCuda *rc = (J2kiRcCuda *)calloc(1, sizeof(*rc));
     J2kiRcCtx ctx;
     double *scale = NULL;
-    size_t o_scale, o_cand, total;
+    uint32_t cand_cap, nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
+    size_t o_scale, o_acc, o_cand, o_est, o_comp, o_rank, total;
     int ret;
 
     *out = NULL;
@@ -362,16 +839,27 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, co
                  plan->cp->rc_mode, plan->cp->nb_layers);
         goto fail;
     }
-    for (rc->cand_cap = 1; rc->cand_cap < plan->nb_cblks; rc->cand_cap <<= 1)
+    if ((ret = rc_grid_size(rc, plan, j2ki_t2_cuda_view(t2), nb_slots)) < 0)
+        goto fail;
+    rc->nb_blocks = ret;
+    for (cand_cap = 1; cand_cap < nb_cblks; cand_cap <<= 1)
         ;
     o_scale = align256(sizeof(J2kiRcCtx));
-    o_cand = o_scale + align256((size_t)(plan->nb_bands ? plan->nb_bands : 1) * sizeof(double));
-    total = o_cand + align256((size_t)rc->cand_cap * sizeof(J2kiRcFillCand));
+    o_acc = o_scale + align256((size_t)(plan->nb_bands ? plan->nb_bands : 1) * sizeof(double));
+    o_cand = o_acc + align256(RC_NB_ACC * sizeof(RcAcc));
+    o_est = o_cand + align256((size_t)cand_cap * sizeof(J2kiRcFillCand));
+    o_comp = o_est + align256((size_t)cand_cap * sizeof(int64_t));
+    o_rank = o_comp + align256((size_t)cand_cap);
+    total = o_rank + align256((size_t)nb_cblks * sizeof(uint32_t));
     if ((ret = J2KI_CUDA(log, sticky, cudaMalloc((void **)&rc->d_mem, total))) < 0)
         goto fail;
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
-    rc->d_scale = (double *)(rc->d_mem + o_scale);
-    rc->d_cand = (J2kiRcFillCand *)(rc->d_mem + o_cand);
+    rc->args.scale = (const double *)(rc->d_mem + o_scale);
+    rc->args.acc = (RcAcc *)(rc->d_mem + o_acc);
+    rc->args.cand = (J2kiRcFillCand *)(rc->d_mem + o_cand);
+    rc->args.est = (int64_t *)(rc->d_mem + o_est);
+    rc->args.est_comp = rc->d_mem + o_comp;
+    rc->args.rank = (uint32_t *)(rc->d_mem + o_rank);
     if (!(scale = (double *)calloc(plan->nb_bands ? plan->nb_bands : 1, sizeof(double)))) {
         ret = J2KC_ERR_NOMEM;
         goto fail;
@@ -379,10 +867,11 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, co
     for (uint32_t b = 0; b < plan->nb_bands; b++)
         scale[b] = j2ki_rc_dist_scale(plan, &plan->bands[b]);
     if ((ret = J2KI_CUDA(log, sticky, cudaMemcpy(rc->d_ctx0, &ctx, sizeof(ctx), cudaMemcpyHostToDevice))) < 0 ||
-        (ret = J2KI_CUDA(log, sticky, cudaMemcpy(rc->d_scale, scale, plan->nb_bands * sizeof(double),
+        (ret = J2KI_CUDA(log, sticky, cudaMemcpy((void *)rc->args.scale, scale, plan->nb_bands * sizeof(double),
                                                  cudaMemcpyHostToDevice))) < 0)
         goto fail;
     free(scale);
+    j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA rate control: decide grid of %d x %d threads", rc->nb_blocks, RC_THREADS);
     *out = rc;
     return 0;
 fail:
@@ -394,7 +883,7 @@ fail:
 int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st)
 {
     const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
-    RcDev d;
+    void *args[2];
     int ret;
 
     if ((ret = j2ki_t2_cuda_import(rc->t2, d_res, st)) < 0)
@@ -402,11 +891,13 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st)
     hull_kernel<<<v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, 0, st>>>(*v);
     if ((ret = J2KI_CUDA_LAUNCHED(rc->log, rc->sticky)) < 0)
         return ret;
-    memset(&d, 0, sizeof(d));
-    d.v = *v;
-    d.scale = rc->d_scale;
-    d.cand = rc->d_cand;
-    d.cand_cap = rc->cand_cap;
-    decide_kernel<<<1, RC_THREADS, 0, st>>>(d, rc->d_ctx0);
-    return J2KI_CUDA_LAUNCHED(rc->log, rc->sticky);
+    rc->args.v = *v;
+    if ((ret = J2KI_CUDA(rc->log, rc->sticky,
+                         cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * sizeof(RcAcc), st))) < 0)
+        return ret;
+    args[0] = &rc->args;
+    args[1] = &rc->d_ctx0;
+    return J2KI_CUDA(rc->log, rc->sticky,
+                     cudaLaunchCooperativeKernel((const void *)decide_kernel, dim3((unsigned)rc->nb_blocks),
+                                                 dim3(RC_THREADS), args, 0, st));
 }

@@ -2,13 +2,18 @@
  * CUDA rate control: PCRD-opt on the device, deciding exactly what rc.c decides on the host.
  *
  *   hull_kernel    one thread per code-block: j2ki_rc_hull_passes (rc_core.h), as rc.c
- *   decide_kernel  one thread block runs j2ki_rc_decide (rc_core.h), the host's own search
- *                  code: every thread runs the control flow on its own copy of the context,
- *                  in lockstep, and the operations it asks for (apply a threshold, size the
- *                  codestream, sums, maxima, the final fill) are block-wide loops over the
- *                  code-blocks / precincts / tile-parts with integer or order-independent
- *                  reductions. Sizing uses the same per-precinct header coder (t2_core.h) as
- *                  the host's j2ki_t2_size, so every probe measures the same bytes.
+ *   decide_kernel  a cooperative grid runs j2ki_rc_decide (rc_core.h), the host's own search
+ *                  code: every thread of every block runs the control flow on its own copy of
+ *                  the context, in lockstep, and the operations it asks for (apply a threshold,
+ *                  size the codestream, sums, maxima, the final fill) are grid-wide loops over
+ *                  the code-blocks / precincts (one warp each) / tile-parts (one warp each) with
+ *                  integer or order-independent reductions, separated by grid.sync(): two per
+ *                  sizing probe (precinct headers | tile-parts | totals), one per other
+ *                  reduction. Sizing uses the same per-precinct header coder (t2_core.h) as the
+ *                  host's j2ki_t2_size, so every probe measures the same bytes.
+ * The grid is sized at init so that the decide grids of all nb_slots slots fit the device at
+ * once (occupancy x SMs / nb_slots), which is what keeps concurrent frames from deadlocking at
+ * a grid barrier (rc_cuda.cu's file comment says more).
  * No host round trip: the frame's decision is left in the device mirror's layer_passes, where
  * j2ki_t2_cuda_write reads it.
  */
@@ -31,9 +36,13 @@ typedef struct J2kiRcCuda J2kiRcCuda;
 /**
  * Prepares rate control for the slot whose tier-2 mirror is t2 (j2ki_t2_cuda_init): the search
  * context of the coding parameters (j2ki_rc_ctx_init), per-band distortion scales, the fill's
- * candidate buffer. Synchronous (init time only); returns 0 or < 0 (logged, *sticky set).
+ * candidate buffers, the decide grid's size. nb_slots: how many slots of the backend may run
+ * their decide grids at the same time on this device (each gets 1/nb_slots of it). Fails with
+ * J2KC_ERR_UNSUPPORTED on a device without cooperative launch. Synchronous (init time only);
+ * returns 0 or < 0 (logged, *sticky set for CUDA errors).
  */
-int  j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, const J2kiLog *log, int *sticky);
+int  j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, int nb_slots, const J2kiLog *log,
+                       int *sticky);
 void j2ki_rc_cuda_free(J2kiRcCuda **rc);
 
 /**

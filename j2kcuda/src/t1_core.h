@@ -29,7 +29,7 @@
  * Tables: the zero-coding contexts of Table D.1 are a 3 x 512 lookup by that 9-bit
  * neighbourhood, generated from the table's rules by macros (J2KI_T1_ZC_INIT) and
  * instantiated like the MQ table in mqc.h: `static const` on the host, `static
- * __constant__` for device code. Sign contexts (Tables D.2, D.3) and refinement contexts
+ * __constant__` for device code (or shared-memory copies, J2KI_T1_SMEM_TABLES: t1_cuda.cu). Sign contexts (Tables D.2, D.3) and refinement contexts
  * (Table D.4) are computed.
  *
  * Bit-plane numbering: the block has numbps magnitude bit-planes p = numbps-1 .. 0 (index
@@ -120,7 +120,9 @@ static const uint8_t j2ki_t1_zc_h[3 * 512] = J2KI_T1_ZC_INIT;
 #if defined(__CUDACC__)
 static __constant__ uint8_t j2ki_t1_zc_d[3 * 512] = J2KI_T1_ZC_INIT;
 #endif
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+#define J2KI_T1_ZC j2ki_t1_zc_s
+#elif defined(__CUDA_ARCH__)
 #define J2KI_T1_ZC j2ki_t1_zc_d
 #else
 #define J2KI_T1_ZC j2ki_t1_zc_h
@@ -203,7 +205,9 @@ static const uint8_t j2ki_t1_rows_h[32] = J2KI_T1_ROWS_INIT;
 #if defined(__CUDACC__)
 static __constant__ uint8_t j2ki_t1_rows_d[32] = J2KI_T1_ROWS_INIT;
 #endif
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+#define J2KI_T1_ROWS j2ki_t1_rows_s
+#elif defined(__CUDA_ARCH__)
 #define J2KI_T1_ROWS j2ki_t1_rows_d
 #else
 #define J2KI_T1_ROWS j2ki_t1_rows_h

@@ -22,9 +22,37 @@
  * t1_code_kernel: the J2kiT1State, then its flags and magnitudes.
  */
 #include <cub/device/device_radix_sort.cuh>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The coder's tables (MQ states, zero-coding contexts, row gathers) in shared memory: lanes
+ * of a warp coding different code-blocks look up different entries at once, which the
+ * constant cache serves one address at a time and shared memory in one access (bank
+ * conflicts aside). Every kernel that codes calls t1_tables_load() first; t1_core.h and
+ * mqc.h read these names when J2KI_T1_SMEM_TABLES is defined.
+ */
+#define J2KI_T1_SMEM_TABLES 1
+static __shared__ uint32_t j2ki_mqc_tab_s[94];
+static __shared__ uint8_t j2ki_t1_zc_s[3 * 512];
+static __shared__ uint8_t j2ki_t1_rows_s[32];
 
 extern "C" {
 #include "t1_core.h"
+}
+
+static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
+
+/* All threads of the block, before any of them returns. */
+__device__ __forceinline__ void t1_tables_load()
+{
+    for (int i = threadIdx.x; i < J2KI_MQC_NB_STATES; i += blockDim.x)
+        j2ki_mqc_tab_s[i] = j2ki_mqc_tab_d[i];
+    for (int i = threadIdx.x; i < 3 * 512; i += blockDim.x)
+        j2ki_t1_zc_s[i] = j2ki_t1_zc_d[i];
+    for (int i = threadIdx.x; i < 32; i += blockDim.x)
+        j2ki_t1_rows_s[i] = j2ki_t1_rows_d[i];
+    __syncthreads();
 }
 #include "t1_cuda.h"
 
@@ -136,6 +164,7 @@ __global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, con
     const uint32_t i = order[blockIdx.x];
     const J2kiCblkDev cb = cblks[i];
     J2kiT1State *st = (J2kiT1State *)t1_smem;
+    t1_tables_load();
     if (lane == 0) {
         st->flags = (uint16_t *)(t1_smem + sizeof(J2kiT1State));
         st->mag = (uint32_t *)(t1_smem + sizeof(J2kiT1State) + flags_bytes);
@@ -178,6 +207,7 @@ __global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, c
     const uint32_t lane = threadIdx.x & 31;
     const uint32_t worker = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * LANES + lane;
     J2kiT1State st;
+    t1_tables_load();
     if (lane >= LANES || worker >= nb_workers)
         return;
     st.flags = (uint16_t *)(work + (size_t)worker * work_bytes);
@@ -210,8 +240,11 @@ extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_
                                     uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                     uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st)
 {
+    /* J2KC_CUDA_T1_VARIANT (0, 1 or 8): a measuring aid for the benchmark, as check_cuda --bench */
+    const char *e = getenv("J2KC_CUDA_T1_VARIANT");
+    int variant = e && (!strcmp(e, "0") || !strcmp(e, "1") || !strcmp(e, "8")) ? atoi(e) : J2KI_T1_CUDA_DEFAULT;
     return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, st);
+                                d_passes, d_res, d_flag, d_scratch, scratch_size, variant, st);
 }
 
 extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,

@@ -360,6 +360,7 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
             }
             rest = __shfl_sync(FULL, rest, 0);
             keep = __shfl_sync(FULL, keep, 0);
+            __syncwarp();                              /* lane 0's reads of w before the clearing */
             for (uint32_t q = lane; q <= (end >> 5) + 1 && q < J2KI_T2_WARP_WORDS; q += 32)
                 w[q] = 0;
             __syncwarp();
