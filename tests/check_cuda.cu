@@ -872,6 +872,84 @@ static void bench(const char *name, const char *params, int depth, int nb)
         frame_free(&frames[i]);
 }
 
+/* Out of device memory: a 4K encoder of two slots (about 0.5 GiB each) when the device has only
+ * 256 MiB free: backend=cuda gives J2KC_ERR_DEVMEM and gives back what it had allocated,
+ * backend=auto falls back to the reference backend, and once memory is free again the CUDA
+ * backend starts. */
+static void check_devmem(void)
+{
+    J2kcImageDesc img;
+    J2kcEncoder *enc = NULL;
+    J2kcParams *p = j2kc_params_alloc();
+    size_t fr = 0, tot = 0, fr_hog = 0, fr_after = 0, keep = (size_t)256 << 20, n;
+    void *hog = NULL;
+    int r;
+
+    memset(&img, 0, sizeof(img));
+    img.nb_comps = 3;
+    img.width = 4096;
+    img.height = 2160;
+    for (int c = 0; c < 3; c++) {
+        img.depth[c] = 12;
+        img.dx[c] = img.dy[c] = 1;
+    }
+    j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_WARNING);
+    j2kc_params_set(p, "bytes", "1302083");
+    j2kc_params_set(p, "levels", "6");
+    j2kc_params_set(p, "async_depth", "2");
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess || fr < 2 * keep) {
+        printf("skip devmem: cannot read free device memory\n");
+        j2kc_params_free(&p);
+        return;
+    }
+    for (n = fr - keep; n > keep && cudaMalloc(&hog, n) != cudaSuccess; n -= (size_t)64 << 20) {
+        hog = NULL;
+        cudaGetLastError();
+    }
+    if (!hog) {
+        printf("skip devmem: could not take the device's memory\n");
+        j2kc_params_free(&p);
+        return;
+    }
+    cudaMemGetInfo(&fr_hog, &tot);
+    j2kc_params_set(p, "backend", "cuda");
+    r = j2kc_encoder_create(&enc, &img, p);
+    j2kc_encoder_free(&enc);
+    cudaMemGetInfo(&fr_after, &tot);
+    test_checks++;
+    if (r != J2KC_ERR_DEVMEM || fr_after + ((size_t)64 << 20) < fr_hog) {
+        test_failures++;
+        printf("FAIL devmem: backend=cuda with %zu MiB free: %d (%s), expected J2KC_ERR_DEVMEM; free after %zu MiB\n",
+               fr_hog >> 20, r, j2kc_strerror(r), fr_after >> 20);
+    } else {
+        printf("ok   devmem: backend=cuda with %zu MiB free refused with J2KC_ERR_DEVMEM, %zu MiB free after\n",
+               fr_hog >> 20, fr_after >> 20);
+    }
+    j2kc_params_set(p, "backend", "auto");
+    r = j2kc_encoder_create(&enc, &img, p);
+    test_checks++;
+    if (r != 0 || strcmp(j2kc_encoder_backend(enc), "ref")) {
+        test_failures++;
+        printf("FAIL devmem: backend=auto: %d (%s), backend %s, expected the reference backend\n", r,
+               j2kc_strerror(r), r ? "-" : j2kc_encoder_backend(enc));
+    } else {
+        printf("ok   devmem: backend=auto fell back to the reference backend\n");
+    }
+    j2kc_encoder_free(&enc);
+    cudaFree(hog);
+    j2kc_params_set(p, "backend", "cuda");
+    r = j2kc_encoder_create(&enc, &img, p);
+    test_checks++;
+    if (r != 0) {
+        test_failures++;
+        printf("FAIL devmem: backend=cuda after the memory came back: %d (%s)\n", r, j2kc_strerror(r));
+    } else {
+        printf("ok   devmem: backend=cuda starts once the memory is free again\n");
+    }
+    j2kc_encoder_free(&enc);
+    j2kc_params_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -917,9 +995,10 @@ int main(int argc, char **argv)
         }
         j2kc_encoder_free(&enc);
         j2kc_params_free(&p);
+        check_devmem();
     }
     if (do_bench) {
-        static const int variants[] = { 0, 1, 8, -2 };
+        static const int variants[] = { 0, 1, 8, J2KI_T1_CUDA_SMEM + 8, J2KI_T1_CUDA_SMEM + 1, -2 };
         static const Cfg bcfg[] = {
             { "bench-2k-97-12bit-32x32", 3, 2048, 1080, 0, 0, 12, 0, 0, 4, 0, "levels=5 cblk=32x32" },
             { "bench-2k-53-8bit-64x64",  3, 2048, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },

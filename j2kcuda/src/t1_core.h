@@ -626,14 +626,12 @@ J2KI_HD uint32_t j2ki_t1_seg_end(const J2kiPass *passes, int nb_passes, int i)
 }
 
 /**
- * Codes every pass of a loaded block (once: it turns the flags into stripe-column words)
- * with numbps bit-planes (1..J2KI_T1_MAX_PLANES) into
- * buf[0, cap): fills passes[0 .. 3 numbps - 3] (rate, dist, term; slope = 0) and *len.
- * Returns 0 or J2KC_ERR_BUFSIZE (cap or max_passes too small; nothing is written past cap).
+ * j2ki_t1_code for a block whose flags memory already holds the stripe-column words (as
+ * j2ki_t1_build_cols leaves them; t1_cuda.cu builds them straight from the coefficients).
  */
-J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
-                         int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
-                         int max_passes, uint32_t *len)
+J2KI_HD int j2ki_t1_code_cols(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                              int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                              int max_passes, uint32_t *len)
 {
     int nb_passes = 3 * numbps - 2, i, j, first = 0, open = 0;
     int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
@@ -641,7 +639,6 @@ J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass
     uint32_t prev_rate = 0;
     if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
-    j2ki_t1_build_cols(st);
     j2ki_mqc_reset_ctx(st->ctx);
     for (i = 0; i < nb_passes; i++) {
         int k = (i + 2) / 3, type = (i + 2) % 3;
@@ -701,6 +698,22 @@ J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass
     }
     *len = (uint32_t)seg_start;
     return 0;
+}
+
+/**
+ * Codes every pass of a loaded block (once: it turns the flags into stripe-column words)
+ * with numbps bit-planes (1..J2KI_T1_MAX_PLANES) into
+ * buf[0, cap): fills passes[0 .. 3 numbps - 3] (rate, dist, term; slope = 0) and *len.
+ * Returns 0 or J2KC_ERR_BUFSIZE (cap or max_passes too small; nothing is written past cap).
+ */
+J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                         int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                         int max_passes, uint32_t *len)
+{
+    if (3 * numbps - 2 > max_passes || numbps > J2KI_T1_MAX_PLANES)
+        return J2KC_ERR_BUFSIZE;
+    j2ki_t1_build_cols(st);
+    return j2ki_t1_code_cols(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap, passes, max_passes, len);
 }
 
 #endif /* J2KI_T1_CORE_H */

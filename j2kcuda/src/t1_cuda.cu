@@ -6,20 +6,26 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. Coding, by one of two kernels that both run j2ki_t1_load/j2ki_t1_code (t1_core.h) per
- *    code-block exactly as t1_ref.c does:
- *    - t1_lanes_kernel<N> (the default, N = 1 or 8): N lanes of each warp code one block
- *      each (neighbours in sorted order), flags and magnitudes in a per-worker slice of the
- *      scratch, coder state in local memory; a grid-stride loop bounds the workers;
+ * 3. Coding, by one of three kernels that run j2ki_t1_code (t1_core.h) per code-block
+ *    exactly as t1_ref.c does, after j2ki_t1_load or an equivalent:
+ *    - t1_lanes_kernel<N> (N = 1, 4, 8, 16, 32; 8 is the default for 32x32 blocks): N lanes
+ *      of each warp code one block each (neighbours in sorted order), flags and magnitudes
+ *      in a per-worker slice of the scratch, coder state in local memory; a grid-stride loop
+ *      bounds the workers (one per code-block up to T1_MAX_WORKERS);
+ *    - t1_smem_kernel<N> (N = 1, 4, 8; 4 is the default for larger blocks): the same with
+ *      the stripe-column words in shared memory, built straight from the coefficients
+ *      (t1_load_cols);
  *    - t1_code_kernel (variant 0): one single-warp thread block per block, the warp loads it
  *      into shared memory and lane 0 codes it with all of its state in shared memory.
  *    The MQ coder is one serial chain per block, so the speed is set by how many chains the
  *    SMs interleave and how much divergence N lanes cost (see J2KI_T1_CUDA_DEFAULT).
+ *    Every kernel first copies the coder's tables to shared memory (t1_tables_load).
  *
  * Scratch layout (bytes, each part 256-aligned): keys in/out and indices in/out (u32 x n
  * each), CUB's temporary storage, then per worker (at most T1_MAX_WORKERS) flags (u16) and
  * magnitudes (u32) of (max_w + 2) x (max_h + 2) samples. Shared memory per block of
- * t1_code_kernel: the J2kiT1State, then its flags and magnitudes.
+ * t1_code_kernel: the J2kiT1State, then its flags and magnitudes; of t1_smem_kernel: each
+ * worker's ceil(max_h / 4) x (max_w + 2) stripe-column words.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <stdlib.h>
@@ -66,11 +72,17 @@ __device__ __forceinline__ uint32_t warp_or(uint32_t v)
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-#define T1_MAX_WORKERS 8192u
+/* One worker per code-block up to this many (4K DCI has 26,292 code-blocks): with 8,192 a 4K
+ * frame's tier-1 took 28 ms on an H200 and 16.4 ms with one per block, for 128 MB more scratch
+ * per slot (about 7 KB per worker with 32x32 blocks). */
+#define T1_MAX_WORKERS 32768u
 
 static uint32_t nb_workers(uint32_t nb_cblks)
 {
-    return nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
+    /* J2KC_CUDA_T1_WORKERS: a measuring aid (the same value must hold from init on) */
+    const char *e = getenv("J2KC_CUDA_T1_WORKERS");
+    uint32_t cap = e && atoi(e) > 0 ? (uint32_t)atoi(e) : T1_MAX_WORKERS;
+    return nb_cblks < cap ? (nb_cblks ? nb_cblks : 1) : cap;
 }
 
 static size_t sort_temp_size(uint32_t n)
@@ -235,16 +247,100 @@ __global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, c
     }
 }
 
+/*
+ * What j2ki_t1_load() then j2ki_t1_build_cols() leave, built straight from the coefficients:
+ * the magnitudes of the interior samples (the border is never read) and the stripe-column
+ * words with their chi bits (signs of rows 4k - 1 .. 4k + 4 of column x; 0 outside the
+ * block), at st->flags, which t1_smem_kernel points into shared memory. Returns the OR of the
+ * magnitudes. check_cuda compares every pass and byte with t1_ref.c.
+ */
+__device__ uint32_t t1_load_cols(J2kiT1State *st, const int32_t *coefs, uint32_t stride, int w, int h, int orient,
+                                 int cblk_style)
+{
+    const int ws = w + 2, ns = (h + 3) >> 2;
+    uint32_t *cols = (uint32_t *)(void *)st->flags, acc = 0;
+    st->w = w;
+    st->h = h;
+    st->stride = ws;
+    st->zc_off = 256 * j2ki_t1_zc_class(orient);
+    st->vc_mask = (cblk_style & J2KI_CBLK_VCAUSAL) ? J2KI_T1_VC_MASK : 0xFFFFu;
+    for (int k = 0; k < ns; k++) {
+        const int j0 = k ? 0 : 1, j1 = j2ki_imin(5, h - 4 * k);
+        uint32_t *row = cols + k * ws;
+        row[0] = 0;
+        row[w + 1] = 0;
+        for (int x = 0; x < w; x++) {
+            uint32_t chi = 0;
+            for (int j = j0; j <= j1; j++) {
+                int y = 4 * k + j - 1;
+                int32_t v = coefs[(size_t)y * stride + x];
+                chi |= ((uint32_t)v >> 31) << j;
+                if (j >= 1 && j <= 4) {
+                    uint32_t m = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+                    st->mag[(y + 1) * ws + x + 1] = m;
+                    acc |= m;
+                }
+            }
+            row[x + 1] = chi << 18;
+        }
+    }
+    return acc;
+}
+
+/*
+ * t1_lanes_kernel with the stripe-column words in shared memory (J2KI_T1_CUDA_SMEM): the
+ * words are read and updated on every sample a pass visits (a significant sample updates up
+ * to nine), so with thousands of coders per frame in flight their global scratch misses L1
+ * and every visit waits on L2; in shared memory it does not. Magnitudes (read once per coded
+ * sample) stay in the worker's global slice. cols_bytes per worker of the block.
+ */
+template <int LANES>
+__global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+                                                      const uint32_t *order, uint32_t nb_cblks, int cblk_style,
+                                                      int bypass_start, uint8_t *data, J2kiPass *passes,
+                                                      J2kiCblkRes *res, uint32_t *flag, uint8_t *work,
+                                                      size_t mag_at, size_t work_bytes, uint32_t nb_workers,
+                                                      uint32_t cols_bytes)
+{
+    extern __shared__ __align__(16) uint8_t t1_cols_smem[];
+    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t worker = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * LANES + lane;
+    J2kiT1State st;
+    t1_tables_load();
+    if (lane >= LANES || worker >= nb_workers)
+        return;
+    st.flags = (uint16_t *)(t1_cols_smem + (size_t)((threadIdx.x >> 5) * LANES + lane) * cols_bytes);
+    st.mag = (uint32_t *)(work + (size_t)worker * work_bytes + mag_at);
+    for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
+        const uint32_t i = order[j];
+        const J2kiCblkDev cb = cblks[i];
+        J2kiCblkRes r;
+        uint32_t acc = t1_load_cols(&st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style);
+        int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
+        r.numbps = numbps;
+        r.nb_passes = 0;
+        r.err = 0;
+        r.len = 0;
+        if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
+            r.err = J2KC_ERR_INTERNAL;
+        } else if (numbps > 0) {
+            r.err = j2ki_t1_code_cols(&st, numbps, cblk_style, bypass_start, cb.frac_bits, data + cb.data_off,
+                                      cb.data_cap, passes + cb.pass_off, cb.max_passes, &r.len);
+            r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+        }
+        if (r.err)
+            atomicOr(flag, 1u);
+        res[i] = r;
+    }
+}
+
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                     int cblk_style, int bypass_start, int max_w, int max_h,
                                     uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                     uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st)
 {
-    /* J2KC_CUDA_T1_VARIANT (0, 1 or 8): a measuring aid for the benchmark, as check_cuda --bench */
-    const char *e = getenv("J2KC_CUDA_T1_VARIANT");
-    int variant = e && (!strcmp(e, "0") || !strcmp(e, "1") || !strcmp(e, "8")) ? atoi(e) : J2KI_T1_CUDA_DEFAULT;
     return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, variant, st);
+                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, st);
 }
 
 extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
@@ -280,21 +376,55 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                                                        (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
     p += align256(temp_bytes);
-    if (variant < 0)   /* measured on an H200 (check_cuda --bench): 8 lanes best for 32x32 blocks, 1 for 64x64 */
-        variant = (size_t)max_w * (size_t)max_h <= 1024 ? 8 : 1;
+    const char *env = getenv("J2KC_CUDA_T1_VARIANT");   /* a measuring aid, as check_cuda --bench */
+    if (variant < 0 && env && *env >= '0' && *env <= '9')
+        variant = atoi(env);
+    if (variant < 0)   /* measured on an H200 (t1_cuda.h, J2KI_T1_CUDA_DEFAULT) */
+        variant = (size_t)max_w * (size_t)max_h <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
+    if (variant & J2KI_T1_CUDA_SMEM) {
+        uint32_t workers = nb_workers(nb_cblks), lanes = variant & 63;
+        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
+        uint32_t cols_bytes = (uint32_t)(((size_t)((max_h + 3) >> 2) * (size_t)(max_w + 2) * 4 + 15) & ~(size_t)15);
+        lanes = lanes >= 8 ? 8 : lanes >= 4 ? 4 : 1;
+        size_t dyn = (size_t)4 * lanes * cols_bytes;
+        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
+#define T1_SMEM(n)                                                                                     \
+        do {                                                                                           \
+            if (dyn > 48 * 1024 && (e = cudaFuncSetAttribute(t1_smem_kernel<n>,                        \
+                                                             cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                                             (int)dyn)) != cudaSuccess)                \
+                return e;                                                                              \
+            t1_smem_kernel<n><<<blocks, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,   \
+                                                         nb_cblks, cblk_style, bypass_start, d_data,    \
+                                                         d_passes, d_res, d_flag, p, fb, wb, workers,   \
+                                                         cols_bytes);                                   \
+        } while (0)
+        if (lanes == 8)
+            T1_SMEM(8);
+        else if (lanes == 4)
+            T1_SMEM(4);
+        else
+            T1_SMEM(1);
+#undef T1_SMEM
+        return cudaPeekAtLastError();
+    }
     if (variant > 0) {
         uint32_t workers = nb_workers(nb_cblks);
         size_t fb = align256(per * 2), wb = fb + align256(per * 4);
-        uint32_t lanes = variant == 1 ? 1 : 8;
+        uint32_t lanes = variant >= 32 ? 32 : variant >= 16 ? 16 : variant >= 8 ? 8 : variant >= 4 ? 4 : 1;
         uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
-        if (variant == 1)
-            t1_lanes_kernel<1><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks,
-                                                       cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p,
-                                                       fb, wb, workers);
-        else
-            t1_lanes_kernel<8><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks,
-                                                       cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p,
-                                                       fb, wb, workers);
+#define T1_LANES(n)                                                                                   \
+        t1_lanes_kernel<n><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, \
+                                                   cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, \
+                                                   fb, wb, workers)
+        switch (lanes) {
+        case 1:  T1_LANES(1); break;
+        case 4:  T1_LANES(4); break;
+        case 8:  T1_LANES(8); break;
+        case 16: T1_LANES(16); break;
+        default: T1_LANES(32); break;
+        }
+#undef T1_LANES
         return cudaPeekAtLastError();
     }
     if (smem > 48 * 1024 &&

@@ -50,12 +50,19 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
                          uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                          uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st);
 
-/** Kernel variants (check_cuda --bench times them): 0 = one code-block per single-warp thread
- *  block, all coder state in shared memory; 1 = lane 0 of each warp codes one block; 8 = eight
- *  lanes of each warp code one block each; J2KI_T1_CUDA_DEFAULT (-1): chosen from the
- *  code-block size (H200, 2K frames: 8 lanes for 32x32 blocks 10.8 ms vs 12.8 / 13.5; 1 lane
- *  for 64x64 13.0 ms vs 30.0 / 19.9). */
+/** Kernel variants (check_cuda --bench times them; J2KC_CUDA_T1_VARIANT in the environment
+ *  overrides the default, a measuring aid): 0 = one code-block per single-warp thread block,
+ *  all coder state in shared memory; N = 1, 4, 8, 16 or 32: N lanes of each warp code one
+ *  block each, stripe-column words in global scratch; J2KI_T1_CUDA_SMEM + N (N = 1, 4, 8): the
+ *  same with the stripe-column words in shared memory. J2KI_T1_CUDA_DEFAULT (-1) chooses from
+ *  the code-block size, as measured on an H200 (bench frames, one worker per code-block):
+ *  32x32 blocks, 4K DCI: 8 lanes 16.4 ms per frame (73.8 frames/s with 8 in flight), shared
+ *  words 15.9 ms (75.7) but 2K DCI 12.8 ms against 11.3, 4 or 16 lanes slower; 64x64 blocks,
+ *  4K 4:2:2 10-bit lossless: shared words with 4 lanes 9.5 ms (125 frames/s) against 1 lane
+ *  18.5 ms (54). */
 #define J2KI_T1_CUDA_DEFAULT (-1)
+/** Added to 1, 4 or 8 lanes: the stripe-column words in shared memory (t1_smem_kernel). */
+#define J2KI_T1_CUDA_SMEM 64
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
