@@ -1,22 +1,30 @@
 /*
  * The CUDA backend: per frame slot, one stream that uploads the frame, runs load + MCT
- * (Annex G), the DWT (Annex F), quantisation (Annex E) and tier-1 (Annex D) on the device and
- * brings the tier-1 results (pass tables, bytes) back into pinned memory; wait() then runs the
- * host part shared with the reference backend (j2ki_finish_codestream: rate control + tier-2),
- * so both backends write the same bytes.
+ * (Annex G), the DWT (Annex F), quantisation (Annex E), tier-1 (Annex D), PCRD-opt rate
+ * control (rc_cuda.cu) and packetisation (t2_cuda.cu) on the device, and brings back the
+ * finished codestream. With J2KC_CUDA_HOST_FINISH=1 (for comparison) the tier-1 results (pass
+ * tables, bytes) come back instead and the host runs rate control + tier-2
+ * (j2ki_finish_codestream); both ways write the reference backend's bytes.
  *
  * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
  * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
- * the error flag and the sort buffers. Per slot (pinned host): the upload staging area and the
- * download areas. The slot's own plan (rc and tier-2 keep per-frame state in it) has its
- * code-blocks' data and pass pointers aimed at the pinned download areas, so the downloaded
- * tier-1 results are in place without a host copy.
+ * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
+ * host): the upload staging area and the download areas. The slot's own plan (the host finish
+ * keeps per-frame state in it) has its code-blocks' data and pass pointers aimed at the pinned
+ * download areas, so downloaded tier-1 results are in place without a host copy.
  *
- * The one sync point per frame is in the slot's host worker thread: cudaEventSynchronize on
- * the slot's last event, then rate control + tier-2 (j2ki_finish_codestream) on that thread, so
- * that the host part of the frames in flight runs on several cores at once; wait() only waits
- * for the worker's result. The log callback may therefore be called from these threads.
+ * Upload: host planes are copied into the pinned staging area by submit (the caller may reuse
+ * them once submit returns), then up in one copy; page-locked planes with one sample per step
+ * are copied up straight from the caller's memory, and submit waits for that copy (the only
+ * sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
+ * caller's stream.
+ *
+ * The one sync point per frame after submit is in the slot's host worker thread:
+ * cudaEventSynchronize on the slot's last event, then the host checks (and the host finish when
+ * asked for) on that thread, so frames in flight are finished on several cores at once; wait()
+ * only waits for the worker's result. The log callback may therefore be called from these
+ * threads.
  */
 extern "C" {
 #include "backend.h"
@@ -549,13 +557,36 @@ static J2kiLoadSrc load_src(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, int
     return l;
 }
 
+/** Whether every plane of host frame f is page-locked (cudaHostAlloc, cudaHostRegister) with
+ *  one sample per step: then the upload reads it directly, with no staging copy. */
+static int frame_pinned(CudaBackend *b, const J2kcFrame *f)
+{
+    for (int c = 0; c < b->cp->img.nb_comps; c++) {
+        cudaPointerAttributes a;
+        ptrdiff_t row = (ptrdiff_t)b->comp_w[c] * b->comp_bytes[c];
+        if (f->step[c] > 1 || f->stride[c] < row || !f->data[c])
+            return 0;
+        if (cudaPointerGetAttributes(&a, f->data[c]) != cudaSuccess) {
+            cudaGetLastError();                   /* not an error: plain pageable memory */
+            return 0;
+        }
+        if (a.type != cudaMemoryTypeHost)
+            return 0;
+    }
+    return 1;
+}
+
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
 {
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
     int nb_comps = cp->img.nb_comps, ret;
+    /* page-locked host planes are copied up straight from the caller's memory (saving a
+     * host copy of the whole frame, about 5 ms for 4K 4:4:4 12-bit); submit then waits for
+     * that copy, since the caller may reuse its planes once submit returns */
+    int direct = f->mem != J2KC_MEM_CUDA && frame_pinned(b, f);
 
-    if (f->mem != J2KC_MEM_CUDA)
+    if (f->mem != J2KC_MEM_CUDA && !direct)
         for (int c = 0; c < nb_comps; c++)
             stage_comp(b, s, f, c);
     if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0)
@@ -569,6 +600,13 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         if (f->cu_stream && ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)f->cu_stream))) < 0 ||
                              (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0))
             return ret;
+    } else if (direct) {
+        for (int c = 0; c < nb_comps; c++) {
+            size_t row = (size_t)b->comp_w[c] * (size_t)b->comp_bytes[c];
+            if ((ret = CU(cudaMemcpy2DAsync(s->d_stage + b->stage_off[c], row, f->data[c], (size_t)f->stride[c], row,
+                                            b->comp_h[c], cudaMemcpyHostToDevice, s->st))) < 0)
+                return ret;
+        }
     } else {
         if ((ret = CU(cudaMemcpyAsync(s->d_stage, s->h_stage, b->stage_off[nb_comps], cudaMemcpyHostToDevice,
                                       s->st))) < 0)
@@ -654,6 +692,8 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             return ret;
     }
     if ((ret = CU(cudaEventRecord(s->ev[EV_DONE], s->st))) < 0)
+        return ret;
+    if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
         return ret;
     return 0;
 }
