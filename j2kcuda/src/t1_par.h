@@ -1,0 +1,556 @@
+/*
+ * Tier-1 context modelling (ISO/IEC 15444-1 D.3) of one code-block, written column-parallel
+ * ("lane x codes column x of a stripe"), separated from MQ coding (Annex C): each coding pass
+ * becomes the ordered list of the (context, decision) pairs that the serial coder of
+ * t1_core.h would feed to the MQ coder (or the bits it would feed to the raw packer, D.6),
+ * its distortion sum, and the updated stripe-column words. j2ki_t1p_code() then feeds the
+ * lists to mqc.h exactly as j2ki_t1_code_cols() does, so both give the same bytes, rates,
+ * distortions and termination flags (tests/unit/test_t1_par.c compares them).
+ *
+ * Why it is exact. The passes visit the samples of a block stripe by stripe, column by column
+ * inside a stripe, and row by row inside a stripe column (D.3, Figure D.2). Whether a sample
+ * is coded by a pass, its contexts (zero coding D.3.1 Table D.1, sign coding D.3.2 Tables D.2
+ * and D.3, refinement D.3.3 Table D.4, run-length D.3.4) and the decisions depend only on the
+ * significance states (and fixed signs) of its 3 x 3 neighbourhood at the moment it is
+ * visited. At that moment, relative to the pass:
+ *   - the stripe above is final (visited before);
+ *   - in column x - 1 of the same stripe all four rows are final, i.e. the stored word plus
+ *     the rows that became significant there during this pass (the "left mask" L, 4 bits);
+ *   - in its own column, the rows above it are final (the lane codes its column row by row);
+ *   - column x + 1 and the stripe below still hold their state from before the pass.
+ * So for a fixed stripe, everything lane x emits is a pure function f_x(L) of the stored
+ * words (before the stripe is coded), the magnitudes of column x and the left mask L, and
+ * its own output includes the mask f_x(L) of rows that became significant, which is the
+ * left mask of column x + 1. The magnitude refinement pass has no such dependency (it does
+ * not change significance); the significance propagation and cleanup passes do (a newly
+ * significant sample adds neighbours to the SPP's candidates and changes zero-coding, sign
+ * and run-length decisions of column x + 1 and of the rows below it).
+ *
+ * The cleanup pass is simpler than that: it codes every row that is insignificant and not
+ * coded by the SPP (run-length mode included), so the rows it makes significant are those
+ * with a magnitude bit of 1 among them, known from the stored word alone; only the contexts
+ * depend on L, and L is known before any lane codes.
+ *
+ * Resolving the SPP chain in parallel (phase 1 below): every lane assumes L = 0 and
+ * computes the mask of rows it would make significant (j2ki_t1p_spp_sig: the membership
+ * test without the symbols, a few bit operations per row); then each lane compares its
+ * assumption with the mask that column x - 1 has just produced, takes that mask and, if any
+ * lane's assumption was wrong (a warp ballot), all lanes compute again. Column 0 has no left
+ * neighbour, so it is right after round 1, and by induction column x after round x + 1: at
+ * most w rounds. When no lane's assumption changed, the masks are the fixed point
+ * m_x = f_x(m_(x-1)), m_(-1) = 0, which is exactly the serial recurrence. A newly
+ * significant sample rarely changes the next column's new-significance mask, so on DWT data
+ * the mean is about 2.5 rounds per stripe (test_t1_par prints the statistics). Only then
+ * does each lane code its column, once, with its final L.
+ *
+ * Phases of one stripe (a GPU puts __syncwarp() at each boundary; the host runs each phase
+ * as a loop over the lanes):
+ *   0 load:   lane x reads the stripe-column words of columns x - 1, x, x + 1 (of x +- 1
+ *             only the chi bits, which never change) and the magnitude bits of its column;
+ *   1 masks:  the new-significance mask of every column: cleanup directly; SPP by the
+ *             rounds above (shuffle up by one lane + ballot per round); MRP: none. Each lane
+ *             then takes its left neighbour's mask as L;
+ *   2 code:   lane x codes its column (j2ki_t1p_spp_col / j2ki_t1p_mrp_col /
+ *             j2ki_t1p_cup_col) into lane-private storage: symbols (<= 10), mask, pi / mu
+ *             bits, distortion terms;
+ *   3 scan:   prefix sum of the per-column symbol counts (log2 w steps), plus the stripe's
+ *             total (the next stripe's base);
+ *   4 emit:   lane x copies its symbols to [base + offset_x, ...) of the pass's list, adds
+ *             its distortion terms to the pass sum (integer, so any order gives the serial
+ *             sum exactly);
+ *   5 update: lane x rewrites the words of column x: in this stripe sigma of rows 1..4 for
+ *             columns x - 1, x, x + 1 (from the three new-significance masks), pi (SPP) or mu
+ *             (MRP) bits, pi cleared (cleanup); row 5 of the stripe above (from the masks'
+ *             row 0) and row 0 of the stripe below (from row 3). Each lane writes only its
+ *             own column, so there are no write conflicts; the padding columns -1 and w
+ *             (written by the serial coder too) are updated by lanes 0 and w - 1.
+ * Stripes are coded one after the other (stripe k + 1's contexts read stripe k's final state).
+ *
+ * Symbols: one byte each, context << 1 | decision (contexts 0..18, mqc.h / t1_core.h);
+ * raw (bypass) bits as J2KI_T1P_CX_RAW << 1 | bit. A pass yields at most 2 symbols per
+ * sample plus 2 per full stripe column (the run-length and two uniform symbols replace at
+ * most one zero-coding symbol), J2KI_T1P_MAX_SYMS for a block of at most 4096 samples.
+ *
+ * What the CUDA port must keep: the visiting order and the fixed-point test exactly as here
+ * (one mask evaluation per lane per round, the comparison of the assumed with the produced left
+ * mask as the ballot), the prefix-sum ordering of the symbols, integer distortion partial
+ * sums, the update of the padding columns if the words are compared, and the stripe order.
+ * For w > 32 a lane takes columns x and x + 32 (the left neighbour of column 32 is lane 31's
+ * first column); the words fit in registers, the symbols of a stripe in shared memory.
+ */
+#ifndef J2KI_T1_PAR_H
+#define J2KI_T1_PAR_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "t1_core.h"
+
+#define J2KI_T1P_MAX_W     1024   /* widest code-block (Part 1: 2^10); the GPU port: 64 */
+#define J2KI_T1P_COL_SYMS  10     /* run-length + 2 uniform + sign + 3 x (zero coding + sign) */
+#define J2KI_T1P_MAX_SYMS  10240  /* 2 * 4096 + 2 * 1024: symbols of one pass, <= 4096 samples */
+#define J2KI_T1P_CX_RAW    31     /* context field of a raw (bypass) bit */
+#define J2KI_T1P_SYM(cx, d) ((uint8_t)((uint32_t)(cx) << 1 | (uint32_t)(d)))
+
+/** Counters of the column-parallel passes, by pass type (0 SPP, 1 MRP, 2 cleanup). */
+typedef struct J2kiT1pStats {
+    uint64_t nb_passes[3];
+    uint64_t nb_syms[3];
+    uint64_t nb_stripes[3];       /**< stripe-passes */
+    uint64_t rounds[3];           /**< sum over stripe-passes of the rounds phase 1 took
+                                       (SPP; 1 for the others) */
+    int      max_rounds[3];
+    uint64_t hist[3][9];          /**< stripe-passes that took 1..8 rounds, [8]: 9 or more */
+} J2kiT1pStats;
+
+/** Constant inputs of one pass. */
+typedef struct J2kiT1pPass {
+    const uint8_t *zc;            /**< zero-coding row of the band's class */
+    uint32_t      *cols;          /**< stripe-column words */
+    const uint32_t *mag;
+    int            stride;        /**< of mag, and words per stripe: w + 2 */
+    int            w, h, nb_stripes;
+    uint32_t       vcw;           /**< J2KI_T1_VC_WORD with VCAUSAL, else all ones */
+    int            s, g, raw;
+    uint32_t       lmask, base;   /**< as J2kiT1Pass (t1_core.h) */
+} J2kiT1pPass;
+
+/** What one lane produces for its column in one evaluation (lane-private storage). */
+typedef struct J2kiT1pCol {
+    uint8_t  sym[J2KI_T1P_COL_SYMS];
+    int      n;                   /**< symbols */
+    uint32_t sig;                 /**< rows (bit r) that became significant */
+    uint32_t set;                 /**< pi (SPP) or mu (MRP) bits to set in the word */
+    int64_t  sum;                 /**< distortion terms, factored as the serial pass */
+} J2kiT1pCol;
+
+/** Per-stripe scratch of the lanes (a GPU keeps it in registers and shared memory). */
+typedef struct J2kiT1pStripe {
+    uint32_t   word[J2KI_T1P_MAX_W + 2];  /**< phase 0: words of columns -1 .. w (index x + 1) */
+    uint32_t   bits[J2KI_T1P_MAX_W];      /**< phase 0: magnitude bits at s of each column */
+    uint32_t   sig[J2KI_T1P_MAX_W];       /**< phase 1: new-significance mask of each column */
+    uint32_t   left[J2KI_T1P_MAX_W];      /**< phase 1: assumed left mask of each lane */
+    J2kiT1pCol col[J2KI_T1P_MAX_W];       /**< phase 2: what each lane coded */
+    uint32_t   off[J2KI_T1P_MAX_W];       /**< phase 3: inclusive prefix sum of col[].n */
+    uint32_t   tmp[J2KI_T1P_MAX_W];
+} J2kiT1pStripe;
+
+J2KI_HD J2kiT1pPass j2ki_t1p_pass_begin(J2kiT1State *st, int s, int g, int raw)
+{
+    J2kiT1pPass p;
+    p.zc = J2KI_T1_ZC + 2 * st->zc_off;
+    p.cols = (uint32_t *)(void *)st->flags;
+    p.mag = st->mag;
+    p.stride = st->stride;
+    p.w = st->w;
+    p.h = st->h;
+    p.nb_stripes = (st->h + 3) >> 2;
+    p.vcw = st->vc_mask != 0xFFFFu ? J2KI_T1_VC_WORD : 0xFFFFFFFFu;
+    p.s = s;
+    p.g = g;
+    p.raw = raw;
+    p.lmask = (1u << (s - g)) - 1u;
+    p.base = p.lmask + 2u + (g > 0);
+    return p;
+}
+
+/** Rows (bit r, 0..3) spread to bits 3r: the row bit of sigma at row j = r + 1 is then 3 + 3r. */
+J2KI_HD uint32_t j2ki_t1p_spread(uint32_t m)
+{
+    return (m & 1u) | (m & 2u) << 2 | (m & 4u) << 4 | (m & 8u) << 6;
+}
+
+/** Sign-coding symbol (D.3.2) of row r: wm the column's word (VCAUSAL mask applied), cl and
+ *  cr the words of columns x - 1 and x + 1 (only their chi bits are read). As j2ki_t1_code_sign. */
+J2KI_HD uint8_t j2ki_t1p_sign_sym(uint32_t wm, uint32_t cl, uint32_t cr, int r)
+{
+    uint32_t nb = wm >> (3 * r);                          /* N bit 1, W 3, E 5, S 7 */
+    uint32_t sig = ((nb >> 1) & 1) | ((nb >> 6) & 2) | ((nb >> 1) & 4) | ((nb >> 2) & 8);
+    uint32_t neg = ((wm >> (18 + r)) & 1) | ((wm >> (19 + r)) & 2) |
+                   ((cl >> (19 + r)) & 1) << 2 | ((cr >> (19 + r)) & 1) << 3;
+    int xorbit;
+    int cx = j2ki_t1_sc_ctx(sig, neg & sig, &xorbit);
+    return J2KI_T1P_SYM(cx, ((wm >> (19 + r)) & 1) ^ (uint32_t)xorbit);
+}
+
+/** Zero coding (D.3.1) of insignificant row r with magnitude mg, and its sign if it becomes
+ *  significant (raw: the bits, D.6); *w is the column's current word. SPP and cleanup. */
+J2KI_HD void j2ki_t1p_zc(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t *w, uint32_t cl,
+                         uint32_t cr, int r, uint32_t mg)
+{
+    uint32_t wm = *w & p->vcw, bit = (mg >> p->s) & 1;
+    o->sym[o->n++] = p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit)
+                            : J2KI_T1P_SYM(p->zc[(wm >> (3 * r)) & 0x1FFu], bit);
+    if (bit) {
+        o->sym[o->n++] = p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, (wm >> (19 + r)) & 1)
+                                : j2ki_t1p_sign_sym(wm, cl, cr, r);
+        *w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
+        o->sig |= 1u << r;
+        o->sum += j2ki_t1_sig_term(mg, p->g, p->lmask, p->base);
+    }
+}
+
+/**
+ * Lane x of a significance propagation pass (D.3.1) on a stripe of nr rows: word is the
+ * column's stored word, left the rows of column x - 1 that became significant in this pass
+ * (assumed or final), cl / cr the neighbour words, mg[r] the magnitudes. A row is coded
+ * when, at its turn, it is insignificant with a significant neighbour (j2ki_t1_spp_rows of
+ * the current word: the west bits of `left` and the rows above coded just before included).
+ */
+J2KI_HD void j2ki_t1p_spp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word, uint32_t left,
+                              uint32_t cl, uint32_t cr, const uint32_t *mg, int nr)
+{
+    uint32_t w = word | j2ki_t1p_spread(left) << 3;
+    int r;
+    o->n = 0;
+    o->sig = 0;
+    o->set = 0;
+    o->sum = 0;
+    for (r = 0; r < nr; r++) {
+        if (!((j2ki_t1_spp_rows(w & p->vcw) >> r) & 1))
+            continue;
+        j2ki_t1p_zc(p, o, &w, cl, cr, r, mg[r]);
+        o->set |= J2KI_T1_PI(r);
+    }
+}
+
+/** Lane x of a magnitude refinement pass (D.3.3): no dependency on other columns. */
+J2KI_HD void j2ki_t1p_mrp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word,
+                              const uint32_t *mg, int nr)
+{
+    uint32_t wm = word & p->vcw;
+    uint32_t todo = j2ki_t1_mrp_rows(word) & ((1u << nr) - 1u);
+    o->n = 0;
+    o->sig = 0;
+    o->set = 0;
+    o->sum = 0;
+    while (todo) {
+        int r = j2ki_t1_ctz(todo);
+        uint32_t bit = (mg[r] >> p->s) & 1, mu, nz;
+        todo &= todo - 1;
+        if (p->raw) {
+            o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit);
+        } else {
+            /* Table D.4: 16 after the first refinement, else 15 with a significant
+             * neighbour (3 x 3 less the sample), else 14 */
+            mu = (wm >> (28 + r)) & 1;
+            nz = ((wm >> (3 * r)) & 0x1EFu) != 0;
+            o->sym[o->n++] = J2KI_T1P_SYM(14 + (nz | mu) + mu, bit);
+        }
+        o->sum += j2ki_t1_ref_term(mg[r], p->s, p->g, p->lmask);
+        o->set |= J2KI_T1_MU(r);
+    }
+}
+
+/**
+ * Lane x of a cleanup pass (D.3.4): run-length mode when the column is a full stripe column
+ * whose (VCAUSAL-masked) 3 x 6 window holds no significant sample and no row was coded by the
+ * SPP; else zero coding of every row that is insignificant and not coded by the SPP. The
+ * window's west column includes `left`, so the choice depends on column x - 1 like the
+ * contexts do. The caller clears pi afterwards (phase 5).
+ */
+J2KI_HD void j2ki_t1p_cup_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word, uint32_t left,
+                              uint32_t cl, uint32_t cr, const uint32_t *mg, int nr)
+{
+    const uint32_t rl_busy = (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL) & p->vcw;
+    uint32_t w = word | j2ki_t1p_spread(left) << 3, todo;
+    int r;
+    o->n = 0;
+    o->sig = 0;
+    o->set = 0;
+    o->sum = 0;
+    if (nr == 4 && !(w & rl_busy)) {
+        uint32_t bits = ((mg[0] >> p->s) & 1) | ((mg[1] >> p->s) & 1) << 1 |
+                        ((mg[2] >> p->s) & 1) << 2 | ((mg[3] >> p->s) & 1) << 3;
+        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_RL, bits != 0);
+        if (!bits)
+            return;
+        r = j2ki_t1_ctz(bits);
+        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r >> 1);
+        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r & 1);
+        o->sym[o->n++] = j2ki_t1p_sign_sym(w & p->vcw, cl, cr, r);
+        w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
+        o->sig |= 1u << r;
+        o->sum += j2ki_t1_sig_term(mg[r], p->g, p->lmask, p->base);
+        todo = 0xEu << r & 0xFu;          /* the rows below: insignificant, not visited */
+    } else {
+        todo = j2ki_t1_cup_rows(w) & ((1u << nr) - 1u);
+    }
+    while (todo) {
+        r = j2ki_t1_ctz(todo);
+        todo &= todo - 1;
+        j2ki_t1p_zc(p, o, &w, cl, cr, r, mg[r]);
+    }
+}
+
+/** Magnitude bits at s of the nr rows of column x of stripe k (bit r). */
+J2KI_HD uint32_t j2ki_t1p_bits(const J2kiT1pPass *p, int k, int x)
+{
+    const int nr = j2ki_imin(4, p->h - 4 * k);
+    const uint32_t *mp = p->mag + (4 * k + 1) * p->stride + x + 1;
+    uint32_t bits = 0;
+    int r;
+    for (r = 0; r < nr; r++)
+        bits |= ((mp[r * p->stride] >> p->s) & 1) << r;
+    return bits;
+}
+
+/**
+ * Rows of column x that the SPP makes significant when the rows `left` of column x - 1 did:
+ * the membership test of j2ki_t1p_spp_col without the symbols (the phase 1 iteration runs
+ * only this; bits: j2ki_t1p_bits).
+ */
+J2KI_HD uint32_t j2ki_t1p_spp_sig(const J2kiT1pPass *p, uint32_t word, uint32_t left,
+                                  uint32_t bits, int nr)
+{
+    uint32_t w = word | j2ki_t1p_spread(left) << 3, sig = 0;
+    int r;
+    for (r = 0; r < nr; r++) {
+        uint32_t b = (j2ki_t1_spp_rows(w & p->vcw) >> r) & (bits >> r) & 1;
+        w |= (J2KI_T1_SIGMA(1, 1) << (3 * r)) & (0u - b);
+        sig |= b << r;
+    }
+    return sig;
+}
+
+/**
+ * Rows of column x of stripe k that a cleanup pass makes significant, from the stored word and
+ * the magnitudes alone: the cleanup codes every row that is insignificant and was not coded
+ * by the SPP (the run-length mode codes all four rows too, the first significant one through
+ * the uniform symbols), so its new-significance mask does not depend on column x - 1.
+ */
+J2KI_HD uint32_t j2ki_t1p_cup_sig(const J2kiT1pPass *p, uint32_t word, uint32_t bits)
+{
+    return bits & j2ki_t1_cup_rows(word);
+}
+
+/** Phase 1 body: evaluates lane x's column of stripe k (type 0 SPP, 1 MRP, 2 cleanup). */
+J2KI_HD void j2ki_t1p_eval(const J2kiT1pPass *p, J2kiT1pStripe *sc, int type, int k, int x)
+{
+    const int nr = j2ki_imin(4, p->h - 4 * k);
+    const uint32_t *mp = p->mag + (4 * k + 1) * p->stride + x + 1;
+    uint32_t mg[4] = { 0, 0, 0, 0 };
+    int r;
+    for (r = 0; r < nr; r++)
+        mg[r] = mp[r * p->stride];
+    if (type == 0)
+        j2ki_t1p_spp_col(p, &sc->col[x], sc->word[x + 1], sc->left[x], sc->word[x],
+                         sc->word[x + 2], mg, nr);
+    else if (type == 1)
+        j2ki_t1p_mrp_col(p, &sc->col[x], sc->word[x + 1], mg, nr);
+    else
+        j2ki_t1p_cup_col(p, &sc->col[x], sc->word[x + 1], sc->left[x], sc->word[x],
+                         sc->word[x + 2], mg, nr);
+}
+
+/**
+ * Phase 4 body for column x (-1 .. w) of stripe k: new sigma bits from the new-significance
+ * masks of columns x - 1, x, x + 1 (rows 1..4 here, row 5 of the stripe above, row 0 of the
+ * stripe below), the pass's pi / mu bits, pi cleared after a cleanup pass.
+ */
+J2KI_HD void j2ki_t1p_update(const J2kiT1pPass *p, const J2kiT1pStripe *sc, int type, int k, int x)
+{
+    uint32_t nw = x >= 1 ? sc->col[x - 1].sig : 0;
+    uint32_t nc = x >= 0 && x < p->w ? sc->col[x].sig : 0;
+    uint32_t ne = x + 1 < p->w ? sc->col[x + 1].sig : 0;
+    uint32_t *cp = p->cols + k * p->stride + x + 1;
+    uint32_t wd = sc->word[x + 1] | j2ki_t1p_spread(nw) << 3 | j2ki_t1p_spread(nc) << 4 |
+                  j2ki_t1p_spread(ne) << 5;
+    if (x >= 0 && x < p->w)
+        wd |= sc->col[x].set;
+    if (type == 2)
+        wd &= ~J2KI_T1_PI_ALL;
+    *cp = wd;
+    if (k > 0)
+        cp[-p->stride] |= ((nw & 1) | (nc & 1) << 1 | (ne & 1) << 2) << 15;          /* row 5 */
+    if (k + 1 < p->nb_stripes)
+        cp[p->stride] |= ((nw >> 3) & 1) | ((nc >> 3) & 1) << 1 | ((ne >> 3) & 1) << 2; /* row 0 */
+}
+
+/**
+ * Context modelling of one whole pass (type 0 SPP, 1 MRP, 2 cleanup; raw: BYPASS bits) at
+ * bit s with distortion shift g: writes its symbols in serial order to syms (room for
+ * J2KI_T1P_MAX_SYMS when w * h <= 4096), their number to *nb_syms, updates the words, and
+ * returns the distortion as the serial pass does. sc: scratch; stats: NULL or counters.
+ */
+J2KI_HD int64_t j2ki_t1p_pass(J2kiT1State *st, J2kiT1pStripe *sc, int type, int s, int g, int raw,
+                              uint8_t *syms, uint32_t *nb_syms, J2kiT1pStats *stats)
+{
+    const J2kiT1pPass p = j2ki_t1p_pass_begin(st, s, g, raw);
+    uint32_t base = 0;
+    int64_t sum = 0;
+    int k, x, d;
+    for (k = 0; k < p.nb_stripes; k++) {
+        int rounds = 0, changed;
+        /* phase 0: load */
+        for (x = -1; x <= p.w; x++)
+            sc->word[x + 1] = p.cols[k * p.stride + x + 1];
+        for (x = 0; x < p.w; x++)
+            sc->bits[x] = j2ki_t1p_bits(&p, k, x);
+        /* phase 1: new-significance masks. Cleanup: known from the word and the bits (each
+         * lane, then a shuffle up by one). SPP: rounds of every lane assuming the mask of its
+         * left neighbour from the previous round (first: none), until no lane's assumption
+         * changed (a ballot); the masks are then the serial ones. */
+        for (x = 0; x < p.w; x++) {
+            sc->left[x] = 0;
+            sc->sig[x] = type == 2 ? j2ki_t1p_cup_sig(&p, sc->word[x + 1], sc->bits[x]) : 0;
+        }
+        if (type == 0) {
+            const int nr = j2ki_imin(4, p.h - 4 * k);
+            do {
+                rounds++;
+                for (x = 0; x < p.w; x++)
+                    sc->sig[x] = j2ki_t1p_spp_sig(&p, sc->word[x + 1], sc->left[x], sc->bits[x], nr);
+                changed = 0;
+                for (x = 1; x < p.w; x++) {                     /* shuffle up + ballot */
+                    changed |= sc->sig[x - 1] != sc->left[x];
+                    sc->left[x] = sc->sig[x - 1];
+                }
+            } while (changed);
+        } else {
+            rounds = 1;
+            for (x = 1; x < p.w; x++)
+                sc->left[x] = sc->sig[x - 1];
+        }
+        /* phase 2: every lane codes its column with the final left mask */
+        for (x = 0; x < p.w; x++)
+            j2ki_t1p_eval(&p, sc, type, k, x);
+        /* phase 3: exclusive prefix sum of the counts (Hillis-Steele, log2 w steps) */
+        for (x = 0; x < p.w; x++)
+            sc->off[x] = (uint32_t)sc->col[x].n;
+        for (d = 1; d < p.w; d <<= 1) {
+            for (x = 0; x < p.w; x++)
+                sc->tmp[x] = sc->off[x] + (x >= d ? sc->off[x - d] : 0);
+            for (x = 0; x < p.w; x++)
+                sc->off[x] = sc->tmp[x];
+        }
+        /* phase 4: emit (off[] is inclusive now: subtract the lane's own count) */
+        for (x = 0; x < p.w; x++) {
+            uint32_t o = base + sc->off[x] - (uint32_t)sc->col[x].n;
+            int i;
+            for (i = 0; i < sc->col[x].n; i++)
+                syms[o + (uint32_t)i] = sc->col[x].sym[i];
+            sum += sc->col[x].sum;
+        }
+        base += p.w ? sc->off[p.w - 1] : 0;
+        /* phase 5: update the words of columns -1 .. w */
+        for (x = -1; x <= p.w; x++)
+            j2ki_t1p_update(&p, sc, type, k, x);
+        if (stats) {
+            stats->nb_stripes[type]++;
+            stats->rounds[type] += (uint64_t)rounds;
+            if (rounds > stats->max_rounds[type])
+                stats->max_rounds[type] = rounds;
+            stats->hist[type][rounds > 8 ? 8 : rounds - 1]++;
+        }
+    }
+    *nb_syms = base;
+    if (stats) {
+        stats->nb_passes[type]++;
+        stats->nb_syms[type] += base;
+    }
+    if (type == 1)
+        return ((int64_t)1 << (s - g)) * sum;
+    return j2ki_t1_sig_scale(s, g) * sum;
+}
+
+/** Feeds a pass's symbols to the MQ coder (or the raw packer) of st. */
+J2KI_HD void j2ki_t1p_feed(J2kiT1State *st, const uint8_t *syms, uint32_t n, int raw)
+{
+    uint32_t i;
+    if (raw) {
+        for (i = 0; i < n; i++)
+            j2ki_mqc_raw_put(&st->mqc, syms[i] & 1);
+    } else {
+        J2kiMqcReg r = j2ki_mqc_reg_get(&st->mqc);
+        for (i = 0; i < n; i++)
+            j2ki_mqc_encode_r(&st->mqc, &r, &st->ctx[syms[i] >> 1], syms[i] & 1);
+        j2ki_mqc_reg_put(&st->mqc, &r);
+    }
+}
+
+/**
+ * j2ki_t1_code_cols() through the column-parallel context modelling: same arguments, same
+ * outputs (data, passes[].rate/dist/term, *len, errors), same final words; stats: NULL or
+ * counters to add to. Also J2KC_ERR_UNSUPPORTED for w > J2KI_T1P_MAX_W or w * h > 4096.
+ */
+J2KI_HD int j2ki_t1p_code_stats(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                                int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                                int max_passes, uint32_t *len, J2kiT1pStats *stats)
+{
+    J2kiT1pStripe sc;
+    uint8_t syms[J2KI_T1P_MAX_SYMS];
+    int nb_passes = 3 * numbps - 2, i, j, first = 0, open = 0;
+    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
+    int32_t seg_start = 0, end;
+    uint32_t prev_rate = 0, n;
+    if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
+        return J2KC_ERR_BUFSIZE;
+    if (st->w > J2KI_T1P_MAX_W || st->w * st->h > 4096)
+        return J2KC_ERR_UNSUPPORTED;
+    j2ki_mqc_reset_ctx(st->ctx);
+    for (i = 0; i < nb_passes; i++) {
+        int k = (i + 2) / 3, type = (i + 2) % 3;
+        int s = numbps - 1 - k + frac_bits, g = j2ki_t1_dist_shift(s);
+        int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
+        int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
+        int64_t d;
+        if (!open) {
+            if (raw)
+                j2ki_mqc_raw_init(&st->mqc, buf, cap, seg_start);
+            else
+                j2ki_mqc_init(&st->mqc, buf, cap, seg_start);
+            open = 1;
+            first = i;
+        }
+        d = j2ki_t1p_pass(st, &sc, type, s, g, raw, syms, &n, stats);
+        j2ki_t1p_feed(st, syms, n, raw);
+        if (type == 2 && (cblk_style & J2KI_CBLK_SEGMARK)) {   /* D.5: 1010, uniform context */
+            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
+            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
+            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
+            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
+        }
+        passes[i].dist = ldexp((double)d, 2 * g - 2 * frac_bits - 2);
+        passes[i].slope = 0;
+        passes[i].term = (uint8_t)term;
+        if (term) {
+            if (raw)
+                end = j2ki_mqc_raw_flush(&st->mqc, pterm);
+            else
+                end = pterm ? j2ki_mqc_flush_pterm(&st->mqc) : j2ki_mqc_flush(&st->mqc);
+            if (st->mqc.overflow)
+                return J2KC_ERR_BUFSIZE;
+            for (j = first; j < i; j++) {
+                int32_t r = raw ? j2ki_imin(st->marks[j].bp, end)
+                                : j2ki_mqc_trunc_len(buf, seg_start, end, &st->marks[j]);
+                prev_rate = (uint32_t)r > prev_rate ? (uint32_t)r : prev_rate;
+                passes[j].rate = prev_rate;
+            }
+            passes[i].rate = prev_rate = (uint32_t)end;
+            seg_start = end;
+            open = 0;
+        } else if (raw) {
+            st->marks[i].bp = j2ki_mqc_raw_len(&st->mqc);
+        } else {
+            st->marks[i] = j2ki_mqc_mark(&st->mqc);
+        }
+        if (st->mqc.overflow)
+            return J2KC_ERR_BUFSIZE;
+        if (cblk_style & J2KI_CBLK_RESET)
+            j2ki_mqc_reset_ctx(st->ctx);
+    }
+    *len = (uint32_t)seg_start;
+    return 0;
+}
+
+/** j2ki_t1_code_cols() with the column-parallel context modelling (see j2ki_t1p_code_stats). */
+J2KI_HD int j2ki_t1p_code(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                          int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                          int max_passes, uint32_t *len)
+{
+    return j2ki_t1p_code_stats(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap,
+                               passes, max_passes, len, NULL);
+}
+
+#endif /* J2KI_T1_PAR_H */

@@ -1,0 +1,338 @@
+/*
+ * Column-parallel tier-1 context modelling (t1_par.h) against the serial coder (t1_core.h):
+ * every block is loaded twice (j2ki_t1_load), coded by j2ki_t1_code and by j2ki_t1_build_cols
+ * + j2ki_t1p_code, and everything is compared: return code, data bytes, length, every pass's
+ * rate, distortion (bit for bit) and term flag, the final stripe-column words (padding
+ * columns included) and the final MQ context states.
+ *  - sizes 1x1, 1xN, Nx1, 5x3, 32x32, 64x64, 16x64, 64x16 and others, up to 1024x4 / 4x1024;
+ *  - magnitudes: very sparse, sparse, Laplacian-like, uniform, mixed dense, and the subbands
+ *    of a synthetic image after a 2-level 5/3 DWT; 1..20 bit-planes, frac_bits 0 and 6;
+ *  - all 64 combinations of BYPASS, RESET, TERMALL, VCAUSAL, PTERM, SEGMARK, bypass_start
+ *    1..6, all four orientations;
+ *  - buffers too small: both coders fail the same way;
+ *  - when /work/shared/corpus holds the bar_interior picture (and xz is installed), the
+ *    subbands of a 3-level 5/3 DWT of a 1024x1024 crop of its green channel (reversible
+ *    indices and indices / 8), coded as 64x64 blocks (skipped otherwise).
+ * Prints the symbols per pass and the rounds the fixed point of phase 1 (t1_par.h) needed
+ * per stripe-pass (mean, max, histogram), by data class.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "test.h"
+#include "t1_core.h"
+#include "t1_par.h"
+
+#define MAXN 4096
+#define CAP  (1u << 20)
+#define MAXP J2KI_T1_MAX_PASSES
+
+static int32_t coefs[MAXN];
+static uint16_t fl1[(1024 + 2) * (64 + 2) + 4096 * 4], fl2[(1024 + 2) * (64 + 2) + 4096 * 4];
+static uint32_t mg1[(1024 + 2) * (64 + 2) + 4096 * 4], mg2[(1024 + 2) * (64 + 2) + 4096 * 4];
+static uint8_t buf1[CAP], buf2[CAP];
+static J2kiPass ps1[MAXP], ps2[MAXP];
+static J2kiT1State st1, st2;
+
+enum { D_VSPARSE, D_SPARSE, D_LAPLACE, D_UNIFORM, D_DENSE, D_DWT, D_CORPUS, NB_CLASSES };
+static const char *const class_name[NB_CLASSES] = {
+    "very sparse", "sparse", "laplacian", "uniform", "dense mix", "synthetic dwt", "corpus dwt"
+};
+static J2kiT1pStats stats[NB_CLASSES];
+static int nb_blocks, nb_mismatch_blocks;
+
+static uint32_t rand_bits(int bits) { return bits >= 32 ? test_rand() : test_rand() & ((1u << bits) - 1); }
+
+/* magnitude below 2^mb, Laplacian-like: geometric with mean about 2^(mb - 3) */
+static uint32_t laplace(int mb)
+{
+    double u = (test_rand() + 0.5) / 4294967296.0;
+    double scale = ldexp(1.0, mb > 3 ? mb - 3 : 0) * 0.7;
+    double m = -log(u) * scale;
+    double lim = ldexp(1.0, mb) - 1;
+    return (uint32_t)(m > lim ? lim : m);
+}
+
+static void gen(int cls, int w, int h, int mb, int frac)
+{
+    int i, n = w * h;
+    for (i = 0; i < n; i++) {
+        uint32_t q = 0, f = frac ? rand_bits(frac) : 0;
+        switch (cls) {
+        case D_VSPARSE: q = test_rand() % 97 == 0 ? rand_bits(mb) : 0; break;
+        case D_SPARSE:  q = test_rand() % 16 == 0 ? rand_bits(mb) : 0; break;
+        case D_LAPLACE: q = laplace(mb); break;
+        case D_UNIFORM: q = rand_bits(mb); break;
+        default:        q = (test_rand() | 0x80000000u) >> (32 - (1 + test_rand() % mb));
+                        if (test_rand() % 3 == 0)
+                            q >>= test_rand() % mb;
+                        break;
+        }
+        coefs[i] = (int32_t)((q << frac) | f);
+        if (test_rand() & 1)
+            coefs[i] = -coefs[i];
+    }
+    if (mb > 1) {   /* use the top plane */
+        i = (int)(test_rand() % (uint32_t)n);
+        coefs[i] = (int32_t)(((1u << (mb - 1)) << frac) | (frac ? 1u : 0u));
+    }
+}
+
+/* codes coefs (w x h, stride ws) both ways and compares; returns 1 when equal */
+static int run_block(int cls, const int32_t *c, ptrdiff_t ws, int w, int h, int orient,
+                     int style, int bps, int frac, uint32_t cap)
+{
+    uint32_t acc, len1 = 0, len2 = 0;
+    int numbps, rc1, rc2, np, i, ok = 1, nw;
+    st1.flags = fl1;
+    st1.mag = mg1;
+    st2.flags = fl2;
+    st2.mag = mg2;
+    acc = j2ki_t1_load(&st1, c, ws, w, h, orient, style);
+    j2ki_t1_load(&st2, c, ws, w, h, orient, style);
+    numbps = j2ki_t1_nbits(acc >> frac);
+    if (numbps == 0)
+        return 1;
+    np = 3 * numbps - 2;
+    memset(buf1, 0xA5, cap < CAP ? cap + 16 : CAP);
+    memset(buf2, 0xA5, cap < CAP ? cap + 16 : CAP);
+    rc1 = j2ki_t1_code(&st1, numbps, style, bps, frac, buf1, cap, ps1, MAXP, &len1);
+    j2ki_t1_build_cols(&st2);
+    rc2 = j2ki_t1p_code_stats(&st2, numbps, style, bps, frac, buf2, cap, ps2, MAXP, &len2,
+                              cap == CAP ? &stats[cls] : NULL);
+    nb_blocks++;
+    CHECK(rc1 == rc2, "%dx%d style %#x bps %d: rc %d vs %d", w, h, style, bps, rc1, rc2);
+    if (rc1 != rc2)
+        return 0;
+    if (rc1 == 0) {
+        ok &= len1 == len2;
+        ok &= memcmp(buf1, buf2, len1) == 0;
+        for (i = 0; i < np; i++) {
+            ok &= ps1[i].rate == ps2[i].rate && ps1[i].term == ps2[i].term;
+            ok &= memcmp(&ps1[i].dist, &ps2[i].dist, sizeof(double)) == 0;
+        }
+        nw = ((h + 3) >> 2) * (w + 2);
+        ok &= memcmp(fl1, fl2, (size_t)nw * 4) == 0;
+        ok &= memcmp(st1.ctx, st2.ctx, sizeof(st1.ctx)) == 0;
+        CHECK(ok, "%s %dx%d orient %d style %#x bps %d frac %d numbps %d: len %u vs %u",
+              class_name[cls], w, h, orient, style, bps, frac, numbps, len1, len2);
+    }
+    if (!ok)
+        nb_mismatch_blocks++;
+    return ok;
+}
+
+/* one level of the reversible 5/3 (F.3.8) along n samples at step `step`, low half first */
+static void dwt53_1d(int32_t *x, int n, ptrdiff_t step, int32_t *tmp)
+{
+    int i, nl = (n + 1) / 2, nh = n / 2;
+    if (n < 2)
+        return;
+    for (i = 0; i < n; i++)
+        tmp[i] = x[i * step];
+    for (i = 0; i < nh; i++) {
+        int32_t a = tmp[2 * i], b = 2 * i + 2 < n ? tmp[2 * i + 2] : tmp[2 * i];
+        tmp[2 * i + 1] -= (a + b) >> 1;
+    }
+    for (i = 0; i < nl; i++) {
+        int32_t a = i > 0 ? tmp[2 * i - 1] : tmp[1], b = 2 * i + 1 < n ? tmp[2 * i + 1] : tmp[2 * i - 1];
+        tmp[2 * i] += (a + b + 2) >> 2;
+    }
+    for (i = 0; i < nl; i++)
+        x[i * step] = tmp[2 * i];
+    for (i = 0; i < nh; i++)
+        x[(nl + i) * step] = tmp[2 * i + 1];
+}
+
+/* `levels` levels of the 2-D 5/3 on img (n x n, n a power of 2, in place, Mallat layout) */
+static void dwt53_2d(int32_t *img, int n, int levels)
+{
+    static int32_t tmp[4096];
+    int l, i, m = n;
+    for (l = 0; l < levels; l++, m >>= 1) {
+        for (i = 0; i < m; i++)
+            dwt53_1d(img + (ptrdiff_t)i * n, m, 1, tmp);
+        for (i = 0; i < m; i++)
+            dwt53_1d(img + i, m, n, tmp);
+    }
+}
+
+/* codes every 64 x 64 block of the subbands of a DWT'd n x n picture, indices >> q */
+static void code_subbands(int cls, int32_t *img, int n, int levels, int q, int style, int bps)
+{
+    static int32_t blk[MAXN];
+    int l, b, x0, y0, x, y;
+    for (l = 1; l <= levels; l++) {
+        int m = n >> l;
+        for (b = 1; b <= 3; b++) {          /* HL, LH, HH */
+            int bx = b & 1 ? m : 0, by = b & 2 ? m : 0;
+            int orient = b;
+            for (y0 = 0; y0 < m; y0 += 64)
+                for (x0 = 0; x0 < m; x0 += 64) {
+                    int bw = j2ki_imin(64, m - x0), bh = j2ki_imin(64, m - y0);
+                    for (y = 0; y < bh; y++)
+                        for (x = 0; x < bw; x++) {
+                            int32_t v = img[(ptrdiff_t)(by + y0 + y) * n + bx + x0 + x];
+                            blk[y * bw + x] = v < 0 ? -((-v) >> q) : v >> q;
+                        }
+                    run_block(cls, blk, bw, bw, bh, orient, style, bps, 0, CAP);
+                }
+        }
+    }
+}
+
+/* synthetic 128 x 128 picture: gradient, sharp rectangles, a texture, noise; 12 bits */
+static void synth_picture(int32_t *img, int n)
+{
+    int x, y, i;
+    int rx[4], ry[4], rw[4], rh[4], rv[4];
+    for (i = 0; i < 4; i++) {
+        rx[i] = (int)(test_rand() % (uint32_t)n);
+        ry[i] = (int)(test_rand() % (uint32_t)n);
+        rw[i] = 4 + (int)(test_rand() % 40u);
+        rh[i] = 4 + (int)(test_rand() % 40u);
+        rv[i] = (int)(test_rand() % 1500u);
+    }
+    for (y = 0; y < n; y++)
+        for (x = 0; x < n; x++) {
+            double v = 1500 + 6 * x - 4 * y + 200 * sin(x * 0.31) * cos(y * 0.17);
+            for (i = 0; i < 4; i++)
+                if (x >= rx[i] && x < rx[i] + rw[i] && y >= ry[i] && y < ry[i] + rh[i])
+                    v += rv[i];
+            v += (int)(test_rand() % 17u) + (int)(test_rand() % 17u) - 16;
+            img[y * n + x] = (int32_t)(v < 0 ? 0 : v > 4095 ? 4095 : v);
+        }
+}
+
+static void test_corpus(void)
+{
+    static int32_t img[1024 * 1024];
+    static uint8_t row[1998 * 6];
+    const char *path = "/work/shared/corpus/bar_interior_1998x1080_xyz12.ppm.xz";
+    char cmd[256];
+    FILE *f;
+    int w = 0, h = 0, maxv = 0, c, y, x, fields = 0;
+    int before = nb_mismatch_blocks;
+    f = fopen(path, "rb");
+    if (!f) {
+        printf("# corpus picture absent: skipped\n");
+        return;
+    }
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "xz -dc %s 2>/dev/null", path);
+    f = popen(cmd, "r");
+    if (!f || fgetc(f) != 'P' || fgetc(f) != '6') {
+        printf("# corpus picture unreadable: skipped\n");
+        if (f)
+            pclose(f);
+        return;
+    }
+    while (fields < 3 && (c = fgetc(f)) != EOF) {      /* header: w h maxval, # comments */
+        if (c == '#') {
+            while ((c = fgetc(f)) != EOF && c != '\n')
+                ;
+        } else if (c >= '0' && c <= '9') {
+            int v = c - '0';
+            while ((c = fgetc(f)) >= '0' && c <= '9')
+                v = 10 * v + c - '0';
+            if (fields == 0) w = v; else if (fields == 1) h = v; else maxv = v;
+            fields++;
+        }
+    }
+    if (w != 1998 || h < 1024 || maxv < 256) {
+        printf("# corpus picture: unexpected header %d %d %d: skipped\n", w, h, maxv);
+        pclose(f);
+        return;
+    }
+    for (y = 0; y < 1024; y++) {
+        if (fread(row, 6, (size_t)w, f) != (size_t)w)
+            break;
+        for (x = 0; x < 1024; x++)                       /* green, big-endian 16 bits */
+            img[y * 1024 + x] = (row[(x + 400) * 6 + 2] << 8 | row[(x + 400) * 6 + 3]) - 2048;
+    }
+    pclose(f);
+    if (y < 1024) {
+        printf("# corpus picture short: skipped\n");
+        return;
+    }
+    dwt53_2d(img, 1024, 3);
+    code_subbands(D_CORPUS, img, 1024, 3, 0, 0, 1);
+    code_subbands(D_CORPUS, img, 1024, 3, 3, J2KI_CBLK_VCAUSAL | J2KI_CBLK_SEGMARK, 1);
+    code_subbands(D_CORPUS, img, 1024, 3, 1, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL, 4);
+    printf("%s corpus dwt blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+}
+
+static void print_stats(void)
+{
+    static const char *const tn[3] = { "SPP", "MRP", "CUP" };
+    int c, t, i;
+    printf("# class            pass  passes  syms/pass  stripe-passes  rounds mean  max  "
+           "hist 1 2 3 4 5 6 7 8 9+\n");
+    for (c = 0; c < NB_CLASSES; c++)
+        for (t = 0; t < 3; t++) {
+            const J2kiT1pStats *s = &stats[c];
+            if (!s->nb_passes[t])
+                continue;
+            printf("# %-16s %s %8llu %10.1f %14llu %12.3f %4d  ", class_name[c], tn[t],
+                   (unsigned long long)s->nb_passes[t], (double)s->nb_syms[t] / s->nb_passes[t],
+                   (unsigned long long)s->nb_stripes[t],
+                   (double)s->rounds[t] / (double)s->nb_stripes[t], s->max_rounds[t]);
+            for (i = 0; i < 9; i++)
+                printf(" %llu", (unsigned long long)s->hist[t][i]);
+            printf("\n");
+        }
+}
+
+int main(void)
+{
+    static const int sizes[][2] = {
+        { 1, 1 }, { 1, 7 }, { 1, 64 }, { 7, 1 }, { 64, 1 }, { 5, 3 }, { 3, 5 }, { 4, 4 },
+        { 8, 3 }, { 13, 9 }, { 32, 32 }, { 64, 64 }, { 16, 64 }, { 64, 16 }, { 33, 17 },
+        { 64, 63 }, { 256, 16 }, { 1024, 4 }, { 4, 1024 }, { 128, 32 }
+    };
+    const int nb_sizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+    static int32_t pic[128 * 128];
+    int si, cls, style, it, before;
+    test_seed("t1_par", 0x7131A2u);
+
+    /* random blocks: every size x class x style */
+    before = nb_mismatch_blocks;
+    for (si = 0; si < nb_sizes; si++)
+        for (cls = D_VSPARSE; cls <= D_DENSE; cls++)
+            for (style = 0; style < 64; style++) {
+                int w = sizes[si][0], h = sizes[si][1];
+                int frac = test_rand() % 3 == 0 ? 6 : 0;
+                int mb = 1 + (int)(test_rand() % 20u);
+                int bps = 1 + (int)(test_rand() % 6u);
+                if ((w * h > 1024 || w > 64) && test_rand() % 4)
+                    continue;                               /* keep the run short */
+                gen(cls, w, h, mb, frac);
+                run_block(cls, coefs, w, w, h, (int)(test_rand() % 4u), style, bps, frac, CAP);
+            }
+    printf("%s random blocks: %d blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL", nb_blocks);
+
+    /* synthetic picture, 2-level 5/3, various quantisations and styles */
+    before = nb_mismatch_blocks;
+    for (it = 0; it < 24; it++) {
+        synth_picture(pic, 128);
+        dwt53_2d(pic, 128, 2);
+        code_subbands(D_DWT, pic, 128, 2, (int)(test_rand() % 4u), (int)(test_rand() % 64u),
+                      1 + (int)(test_rand() % 6u));
+    }
+    printf("%s synthetic dwt blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+
+    /* too small buffers: the same error from both */
+    before = nb_mismatch_blocks;
+    for (it = 0; it < 300; it++) {
+        int w = 1 + (int)(test_rand() % 64u), h = 1 + (int)(test_rand() % 64u);
+        gen(D_DENSE, w, h, 1 + (int)(test_rand() % 12u), 0);
+        run_block(D_DENSE, coefs, w, w, h, (int)(test_rand() % 4u), (int)(test_rand() % 64u),
+                  1 + (int)(test_rand() % 6u), 0, test_rand() % (uint32_t)(w * h + 1));
+    }
+    printf("%s small buffers\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+
+    test_corpus();
+    printf("# %d blocks compared, %d differed\n", nb_blocks, nb_mismatch_blocks);
+    print_stats();
+    return test_done("t1_par");
+}
