@@ -127,29 +127,6 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t c
 #ifdef __CUDACC__
 /* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part) ---- */
 
-/** Counts the headers of every layer of precinct p: v->hdr_len, v->body_len. Returns 0 or < 0. */
-static __device__ int j2ki_t2_dev_prec_size(const J2kiT2DevView *v, uint32_t p)
-{
-    J2kiT2PrecDev *pd = &v->precs[p];
-    int L = v->nb_layers, ret;
-    uint32_t extra = (v->sop ? J2KI_T2_SOP_BYTES : 0) + (v->eph ? J2KI_T2_EPH_BYTES : 0);
-    if ((ret = j2ki_t2_prec_load(v->cblks, v->bands, pd->first_band, &pd->prec, L)) < 0)
-        return ret;
-    for (int l = 0; l < L; l++) {
-        J2kiBytes cnt;
-        J2kiBits bw;
-        j2ki_bytes_init(&cnt, NULL, 0);
-        j2ki_bits_init(&bw, &cnt);
-        int64_t body = j2ki_t2_prec_header(&bw, v->cblks, v->bands, pd->first_band, &pd->prec, l, v->scan);
-        if (body < 0)
-            return (int)body;
-        v->hdr_len[(size_t)p * L + l] = (uint32_t)cnt.pos + extra;
-        v->body_len[(size_t)p * L + l] = (uint32_t)body;
-        j2ki_t2_prec_commit(v->cblks, v->bands, pd->first_band, &pd->prec, l);
-    }
-    return 0;
-}
-
 /** Per-warp shared-memory scratch of j2ki_t2_dev_prec_size_warp, in 32-bit words: the bit
  *  buffer of t2_par.h (the last word stays 0: j2ki_t2p_get reads one word ahead). A group of
  *  code-blocks must fit it: 511 x 32 bits is far above one code-block's header bits (at most
@@ -236,8 +213,8 @@ static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const
 
 /**
  * The headers of every layer of precinct p, by the 32 lanes of a warp (t2_par.h), with the bits
- * of j2ki_t2_prec_header. out NULL: counts them into v->hdr_len / v->body_len, as
- * j2ki_t2_dev_prec_size. out set: writes SOP, header and EPH of each packet at its cell
+ * of j2ki_t2_prec_header. out NULL: counts them into v->hdr_len / v->body_len (SOP, header and
+ * EPH bytes; code-block bytes). out set: writes SOP, header and EPH of each packet at its cell
  * (cell_off) and each code-block's body destination (dst), as prec_write_kernel did; the
  * lengths must be the counted ones. Every lane calls it with the same p; w is the warp's
  * J2KI_T2_WARP_WORDS words of shared memory. Returns the same 0 or < 0 in every lane.
@@ -393,7 +370,7 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
     return 0;
 }
 
-/** j2ki_t2_dev_prec_size for one precinct by a whole warp (j2ki_t2_dev_prec_warp counting). */
+/** The sizes of precinct p's packets by a whole warp (j2ki_t2_dev_prec_warp counting). */
 static __device__ int j2ki_t2_dev_prec_size_warp(const J2kiT2DevView *v, uint32_t p, uint32_t *smem)
 {
     return j2ki_t2_dev_prec_warp(v, p, smem, NULL);
