@@ -1,11 +1,10 @@
 /*
- * Packet-header coding of one precinct (ISO/IEC 15444-1 B.9, B.10), shared by the host tier-2
- * (t2.c) and the device tier-2 (t2_cuda.cu, one thread per precinct): the precinct's tag trees
- * loaded with a frame's values, then, layer after layer, the header bits of its packet written
- * into a bit writer (bitio.h: 0xFF stuffing, byte padding; counting mode when its byte writer
- * has no buffer). Both sides call exactly these functions on the same data layout (the plan's
- * J2kiCblk / J2kiBand / J2kiPrec; the device holds copies whose pointers are device pointers),
- * so headers and their sizes are identical by construction.
+ * Packet-header coding of one precinct (ISO/IEC 15444-1 B.9, B.10), serially, by the host
+ * tier-2 (t2.c): the precinct's tag trees loaded with a frame's values, then, layer after
+ * layer, the header bits of its packet written into a bit writer (bitio.h: 0xFF stuffing, byte
+ * padding; counting mode when its byte writer has no buffer). The device codes the same bits
+ * with a warp per precinct (t2_par.h, t2_cuda.h), checked against these functions by
+ * tests/unit/test_t2_core.c; the pass-length helpers below are shared by both.
  *
  * Header of the packet of layer l (B.10.3-B.10.8), after the first bit (1: not empty):
  *   per code-block of the precinct in packet order (bands HL, LH, HH, each in raster order):
