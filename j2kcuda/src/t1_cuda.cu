@@ -160,6 +160,35 @@ __device__ uint32_t load_warp(J2kiT1State *st, const int32_t *coefs, uint32_t st
 }
 
 /*
+ * Codes block i once loaded (acc: the OR of its magnitudes; cols: its flags already hold the
+ * stripe-column words, as t1_load_cols leaves them) and stores its result, as t1_ref.c does:
+ * numbps, pass count, error (also raised in the frame's flag), length.
+ */
+__device__ __forceinline__ void t1_code_loaded(J2kiT1State *st, uint32_t acc, int cols, const J2kiCblkDev *cb,
+                                               uint32_t i, int cblk_style, int bypass_start, uint8_t *data,
+                                               J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag)
+{
+    J2kiCblkRes r;
+    int numbps = j2ki_t1_nbits(acc >> cb->frac_bits);
+    r.numbps = numbps;
+    r.nb_passes = 0;
+    r.err = 0;
+    r.len = 0;
+    if (numbps > cb->nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
+        r.err = J2KC_ERR_INTERNAL;
+    } else if (numbps > 0) {
+        r.err = cols ? j2ki_t1_code_cols(st, numbps, cblk_style, bypass_start, cb->frac_bits, data + cb->data_off,
+                                         cb->data_cap, passes + cb->pass_off, cb->max_passes, &r.len)
+                     : j2ki_t1_code(st, numbps, cblk_style, bypass_start, cb->frac_bits, data + cb->data_off,
+                                    cb->data_cap, passes + cb->pass_off, cb->max_passes, &r.len);
+        r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+    }
+    if (r.err)
+        atomicOr(flag, 1u);
+    res[i] = r;
+}
+
+/*
  * One code-block per thread block of one warp: the warp loads the block into shared memory,
  * then lane 0 alone codes it (the MQ coder is a serial chain; lanes coding different blocks
  * would diverge on nearly every branch). Everything the coder touches -- flags, magnitudes and
@@ -185,22 +214,7 @@ __global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, con
     uint32_t acc = load_warp(st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style, lane);
     if (lane != 0)
         return;
-    J2kiCblkRes r;
-    int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
-    r.numbps = numbps;
-    r.nb_passes = 0;
-    r.err = 0;
-    r.len = 0;
-    if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
-        r.err = J2KC_ERR_INTERNAL;
-    } else if (numbps > 0) {
-        r.err = j2ki_t1_code(st, numbps, cblk_style, bypass_start, cb.frac_bits, data + cb.data_off, cb.data_cap,
-                             passes + cb.pass_off, cb.max_passes, &r.len);
-        r.nb_passes = r.err ? 0 : 3 * numbps - 2;
-    }
-    if (r.err)
-        atomicOr(flag, 1u);
-    res[i] = r;
+    t1_code_loaded(st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
 }
 
 /*
@@ -227,23 +241,8 @@ __global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, c
     for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
         const uint32_t i = order[j];
         const J2kiCblkDev cb = cblks[i];
-        J2kiCblkRes r;
         uint32_t acc = j2ki_t1_load(&st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style);
-        int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
-        r.numbps = numbps;
-        r.nb_passes = 0;
-        r.err = 0;
-        r.len = 0;
-        if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
-            r.err = J2KC_ERR_INTERNAL;
-        } else if (numbps > 0) {
-            r.err = j2ki_t1_code(&st, numbps, cblk_style, bypass_start, cb.frac_bits, data + cb.data_off,
-                                 cb.data_cap, passes + cb.pass_off, cb.max_passes, &r.len);
-            r.nb_passes = r.err ? 0 : 3 * numbps - 2;
-        }
-        if (r.err)
-            atomicOr(flag, 1u);
-        res[i] = r;
+        t1_code_loaded(&st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
     }
 }
 
@@ -314,23 +313,8 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
     for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
         const uint32_t i = order[j];
         const J2kiCblkDev cb = cblks[i];
-        J2kiCblkRes r;
         uint32_t acc = t1_load_cols(&st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style);
-        int numbps = j2ki_t1_nbits(acc >> cb.frac_bits);
-        r.numbps = numbps;
-        r.nb_passes = 0;
-        r.err = 0;
-        r.len = 0;
-        if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
-            r.err = J2KC_ERR_INTERNAL;
-        } else if (numbps > 0) {
-            r.err = j2ki_t1_code_cols(&st, numbps, cblk_style, bypass_start, cb.frac_bits, data + cb.data_off,
-                                      cb.data_cap, passes + cb.pass_off, cb.max_passes, &r.len);
-            r.nb_passes = r.err ? 0 : 3 * numbps - 2;
-        }
-        if (r.err)
-            atomicOr(flag, 1u);
-        res[i] = r;
+        t1_code_loaded(&st, acc, 1, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
     }
 }
 
