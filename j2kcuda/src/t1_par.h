@@ -470,6 +470,87 @@ J2KI_HD void j2ki_t1p_feed(J2kiT1State *st, const uint8_t *syms, uint32_t n, int
 }
 
 /**
+ * The MQ side of j2ki_t1p_code between passes (codeword segment bookkeeping, D.4), so that
+ * a caller can feed the passes one at a time, in separate calls or kernels (t1_cuda.cu,
+ * J2KI_T1_CUDA_PAR): st holds the MQ coder, the context states and the marks.
+ */
+typedef struct J2kiT1pCoder {
+    int32_t  seg_start;           /**< start of the open segment; after the last pass: *len */
+    uint32_t prev_rate;
+    int      first, open;         /**< first pass of the open segment, whether one is open */
+} J2kiT1pCoder;
+
+J2KI_HD void j2ki_t1p_coder_init(J2kiT1State *st, J2kiT1pCoder *cd)
+{
+    j2ki_mqc_reset_ctx(st->ctx);
+    cd->seg_start = 0;
+    cd->prev_rate = 0;
+    cd->first = 0;
+    cd->open = 0;
+}
+
+/**
+ * MQ coding of pass i (of nb_passes) from its n symbols (j2ki_t1p_pass), exactly as
+ * j2ki_t1_code_cols() does around its pass: opens a segment if none is open, feeds the
+ * symbols, SEGMARK after a cleanup pass, writes passes[i].term and .slope (0), terminates the
+ * segment and writes the rates of its passes, or marks the pass's truncation point; RESET.
+ * passes[i].dist is the caller's. Returns 0 or J2KC_ERR_BUFSIZE (cap exceeded).
+ */
+J2KI_HD int j2ki_t1p_code_pass(J2kiT1State *st, J2kiT1pCoder *cd, int i, int nb_passes,
+                               int cblk_style, int bypass_start, const uint8_t *syms, uint32_t n,
+                               uint8_t *buf, uint32_t cap, J2kiPass *passes)
+{
+    int type = (i + 2) % 3, j;
+    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
+    int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
+    int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
+    int32_t end;
+    if (!cd->open) {
+        if (raw)
+            j2ki_mqc_raw_init(&st->mqc, buf, cap, cd->seg_start);
+        else
+            j2ki_mqc_init(&st->mqc, buf, cap, cd->seg_start);
+        cd->open = 1;
+        cd->first = i;
+    }
+    j2ki_t1p_feed(st, syms, n, raw);
+    if (type == 2 && (cblk_style & J2KI_CBLK_SEGMARK)) {   /* D.5: 1010, uniform context */
+        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
+        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
+    }
+    passes[i].slope = 0;
+    passes[i].term = (uint8_t)term;
+    if (term) {
+        if (raw)
+            end = j2ki_mqc_raw_flush(&st->mqc, pterm);
+        else
+            end = pterm ? j2ki_mqc_flush_pterm(&st->mqc) : j2ki_mqc_flush(&st->mqc);
+        if (st->mqc.overflow)
+            return J2KC_ERR_BUFSIZE;
+        for (j = cd->first; j < i; j++) {
+            int32_t r = raw ? j2ki_imin(st->marks[j].bp, end)
+                            : j2ki_mqc_trunc_len(buf, cd->seg_start, end, &st->marks[j]);
+            cd->prev_rate = (uint32_t)r > cd->prev_rate ? (uint32_t)r : cd->prev_rate;
+            passes[j].rate = cd->prev_rate;
+        }
+        passes[i].rate = cd->prev_rate = (uint32_t)end;
+        cd->seg_start = end;
+        cd->open = 0;
+    } else if (raw) {
+        st->marks[i].bp = j2ki_mqc_raw_len(&st->mqc);
+    } else {
+        st->marks[i] = j2ki_mqc_mark(&st->mqc);
+    }
+    if (st->mqc.overflow)
+        return J2KC_ERR_BUFSIZE;
+    if (cblk_style & J2KI_CBLK_RESET)
+        j2ki_mqc_reset_ctx(st->ctx);
+    return 0;
+}
+
+/**
  * j2ki_t1_code_cols() through the column-parallel context modelling: same arguments, same
  * outputs (data, passes[].rate/dist/term, *len, errors), same final words; stats: NULL or
  * counters to add to. Also J2KC_ERR_UNSUPPORTED for w > J2KI_T1P_MAX_W or w * h > 4096.
@@ -479,68 +560,26 @@ J2KI_HD int j2ki_t1p_code_stats(J2kiT1State *st, int numbps, int cblk_style, int
                                 int max_passes, uint32_t *len, J2kiT1pStats *stats)
 {
     J2kiT1pStripe sc;
+    J2kiT1pCoder cd;
     uint8_t syms[J2KI_T1P_MAX_SYMS];
-    int nb_passes = 3 * numbps - 2, i, j, first = 0, open = 0;
-    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
-    int32_t seg_start = 0, end;
-    uint32_t prev_rate = 0, n;
+    int nb_passes = 3 * numbps - 2, i, ret;
+    uint32_t n;
     if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
     if (st->w > J2KI_T1P_MAX_W || st->w * st->h > 4096)
         return J2KC_ERR_UNSUPPORTED;
-    j2ki_mqc_reset_ctx(st->ctx);
+    j2ki_t1p_coder_init(st, &cd);
     for (i = 0; i < nb_passes; i++) {
         int k = (i + 2) / 3, type = (i + 2) % 3;
         int s = numbps - 1 - k + frac_bits, g = j2ki_t1_dist_shift(s);
         int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
-        int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
-        int64_t d;
-        if (!open) {
-            if (raw)
-                j2ki_mqc_raw_init(&st->mqc, buf, cap, seg_start);
-            else
-                j2ki_mqc_init(&st->mqc, buf, cap, seg_start);
-            open = 1;
-            first = i;
-        }
-        d = j2ki_t1p_pass(st, &sc, type, s, g, raw, syms, &n, stats);
-        j2ki_t1p_feed(st, syms, n, raw);
-        if (type == 2 && (cblk_style & J2KI_CBLK_SEGMARK)) {   /* D.5: 1010, uniform context */
-            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
-            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-            j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
-        }
+        int64_t d = j2ki_t1p_pass(st, &sc, type, s, g, raw, syms, &n, stats);
         passes[i].dist = ldexp((double)d, 2 * g - 2 * frac_bits - 2);
-        passes[i].slope = 0;
-        passes[i].term = (uint8_t)term;
-        if (term) {
-            if (raw)
-                end = j2ki_mqc_raw_flush(&st->mqc, pterm);
-            else
-                end = pterm ? j2ki_mqc_flush_pterm(&st->mqc) : j2ki_mqc_flush(&st->mqc);
-            if (st->mqc.overflow)
-                return J2KC_ERR_BUFSIZE;
-            for (j = first; j < i; j++) {
-                int32_t r = raw ? j2ki_imin(st->marks[j].bp, end)
-                                : j2ki_mqc_trunc_len(buf, seg_start, end, &st->marks[j]);
-                prev_rate = (uint32_t)r > prev_rate ? (uint32_t)r : prev_rate;
-                passes[j].rate = prev_rate;
-            }
-            passes[i].rate = prev_rate = (uint32_t)end;
-            seg_start = end;
-            open = 0;
-        } else if (raw) {
-            st->marks[i].bp = j2ki_mqc_raw_len(&st->mqc);
-        } else {
-            st->marks[i] = j2ki_mqc_mark(&st->mqc);
-        }
-        if (st->mqc.overflow)
-            return J2KC_ERR_BUFSIZE;
-        if (cblk_style & J2KI_CBLK_RESET)
-            j2ki_mqc_reset_ctx(st->ctx);
+        if ((ret = j2ki_t1p_code_pass(st, &cd, i, nb_passes, cblk_style, bypass_start, syms, n,
+                                      buf, cap, passes)) != 0)
+            return ret;
     }
-    *len = (uint32_t)seg_start;
+    *len = (uint32_t)cd.seg_start;
     return 0;
 }
 

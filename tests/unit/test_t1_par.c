@@ -13,6 +13,9 @@
  *  - when /work/shared/corpus holds the bar_interior picture (and xz is installed), the
  *    subbands of a 3-level 5/3 DWT of a 1024x1024 crop of its green channel (reversible
  *    indices and indices / 8), coded as 64x64 blocks (skipped otherwise).
+ *  - the driver of the CUDA variant J2KI_T1_CUDA_PAR (chunks of 4 bit-planes, symbol buffer of
+ *    the kernel's bound, MQ coding pass by pass through j2ki_t1p_code_pass) against the serial
+ *    coder too, and the bound checked on every chunk.
  * Prints the symbols per pass and the rounds the fixed point of phase 1 (t1_par.h) needed
  * per stripe-pass (mean, max, histogram), by data class.
  */
@@ -78,7 +81,59 @@ static void gen(int cls, int w, int h, int mb, int frac)
     }
 }
 
-/* codes coefs (w x h, stride ws) both ways and compares; returns 1 when equal */
+/*
+ * The driver of the CUDA variant J2KI_T1_CUDA_PAR (t1_cuda.cu) on the host: the passes in
+ * chunks of CHUNK_PLANES bit-planes, first the context modelling of the chunk's passes into
+ * one symbol buffer (per-pass counts, distortions), then their MQ coding one pass at a time
+ * through j2ki_t1p_code_pass. The symbols of a chunk must stay within the bound the kernel's
+ * buffer is sized by, CHUNK_PLANES (n + 2 c) + n (t1_cuda.cu, t1p_syms_cap): *fill gets the
+ * largest ratio seen. Same outputs as j2ki_t1p_code.
+ */
+#define CHUNK_PLANES 4   /* T1P_PLANES of t1_cuda.cu */
+static uint8_t chunk_syms[3 * CHUNK_PLANES * J2KI_T1P_MAX_SYMS];
+static J2kiT1pStripe chunk_sc;
+static double max_fill;
+
+static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int frac, uint8_t *buf,
+                        uint32_t cap, J2kiPass *passes, uint32_t *len)
+{
+    const uint32_t n = (uint32_t)(st->w * st->h), c = (uint32_t)((st->h / 4) * st->w);
+    const uint32_t bound = CHUNK_PLANES * (n + 2 * c) + n;
+    const int nb_passes = 3 * numbps - 2;
+    uint32_t cnt[3 * CHUNK_PLANES], pos, nsym;
+    J2kiT1pCoder cd;
+    int k0, i, ret;
+    if (nb_passes > MAXP)
+        return J2KC_ERR_BUFSIZE;
+    j2ki_t1p_coder_init(st, &cd);
+    for (k0 = 0; k0 < numbps; k0 += CHUNK_PLANES) {
+        int k1 = j2ki_imin(k0 + CHUNK_PLANES, numbps), i0 = k0 ? 3 * k0 - 2 : 0, i1 = 3 * k1 - 2;
+        for (pos = 0, i = i0; i < i1; i++) {
+            int k = (i + 2) / 3, type = (i + 2) % 3;
+            int s = numbps - 1 - k + frac, g = j2ki_t1_dist_shift(s);
+            int64_t d = j2ki_t1p_pass(st, &chunk_sc, type, s, g, j2ki_t1_pass_raw(i, style, bps),
+                                      chunk_syms + pos, &nsym, NULL);
+            passes[i].dist = ldexp((double)d, 2 * g - 2 * frac - 2);
+            cnt[i - i0] = nsym;
+            pos += nsym;
+        }
+        CHECK(pos <= bound, "%dx%d chunk at plane %d: %u symbols > bound %u", st->w, st->h, k0,
+              pos, bound);
+        if ((double)pos / bound > max_fill)
+            max_fill = (double)pos / bound;
+        for (pos = 0, i = i0; i < i1; i++) {
+            if ((ret = j2ki_t1p_code_pass(st, &cd, i, nb_passes, style, bps, chunk_syms + pos,
+                                          cnt[i - i0], buf, cap, passes)) != 0)
+                return ret;
+            pos += cnt[i - i0];
+        }
+    }
+    *len = (uint32_t)cd.seg_start;
+    return 0;
+}
+
+/* codes coefs (w x h, stride ws) three ways (serial, column-parallel, column-parallel in
+ * chunks as the CUDA variant) and compares; returns 1 when equal */
 static int run_block(int cls, const int32_t *c, ptrdiff_t ws, int w, int h, int orient,
                      int style, int bps, int frac, uint32_t cap)
 {
@@ -117,6 +172,28 @@ static int run_block(int cls, const int32_t *c, ptrdiff_t ws, int w, int h, int 
         CHECK(ok, "%s %dx%d orient %d style %#x bps %d frac %d numbps %d: len %u vs %u",
               class_name[cls], w, h, orient, style, bps, frac, numbps, len1, len2);
     }
+    /* the CUDA variant's chunked driver */
+    j2ki_t1_load(&st2, c, ws, w, h, orient, style);
+    j2ki_t1_build_cols(&st2);
+    memset(buf2, 0xA5, cap < CAP ? cap + 16 : CAP);
+    len2 = 0;
+    rc2 = code_chunked(&st2, numbps, style, bps, frac, buf2, cap, ps2, &len2);
+    CHECK(rc1 == rc2, "chunked %dx%d style %#x bps %d: rc %d vs %d", w, h, style, bps, rc1, rc2);
+    if (rc1 != rc2) {
+        ok = 0;
+    } else if (rc1 == 0) {
+        int okc = len1 == len2 && memcmp(buf1, buf2, len1) == 0;
+        for (i = 0; i < np; i++) {
+            okc &= ps1[i].rate == ps2[i].rate && ps1[i].term == ps2[i].term;
+            okc &= memcmp(&ps1[i].dist, &ps2[i].dist, sizeof(double)) == 0;
+        }
+        okc &= memcmp(st1.ctx, st2.ctx, sizeof(st1.ctx)) == 0;
+        CHECK(okc, "chunked %s %dx%d orient %d style %#x bps %d frac %d numbps %d: len %u vs %u",
+              class_name[cls], w, h, orient, style, bps, frac, numbps, len1, len2);
+        ok &= okc;
+    }
+    if (rc1 == J2KC_ERR_BUFSIZE && cap < CAP)   /* nothing written past the capacity */
+        CHECK(buf2[cap] == 0xA5, "chunked %dx%d: byte written past the capacity %u", w, h, cap);
     if (!ok)
         nb_mismatch_blocks++;
     return ok;
@@ -332,7 +409,8 @@ int main(void)
     printf("%s small buffers\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
 
     test_corpus();
-    printf("# %d blocks compared, %d differed\n", nb_blocks, nb_mismatch_blocks);
+    printf("# %d blocks compared, %d differed; chunks of %d planes filled their symbol bound to "
+           "at most %.3f\n", nb_blocks, nb_mismatch_blocks, CHUNK_PLANES, max_fill);
     print_stats();
     return test_done("t1_par");
 }
