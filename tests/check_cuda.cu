@@ -10,7 +10,10 @@
  *   end to end    the same frames through the public API with backend=ref and backend=cuda
  *                 (host frames, then device frames, J2KC_MEM_CUDA), codestreams compared.
  * Options: --seed N (else J2KC_TEST_SEED, else a fixed default), --only NAME, --bench
- * (adds a 2K timing run through the public API).
+ * (adds a 2K timing run through the public API, and times every tier-1 kernel variant,
+ * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
+ * tier-1 kernel variant N everywhere (the per-stage check, its overflow check and the end to
+ * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=128 checks J2KI_T1_CUDA_PAR.
  * Exit status 0 only when every check passed; 77 when no CUDA device is present.
  */
 extern "C" {
@@ -545,8 +548,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1 (kernel variant %d): %u code-blocks, %zu passes, %zu bytes identical\n", cfg->name,
-               variant, n, total_passes, total_bytes);
+        printf("ok   %s tier-1 (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s): %u code-blocks, %zu passes, %zu bytes "
+               "identical\n", cfg->name, variant, getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
+               n, total_passes, total_bytes);
     j2ki_t1_free(&t1);
     free(g_data); free(g_passes); free(g_res); free(h);
     cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);
@@ -1046,7 +1050,7 @@ int main(int argc, char **argv)
         check_devmem();
     }
     if (do_bench) {
-        static const int variants[] = { 0, 1, 8, J2KI_T1_CUDA_SMEM + 8, J2KI_T1_CUDA_SMEM + 1, -2 };
+        static const int variants[] = { 0, 1, 8, J2KI_T1_CUDA_SMEM + 8, J2KI_T1_CUDA_SMEM + 1, J2KI_T1_CUDA_PAR, -2 };
         static const Cfg bcfg[] = {
             { "bench-2k-97-12bit-32x32", 3, 2048, 1080, 0, 0, 12, 0, 0, 4, 0, "levels=5 cblk=32x32" },
             { "bench-2k-53-8bit-64x64",  3, 2048, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },

@@ -54,7 +54,10 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
  *  overrides the default, a measuring aid): 0 = one code-block per single-warp thread block,
  *  all coder state in shared memory; N = 1, 4, 8, 16 or 32: N lanes of each warp code one
  *  block each, stripe-column words in global scratch; J2KI_T1_CUDA_SMEM + N (N = 1, 4, 8): the
- *  same with the stripe-column words in shared memory. J2KI_T1_CUDA_DEFAULT (-1) chooses from
+ *  same with the stripe-column words in shared memory; J2KI_T1_CUDA_PAR: the column-parallel
+ *  context modelling of t1_par.h (one warp per block) then the MQ coding of its symbol lists
+ *  (one thread per block), in chunks of 4 bit-planes, for blocks at most 64 wide (else the
+ *  default; not yet run on a GPU). J2KI_T1_CUDA_DEFAULT (-1) chooses from
  *  the code-block size, as measured on an H200 (bench frames, one worker per code-block):
  *  32x32 blocks, 4K DCI: 8 lanes 16.4 ms per frame (73.8 frames/s with 8 in flight), shared
  *  words 15.9 ms (75.7) but 2K DCI 12.8 ms against 11.3, 4 or 16 lanes slower; 64x64 blocks,
@@ -63,6 +66,8 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
 #define J2KI_T1_CUDA_DEFAULT (-1)
 /** Added to 1, 4 or 8 lanes: the stripe-column words in shared memory (t1_smem_kernel). */
 #define J2KI_T1_CUDA_SMEM 64
+/** Column-parallel context modelling + MQ coding of the symbol lists (t1_cuda.cu, t1p_*). */
+#define J2KI_T1_CUDA_PAR 128
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
