@@ -2,6 +2,7 @@
 #   make            library (static + shared + pkg-config), j2kc, j2kc-check
 #   make check      installs test dependencies (as root, from Debian), builds, runs every GPU-less test
 #   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
+#   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
@@ -96,6 +97,13 @@ check: check-deps all unit-tests
 check-cuda: all
 	tests/check-cuda.sh $(B)
 
+# the J2KI_T1_CUDA_PAR kernels run on the host, warps as threads (tests/t1p_emu.cc; no GPU)
+check-t1p-emu: config.mak
+	@mkdir -p $(B)/tests
+	$(CXX) -std=c++20 -O1 -pthread -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
+	    -o $(B)/tests/t1p_emu tests/t1p_emu.cc -lm
+	$(B)/tests/t1p_emu
+
 bench: all
 	bench/run.sh $(B)
 
@@ -121,5 +129,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-deps check-cuda check-t1p-emu bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

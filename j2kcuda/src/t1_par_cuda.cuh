@@ -1,0 +1,424 @@
+/*
+ * The J2KI_T1_CUDA_PAR kernels of t1_cuda.cu (included there, after t1_tables_load and
+ * align256, which they use): column-parallel context modelling (t1_par.h), then MQ coding.
+ * In a header of their own so that tests/t1p_emu.cc can run this very source on the host
+ * (warps as threads) and compare it with the serial coder.
+ */
+#ifndef J2KI_T1_PAR_CUDA_CUH
+#define J2KI_T1_PAR_CUDA_CUH
+
+/*
+ * ---- J2KI_T1_CUDA_PAR: column-parallel context modelling (t1_par.h), then MQ coding ----
+ *
+ * Tier-1 in two kernels per chunk of bit-planes (T1P_PLANES planes per chunk, every code-block
+ * of the frame at once; the host launches the T1P_CHUNKS chunk pairs without knowing the
+ * frame's bit-planes, a warp or thread whose block has none left in the chunk leaves at once):
+ *   t1p_model_kernel<NC>: one warp per code-block (lane x codes column x, and x + 32 when
+ *     NC = 2), stripe by stripe, pass by pass, the phases of t1_par.h: the pass's symbols
+ *     (cx << 1 | d, raw bits as J2KI_T1P_CX_RAW << 1 | bit) go to the block's symbol buffer,
+ *     the per-pass counts to its count array, the distortion (an integer warp sum, so
+ *     exactly the serial sum) to passes[].dist;
+ *   t1p_mq_kernel: one thread per code-block (sorted order, so a warp holds blocks of similar
+ *     work) feeds the chunk's symbol lists to the MQ coder through j2ki_t1p_code_pass (the
+ *     driver j2ki_t1p_code runs on the host), writing the data bytes, passes[].rate / term /
+ *     slope and, after the last pass or an error, J2kiCblkRes.
+ * What persists between chunks, per code-block (a slot of T1pLayout in the scratch): the
+ * stripe-column words, the MQ coder with its contexts and marks (J2kiT1State) and the segment
+ * bookkeeping (J2kiT1pCoder); per block also numbps (from t1_prep_kernel) and a status word.
+ *
+ * Why chunks: the symbols of a whole block are bounded by numbps (n + 2 c) + n (n samples,
+ * c full stripe columns; proof at t1p_syms_cap), and numbps is only bounded by the band's
+ * nb_mag_bits, which the scratch size does not know: 31 planes of 32 x 32 blocks would be
+ * 48 KB per block, 1.3 GB for a 4K DCI frame. A chunk of 4 planes needs 7 KB per block
+ * (t1p_layout: 10.2 KB per slot with the words and the coder, 268 MB for 4K DCI's 26,292
+ * blocks), at the price of 2 x 8 launches per frame, most of them nearly empty.
+ *
+ * Warp discipline: every lane of the model kernel's warp takes part in every shuffle and
+ * ballot (lanes whose columns lie beyond w carry zero words, masks and counts); the only
+ * early exits are whole-warp (a block index or a block state the 32 lanes read alike). Each
+ * lane reads and writes only the words of its own columns (the neighbours' chi bits and new
+ * significance masks come by shuffles), the __syncwarp() calls mark the phase boundaries.
+ *
+ * NOT YET RUN ON A GPU (written on a machine without one). On the host: test_t1_par's
+ * code_chunked models the driver (chunks, symbol bound, j2ki_t1p_code_pass) and
+ * `make check-t1p-emu` runs these two kernels themselves, warps as threads, against the
+ * serial coder. A device run must show:
+ *   1. J2KC_CUDA_T1_VARIANT=128 tests/check-cuda.sh build: every per-stage tier-1 line "ok
+ *      ... (kernel variant -1, J2KC_CUDA_T1_VARIANT=128) ... bytes identical" (the
+ *      variable reaches the per-stage check, its capacity-overflow check and the end-to-end
+ *      encodes, which all ask for the default), every end-to-end codestream identical;
+ *   2. the same under compute-sanitizer --tool memcheck, racecheck and synccheck
+ *      (CHECK_CUDA_SANITIZE=1 runs memcheck and racecheck on three configurations);
+ *   3. check-cuda.sh build --bench: "ok ... kernel variant 128" on both bench frames (2K
+ *      32x32 9/7, 2K 64x64 5/3: NC = 2) and its tier-1 ms against variants 8 and 64 + 8;
+ *   4. bench/j2kbench at 4K DCI (BENCH_CASES=dci4k) with J2KC_CUDA_T1_VARIANT=128: st_t1
+ *      against the default's 16 ms on an H200, and identical=1.
+ */
+#define T1P_PLANES 4
+#define T1P_CHUNKS ((J2KI_T1_MAX_PLANES + T1P_PLANES - 1) / T1P_PLANES)
+#define T1P_ALL 0xFFFFFFFFu
+#define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
+#define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
+
+/*
+ * Symbols of one chunk of a w x h block, at most: T1P_PLANES (n + 2 c) + n. In one bit-plane
+ * every sample gets at most one symbol other than a sign: insignificant, it is coded by the
+ * SPP or by the cleanup (not both: the cleanup skips what the SPP coded) and not by the MRP
+ * (which codes what was significant before the plane); significant, by the MRP alone. A
+ * run-length column of the cleanup (a full stripe column) spends 1 symbol on 4 rows without
+ * a 1, or RL + 2 uniform symbols on rows 0..r (r + 1 >= 1 samples), at most 2 more than one
+ * per sample. A sign follows each sample that becomes significant, once per block. Raw
+ * (BYPASS) passes emit the same bits without contexts. n = max_w max_h and c = (max_h / 4)
+ * max_w bound every block of the frame.
+ */
+static uint32_t t1p_syms_cap(int max_w, int max_h)
+{
+    uint32_t n = (uint32_t)max_w * (uint32_t)max_h, c = (uint32_t)(max_h / 4) * (uint32_t)max_w;
+    return T1P_PLANES * (n + 2 * c) + n;
+}
+
+/* What persists of the MQ side between chunks. */
+typedef struct T1pBlock {
+    J2kiT1State  st;          /* mqc, ctx, marks (flags, mag, geometry unused) */
+    J2kiT1pCoder cd;
+} T1pBlock;
+
+/* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
+ * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk, symbols. */
+typedef struct T1pLayout {
+    size_t   words, block, cnt, syms, slot;
+    uint32_t syms_cap, ws, ns;
+} T1pLayout;
+
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+static T1pLayout t1p_layout(int max_w, int max_h)
+{
+    T1pLayout l;
+    l.ws = max_w > 32 ? 64 : 32;
+    l.ns = (uint32_t)(max_h + 3) >> 2;
+    l.syms_cap = t1p_syms_cap(max_w, max_h);
+    l.words = 0;
+    l.block = align16((size_t)l.ns * l.ws * 4);
+    l.cnt = l.block + align16(sizeof(T1pBlock));
+    l.syms = l.cnt + align16(3 * T1P_PLANES * sizeof(uint32_t));
+    l.slot = l.syms + align16(l.syms_cap);
+    return l;
+}
+
+/* Dynamic shared memory of t1p_model_kernel (4 warps, each its block's words). */
+static size_t t1p_smem(const T1pLayout *l) { return (size_t)4 * l->ns * l->ws * 4; }
+
+/* The variant applies: blocks at most 64 wide, words of 4 warps within 48 KB. */
+static int t1p_usable(int max_w, int max_h)
+{
+    T1pLayout l = t1p_layout(max_w, max_h);
+    return max_w <= 64 && t1p_smem(&l) <= 48 * 1024;
+}
+
+/* Scratch of the variant beyond the keys, indices and sort storage: numbps and status per
+ * block, then the slots. */
+static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h)
+{
+    size_t n = nb_cblks ? nb_cblks : 1;
+    if (!t1p_usable(max_w, max_h))
+        return 0;
+    return 2 * align256(n * 4) + n * t1p_layout(max_w, max_h).slot;
+}
+
+/* A block the variant codes: numbps as the other kernels accept it (else they report). */
+__device__ __forceinline__ int t1p_valid(const J2kiCblkDev &cb, int numbps)
+{
+    return numbps > 0 && numbps <= cb.nb_mag_bits && numbps <= J2KI_T1_MAX_PLANES &&
+           3 * numbps - 2 <= cb.max_passes;
+}
+
+/* Values of the columns left (x - 1) and right (x + 1) of each of the lane's NC columns
+ * (x = lane + 32 c; column 32's left is lane 31's first column), 0 beyond the block: every
+ * lane must call it, with v = 0 for columns >= w. */
+template <int NC>
+__device__ __forceinline__ void t1p_nbrs(const uint32_t (&v)[NC], uint32_t (&l)[NC], uint32_t (&r)[NC],
+                                         uint32_t lane)
+{
+    uint32_t up0 = __shfl_up_sync(T1P_ALL, v[0], 1), dn0 = __shfl_down_sync(T1P_ALL, v[0], 1);
+    if constexpr (NC == 1) {
+        l[0] = lane ? up0 : 0;
+        r[0] = lane < 31 ? dn0 : 0;
+    } else {
+        uint32_t up1 = __shfl_up_sync(T1P_ALL, v[NC - 1], 1), dn1 = __shfl_down_sync(T1P_ALL, v[NC - 1], 1);
+        uint32_t last0 = __shfl_sync(T1P_ALL, v[0], 31), first1 = __shfl_sync(T1P_ALL, v[NC - 1], 0);
+        l[0] = lane ? up0 : 0;
+        r[0] = lane < 31 ? dn0 : first1;
+        l[NC - 1] = lane ? up1 : last0;
+        r[NC - 1] = lane < 31 ? dn1 : 0;
+    }
+}
+
+/*
+ * Context modelling of chunk `chunk` of every code-block (see above). order: blocks in
+ * decreasing work; nbps: numbps per block (t1_prep_kernel); stat: status per block. Words
+ * in shared memory for the chunk (built from the coefficients in chunk 0, else loaded from
+ * the slot; stored back when planes remain).
+ */
+template <int NC>
+__global__ void __launch_bounds__(128) t1p_model_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+                                                        const uint32_t *order, uint32_t nb_cblks, int cblk_style,
+                                                        int bypass_start, J2kiPass *passes, const uint32_t *nbps,
+                                                        uint32_t *stat, uint8_t *slots, T1pLayout lay, int chunk)
+{
+    extern __shared__ __align__(16) uint8_t t1p_smem_words[];
+    const uint32_t lane = threadIdx.x & 31, j = blockIdx.x * 4 + (threadIdx.x >> 5);
+    t1_tables_load();
+    if (j >= nb_cblks)                                  /* whole warp */
+        return;
+    const uint32_t i = order[j];
+    const J2kiCblkDev cb = cblks[i];
+    const int numbps = (int)nbps[i], k0 = chunk * T1P_PLANES, k1 = j2ki_imin(k0 + T1P_PLANES, numbps);
+    if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i])  /* whole warp: the same loads */
+        return;
+    const int w = cb.w, h = cb.h, ns = (h + 3) >> 2, ws = (int)lay.ws, nb_passes = 3 * numbps - 2;
+    const int32_t *coefs = samples + cb.buf;
+    uint8_t *slot = slots + (size_t)i * lay.slot;
+    uint32_t *gwords = (uint32_t *)(slot + lay.words), *cnt = (uint32_t *)(slot + lay.cnt);
+    uint8_t *syms = slot + lay.syms;
+    uint32_t *words = (uint32_t *)t1p_smem_words + (threadIdx.x >> 5) * lay.ns * lay.ws;
+    int x[NC], act[NC];
+    for (int c = 0; c < NC; c++) {
+        x[c] = (int)lane + 32 * c;
+        act[c] = x[c] < w;
+    }
+
+    /* words of the lane's columns: chi bits (signs of rows 4k - 1 .. 4k + 4, as
+     * t1_load_cols) in chunk 0, else as the previous chunk left them */
+    for (int c = 0; c < NC; c++) {
+        for (int k = 0; k < ns; k++) {
+            uint32_t wd = 0;
+            if (chunk == 0) {
+                const int j0 = k ? 0 : 1, j1 = j2ki_imin(5, h - 4 * k);
+                for (int jj = j0; act[c] && jj <= j1; jj++)
+                    wd |= ((uint32_t)coefs[(size_t)(4 * k + jj - 1) * cb.stride + x[c]] >> 31) << jj;
+                wd <<= 18;
+            } else {
+                wd = gwords[k * ws + x[c]];
+            }
+            words[k * ws + x[c]] = wd;
+        }
+    }
+    __syncwarp();
+
+    const int i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * k1 - 2, nb_passes);
+    const uint8_t *zc = J2KI_T1_ZC + 512 * j2ki_t1_zc_class(cb.orient);
+    uint32_t pos = 0;   /* symbols of the chunk's passes so far */
+    for (int pi = i0; pi < i1; pi++) {
+        const int kp = (pi + 2) / 3, type = (pi + 2) % 3;
+        const int s = numbps - 1 - kp + cb.frac_bits, g = j2ki_t1_dist_shift(s);
+        J2kiT1pPass p;
+        p.zc = zc;
+        p.cols = NULL;
+        p.mag = NULL;
+        p.stride = 0;
+        p.w = w;
+        p.h = h;
+        p.nb_stripes = ns;
+        p.vcw = (cblk_style & J2KI_CBLK_VCAUSAL) ? J2KI_T1_VC_WORD : 0xFFFFFFFFu;
+        p.s = s;
+        p.g = g;
+        p.raw = j2ki_t1_pass_raw(pi, cblk_style, bypass_start);
+        p.lmask = (1u << (s - g)) - 1u;
+        p.base = p.lmask + 2u + (g > 0);
+        uint32_t base = 0, bad = 0;
+        int64_t sum = 0;
+        for (int k = 0; k < ns; k++) {
+            const int nr = j2ki_imin(4, h - 4 * k);
+            uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
+            /* phase 0: the column's word and magnitudes (coalesced along x) */
+            for (int c = 0; c < NC; c++) {
+                word[c] = act[c] ? words[k * ws + x[c]] : 0;
+                bits[c] = 0;
+                for (int r = 0; r < 4; r++) {
+                    int32_t v = act[c] && r < nr ? coefs[(size_t)(4 * k + r) * cb.stride + x[c]] : 0;
+                    mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+                    bits[c] |= ((mg[c][r] >> s) & 1) << r;
+                }
+            }
+            t1p_nbrs<NC>(word, cl, cr, lane);     /* only their chi bits are read */
+            /* phase 1: new-significance masks (t1_par.h): cleanup from the word; SPP by rounds
+             * until no lane's assumed left mask changed (the ballot); MRP none */
+            for (int c = 0; c < NC; c++) {
+                left[c] = 0;
+                sig[c] = type == 2 && act[c] ? j2ki_t1p_cup_sig(&p, word[c], bits[c]) : 0;
+            }
+            if (type == 0) {
+                uint32_t changed;
+                do {
+                    uint32_t nl[NC], dummy[NC];
+                    for (int c = 0; c < NC; c++)
+                        sig[c] = act[c] ? j2ki_t1p_spp_sig(&p, word[c], left[c], bits[c], nr) : 0;
+                    t1p_nbrs<NC>(sig, nl, dummy, lane);
+                    changed = 0;
+                    for (int c = 0; c < NC; c++) {
+                        changed |= nl[c] != left[c];
+                        left[c] = nl[c];
+                    }
+                } while (__ballot_sync(T1P_ALL, changed));
+            } else {
+                uint32_t dummy[NC];
+                t1p_nbrs<NC>(sig, left, dummy, lane);
+            }
+            __syncwarp();
+            /* phase 2: each lane codes its columns with the final left masks */
+            J2kiT1pCol o[NC];
+            uint32_t n[NC], osig[NC], incl[NC];
+            for (int c = 0; c < NC; c++) {
+                o[c].n = 0;
+                o[c].sig = 0;
+                o[c].set = 0;
+                o[c].sum = 0;
+                if (act[c]) {
+                    if (type == 0)
+                        j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
+                    else if (type == 1)
+                        j2ki_t1p_mrp_col(&p, &o[c], word[c], mg[c], nr);
+                    else
+                        j2ki_t1p_cup_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
+                }
+                n[c] = (uint32_t)o[c].n;
+                osig[c] = o[c].sig;
+            }
+            /* phase 3: inclusive prefix sum of the counts in column order (lane's first
+             * columns, then its second ones), and the stripe's total */
+            uint32_t tot = 0;
+            for (int c = 0; c < NC; c++) {
+                uint32_t v = n[c];
+                for (int d = 1; d < 32; d <<= 1) {
+                    uint32_t t = __shfl_up_sync(T1P_ALL, v, d);
+                    if (lane >= (uint32_t)d)
+                        v += t;
+                }
+                incl[c] = tot + v;
+                tot += __shfl_sync(T1P_ALL, v, 31);
+            }
+            /* phase 4: emit at base + exclusive offset; distortion terms (integers) */
+            for (int c = 0; c < NC; c++) {
+                uint32_t off = pos + base + incl[c] - n[c];
+                if (off + n[c] <= lay.syms_cap) {
+                    for (uint32_t q = 0; q < n[c]; q++)
+                        syms[off + q] = o[c].sym[q];
+                } else {
+                    bad = 1;
+                }
+                sum += o[c].sum;
+            }
+            base += tot;
+            /* phase 5: the words of the lane's columns (t1_par.h, j2ki_t1p_update): sigma of
+             * rows 1..4 from the masks of x - 1, x, x + 1, pi / mu, pi cleared by the cleanup,
+             * row 5 of the stripe above, row 0 of the stripe below */
+            uint32_t nw[NC], ne[NC];
+            t1p_nbrs<NC>(osig, nw, ne, lane);
+            for (int c = 0; c < NC; c++) {
+                if (!act[c])
+                    continue;
+                uint32_t *cp = words + k * ws + x[c];
+                uint32_t wd = word[c] | j2ki_t1p_spread(nw[c]) << 3 | j2ki_t1p_spread(osig[c]) << 4 |
+                              j2ki_t1p_spread(ne[c]) << 5 | o[c].set;
+                if (type == 2)
+                    wd &= ~J2KI_T1_PI_ALL;
+                *cp = wd;
+                if (k > 0)
+                    cp[-ws] |= ((nw[c] & 1) | (osig[c] & 1) << 1 | (ne[c] & 1) << 2) << 15;
+                if (k + 1 < ns)
+                    cp[ws] |= ((nw[c] >> 3) & 1) | ((osig[c] >> 3) & 1) << 1 | ((ne[c] >> 3) & 1) << 2;
+            }
+            __syncwarp();
+        }
+        /* the pass's distortion: warp sum of the lanes' integer sums, scaled as j2ki_t1p_pass */
+        for (int d = 16; d > 0; d >>= 1)
+            sum += __shfl_xor_sync(T1P_ALL, (long long)sum, d);
+        if (lane == 0) {
+            int64_t dd = type == 1 ? ((int64_t)1 << (s - g)) * sum : j2ki_t1_sig_scale(s, g) * sum;
+            passes[cb.pass_off + pi].dist = ldexp((double)dd, 2 * g - 2 * cb.frac_bits - 2);
+            cnt[pi - i0] = base;
+        }
+        pos += base;
+        if (__any_sync(T1P_ALL, bad)) {
+            if (lane == 0)
+                stat[i] = T1P_ERR_MODEL;
+            return;                                     /* whole warp */
+        }
+    }
+    __syncwarp();
+    if (k1 < numbps) {                                  /* planes remain: keep the words */
+        for (int c = 0; c < NC; c++)
+            for (int k = 0; k < ns; k++)
+                gwords[k * ws + x[c]] = words[k * ws + x[c]];
+    }
+}
+
+/*
+ * MQ coding of chunk `chunk` of every code-block, one thread each (sorted order): the symbol
+ * lists of the chunk's passes through j2ki_t1p_code_pass, the state in the block's slot.
+ * Chunk 0 also reports the blocks with nothing to code or a numbps the others reject, exactly
+ * as t1_lanes_kernel does; the last pass, or an error, writes the result.
+ */
+__global__ void __launch_bounds__(128) t1p_mq_kernel(const J2kiCblkDev *cblks, const uint32_t *order,
+                                                     uint32_t nb_cblks, int cblk_style, int bypass_start,
+                                                     uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
+                                                     uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
+                                                     uint8_t *slots, T1pLayout lay, int chunk)
+{
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    t1_tables_load();
+    if (j >= nb_cblks)
+        return;
+    const uint32_t i = order[j];
+    const J2kiCblkDev cb = cblks[i];
+    const int numbps = (int)nbps[i], k0 = chunk * T1P_PLANES, nb_passes = 3 * numbps - 2;
+    uint8_t *slot = slots + (size_t)i * lay.slot;
+    T1pBlock *b = (T1pBlock *)(void *)(slot + lay.block);
+    J2kiCblkRes r;
+    r.numbps = numbps;
+    r.nb_passes = 0;
+    r.err = 0;
+    r.len = 0;
+    if (chunk == 0 && !t1p_valid(cb, numbps)) {
+        if (numbps > cb.nb_mag_bits || numbps > J2KI_T1_MAX_PLANES)
+            r.err = J2KC_ERR_INTERNAL;
+        else if (numbps > 0)
+            r.err = J2KC_ERR_BUFSIZE;                   /* 3 numbps - 2 > max_passes */
+        if (r.err)
+            atomicOr(flag, 1u);
+        res[i] = r;
+        return;
+    }
+    if (!t1p_valid(cb, numbps) || k0 >= numbps || (stat[i] & T1P_ERR_DONE))
+        return;
+    if (stat[i] & T1P_ERR_MODEL) {
+        r.err = J2KC_ERR_INTERNAL;
+    } else {
+        const int i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * j2ki_imin(k0 + T1P_PLANES, numbps) - 2, nb_passes);
+        const uint32_t *cnt = (const uint32_t *)(slot + lay.cnt);
+        const uint8_t *syms = slot + lay.syms;
+        uint32_t pos = 0;
+        if (chunk == 0)
+            j2ki_t1p_coder_init(&b->st, &b->cd);
+        for (int pi = i0; pi < i1 && !r.err; pi++) {
+            uint32_t n = cnt[pi - i0];
+            r.err = j2ki_t1p_code_pass(&b->st, &b->cd, pi, nb_passes, cblk_style, bypass_start, syms + pos, n,
+                                       data + cb.data_off, cb.data_cap, passes + cb.pass_off);
+            pos += n;
+        }
+        if (!r.err && i1 < nb_passes)
+            return;                                     /* more chunks follow */
+        if (!r.err) {
+            r.nb_passes = nb_passes;
+            r.len = (uint32_t)b->cd.seg_start;
+        }
+    }
+    if (r.err) {
+        stat[i] = T1P_ERR_DONE;
+        atomicOr(flag, 1u);
+    }
+    res[i] = r;
+}
+
+#endif /* J2KI_T1_PAR_CUDA_CUH */

@@ -1,0 +1,227 @@
+/*
+ * J2KI_T1_CUDA_PAR's kernels (j2kcuda/src/t1_par_cuda.cuh, this very source) run on the host:
+ * every warp is 32 std::threads, the warp intrinsics exchange through a per-warp array
+ * between two barriers (so a lane that leaves early, or a collective some lanes skip,
+ * deadlocks instead of passing), the launches of j2ki_t1_cuda_variant as loops (all chunk
+ * pairs, sorted order replaced by a permutation). Every code-block is compared with the
+ * serial coder (j2ki_t1_load + j2ki_t1_code): result, data bytes, nothing written past the
+ * capacity, every pass's rate, distortion (bit for bit), term and slope, the error flag.
+ * Blocks of 13 sizes up to 64 wide (odd seeds: up to 32 wide and 128 high), so both kernels
+ * (1 and 2 columns per lane), four magnitude
+ * classes, frac_bits 0 and 5, capacity overflows and too many bit-planes, 14 code-block
+ * styles. Not a GPU: memory ordering, timing and the device compiler are not tested here
+ * (check_cuda with J2KC_CUDA_T1_VARIANT=128 does that on a device).
+ * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
+ * Usage: t1p_emu [blocks style bypass_start seed] (one configuration; none: the 14).
+ */
+#include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
+
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __shared__
+#undef __launch_bounds__
+#undef __align__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__
+#define __launch_bounds__(x)
+#define __align__(x) __attribute__((aligned(x)))
+
+#include "t1_core.h"
+#include "t1_par.h"
+
+struct Dim { unsigned x; };
+thread_local Dim threadIdx, blockIdx;
+static Dim blockDim = { 128 };
+alignas(16) static uint8_t t1p_smem_words[1 << 17];
+static std::barrier<> *g_bar;
+static uint64_t g_x[32];
+thread_local unsigned t_lane;
+static std::mutex g_mu;
+static long g_exchanges;
+
+static void wsync() { g_bar->arrive_and_wait(); }
+template <class T> static T xchg(T v, int src, bool valid)
+{
+    g_x[t_lane] = (uint64_t)v;
+    wsync();
+    T r = valid ? (T)g_x[src] : v;
+    wsync();
+    if (t_lane == 0)
+        g_exchanges++;
+    return r;
+}
+static unsigned __shfl_up_sync(unsigned, unsigned v, int d) { int s = (int)t_lane - d; return xchg(v, s, s >= 0); }
+static unsigned __shfl_down_sync(unsigned, unsigned v, int d) { int s = (int)t_lane + d; return xchg(v, s, s < 32); }
+static unsigned __shfl_sync(unsigned, unsigned v, int s) { return xchg(v, s, true); }
+static long long __shfl_xor_sync(unsigned, long long v, int d) { return xchg(v, (int)(t_lane ^ (unsigned)d), true); }
+static unsigned __ballot_sync(unsigned, int p)
+{
+    unsigned r = 0;
+    g_x[t_lane] = p != 0;
+    wsync();
+    for (int i = 0; i < 32; i++)
+        r |= (unsigned)g_x[i] << i;
+    wsync();
+    return r;
+}
+static int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
+static void __syncwarp() { wsync(); }
+static void t1_tables_load() {}
+static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> l(g_mu); unsigned o = *p; *p |= v; return o; }
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+#include "t1_par_cuda.cuh"
+
+/* ---- driver ---- */
+static uint32_t rnd_state = 12345;
+static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
+
+static int run_cfg(int nblk, int style, int bps, uint32_t seed)
+{
+    rnd_state = seed ? seed : 1;
+    g_exchanges = 0;
+    int max_w = 0, max_h = 0;
+    std::vector<J2kiCblkDev> cb(nblk);
+    std::vector<int32_t> samples;
+    size_t data = 0, npass = 0;
+    /* wide: up to 64 columns, t1p_model_kernel<2>; narrow: up to 32, t1p_model_kernel<1> */
+    static const int wide[][2] = { {32,32}, {64,64}, {33,17}, {1,1}, {5,3}, {64,16}, {16,64}, {7,1}, {1,7}, {63,64}, {40,40}, {32,4}, {64,5} };
+    static const int narrow[][2] = { {32,32}, {31,32}, {17,33}, {1,1}, {5,3}, {32,16}, {16,64}, {7,1}, {1,7}, {32,128}, {20,20}, {32,4}, {8,5} };
+    const int (*sz)[2] = (seed & 1) ? narrow : wide;
+    for (int i = 0; i < nblk; i++) {
+        int w = sz[i % 13][0], h = sz[i % 13][1], mb = 1 + rnd() % 14, cls = rnd() % 4;
+        cb[i].w = (uint16_t)w; cb[i].h = (uint16_t)h; cb[i].stride = (uint32_t)w + 3;
+        cb[i].buf = samples.size();
+        cb[i].orient = (uint8_t)(rnd() % 4);
+        cb[i].frac_bits = (uint8_t)(rnd() % 3 == 0 ? 5 : 0);
+        cb[i].nb_mag_bits = 31;
+        cb[i].max_passes = 3 * 31 - 2;
+        cb[i].data_cap = (uint32_t)(w * h * 5 + 64);
+        if (i % 17 == 16) cb[i].data_cap = 3;                /* overflow */
+        if (i % 19 == 18) cb[i].nb_mag_bits = 1;             /* numbps too large (unless 0/1) */
+        cb[i].data_off = data; data += cb[i].data_cap + 16;
+        cb[i].pass_off = (uint32_t)npass; npass += cb[i].max_passes;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < (int)cb[i].stride; x++) {
+                uint32_t q;
+                if (cls == 0) q = rnd() % 13 == 0 ? rnd() & ((1u << mb) - 1) : 0;
+                else if (cls == 1) q = rnd() & ((1u << mb) - 1);
+                else if (cls == 2) { double u = (rnd() + 0.5) / 4294967296.0; q = (uint32_t)(-log(u) * (1 << (mb > 3 ? mb - 3 : 0))); q &= (1u << mb) - 1; }
+                else q = (x < w / 2 && y < h / 2) ? rnd() & ((1u << mb) - 1) : 0;
+                int32_t v = (int32_t)((q << cb[i].frac_bits) | (cb[i].frac_bits ? rnd() & 31 : 0));
+                samples.push_back(rnd() & 1 ? -v : v);
+            }
+        max_w = w > max_w ? w : max_w; max_h = h > max_h ? h : max_h;
+    }
+    uint32_t n = (uint32_t)nblk;
+    if (n % 7 == 0) { printf("FAIL t1p_emu: the block count must not be a multiple of 7\n"); return 1; }
+    std::vector<uint32_t> nbps(n), stat(n), order(n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t acc = 0;
+        for (int y = 0; y < cb[i].h; y++)
+            for (int x = 0; x < cb[i].w; x++) {
+                int32_t v = samples[cb[i].buf + (size_t)y * cb[i].stride + x];
+                acc |= v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+            }
+        nbps[i] = (uint32_t)j2ki_t1_nbits(acc >> cb[i].frac_bits);
+        stat[i] = 0;
+        order[i] = (i * 7) % n;   /* a permutation: n is not a multiple of 7 (checked) */
+    }
+    T1pLayout lay = t1p_layout(max_w, max_h);
+    if (!t1p_usable(max_w, max_h)) { printf("FAIL not usable\n"); return 1; }
+    std::vector<uint8_t> slots(n * lay.slot, 0xCD), dbuf(data, 0xA5);
+    std::vector<J2kiPass> passes(npass);
+    std::vector<J2kiCblkRes> res(n);
+    uint32_t flag = 0;
+    for (int c = 0; c < T1P_CHUNKS; c++) {
+        for (unsigned b = 0; b < (n + 3) / 4; b++)
+            for (unsigned wb = 0; wb < 4; wb++) {
+                std::barrier<> bar(32);
+                g_bar = &bar;
+                std::vector<std::thread> th;
+                for (unsigned l = 0; l < 32; l++)
+                    th.emplace_back([&, l, wb, b] {
+                        t_lane = l; threadIdx.x = wb * 32 + l; blockIdx.x = b;
+                        if (lay.ws == 64)
+                            t1p_model_kernel<2>(samples.data(), cb.data(), order.data(), n, style, bps, passes.data(),
+                                                nbps.data(), stat.data(), slots.data(), lay, c);
+                        else
+                            t1p_model_kernel<1>(samples.data(), cb.data(), order.data(), n, style, bps, passes.data(),
+                                                nbps.data(), stat.data(), slots.data(), lay, c);
+                    });
+                for (auto &t : th) t.join();
+            }
+        for (unsigned j = 0; j < n; j++) {
+            blockIdx.x = j / 128; threadIdx.x = j % 128;
+            t1p_mq_kernel(cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
+                          nbps.data(), stat.data(), slots.data(), lay, c);
+        }
+    }
+    /* reference */
+    static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];
+    static J2kiT1State st; static uint8_t rbuf[1 << 16]; static J2kiPass rp[J2KI_T1_MAX_PASSES];
+    int bad = 0, nerr = 0; uint32_t rflag = 0; size_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        st.flags = fl; st.mag = mg;
+        uint32_t acc = j2ki_t1_load(&st, samples.data() + cb[i].buf, cb[i].stride, cb[i].w, cb[i].h, cb[i].orient, style);
+        int numbps = j2ki_t1_nbits(acc >> cb[i].frac_bits);
+        J2kiCblkRes r = { 0, numbps, 0, 0 };
+        if (numbps > cb[i].nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) r.err = J2KC_ERR_INTERNAL;
+        else if (numbps > 0) {
+            r.err = j2ki_t1_code(&st, numbps, style, bps, cb[i].frac_bits, rbuf, cb[i].data_cap, rp, cb[i].max_passes, &r.len);
+            r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+        }
+        if (r.err) { rflag = 1; nerr++; }
+        const J2kiCblkRes &g = res[i];
+        int ok = g.err == r.err && g.numbps == r.numbps && g.nb_passes == r.nb_passes && g.len == r.len;
+        if (ok && !r.err) {
+            ok &= memcmp(dbuf.data() + cb[i].data_off, rbuf, r.len) == 0;
+            for (int k = 0; k < r.nb_passes; k++) {
+                const J2kiPass &a = passes[cb[i].pass_off + k];
+                ok &= a.rate == rp[k].rate && a.term == rp[k].term && memcmp(&a.dist, &rp[k].dist, 8) == 0 && a.slope == 0;
+            }
+            bytes += r.len;
+        }
+        for (int k = 0; k < 16; k++)      /* nothing past the capacity */
+            ok &= dbuf[cb[i].data_off + cb[i].data_cap + k] == 0xA5;
+        if (!ok) {
+            bad++;
+            printf("FAIL block %u %dx%d: err %d/%d numbps %d/%d passes %d/%d len %u/%u\n", i, cb[i].w, cb[i].h,
+                   g.err, r.err, g.numbps, r.numbps, g.nb_passes, r.nb_passes, g.len, r.len);
+        }
+    }
+    if (flag != rflag) { bad++; printf("FAIL flag %u vs %u\n", flag, rflag); }
+    printf("%s t1p_emu: %u blocks (%s, style %#x bypass_start %d seed %u), %d failing as the reference, %zu bytes "
+           "identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n, lay.ws == 64 ? "NC 2" : "NC 1", style, bps, seed, nerr, bytes, g_exchanges);
+    return bad != 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const int cfgs[][3] = { { 0x00, 1, 1 }, { 0x3f, 1, 2 }, { 0x01, 1, 3 }, { 0x01, 3, 4 }, { 0x05, 2, 5 },
+                                   { 0x08, 1, 6 }, { 0x10, 1, 7 }, { 0x20, 1, 8 }, { 0x02, 1, 9 }, { 0x19, 2, 10 },
+                                   { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
+    int fails = 0;
+    if (argc > 4)
+        return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]));
+    for (const auto &c : cfgs)
+        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2]);
+    printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])));
+    return fails != 0;
+}
