@@ -12,7 +12,8 @@
  * styles. Not a GPU: memory ordering, timing and the device compiler are not tested here
  * (check_cuda with J2KC_CUDA_T1_VARIANT=128 does that on a device).
  * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
- * Usage: t1p_emu [blocks style bypass_start seed] (one configuration; none: the 14).
+ * Usage: t1p_emu [blocks style bypass_start seed [max_bits]] (one configuration; none: the
+ * 16, two of them with magnitudes of up to 31 bits, every chunk).
  */
 #include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
 
@@ -91,7 +92,7 @@ static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 static uint32_t rnd_state = 12345;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
 
-static int run_cfg(int nblk, int style, int bps, uint32_t seed)
+static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
 {
     rnd_state = seed ? seed : 1;
     g_exchanges = 0;
@@ -104,11 +105,11 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed)
     static const int narrow[][2] = { {32,32}, {31,32}, {17,33}, {1,1}, {5,3}, {32,16}, {16,64}, {7,1}, {1,7}, {32,128}, {20,20}, {32,4}, {8,5} };
     const int (*sz)[2] = (seed & 1) ? narrow : wide;
     for (int i = 0; i < nblk; i++) {
-        int w = sz[i % 13][0], h = sz[i % 13][1], mb = 1 + rnd() % 14, cls = rnd() % 4;
+        int w = sz[i % 13][0], h = sz[i % 13][1], mb = 1 + rnd() % (uint32_t)max_bits, cls = rnd() % 4;
         cb[i].w = (uint16_t)w; cb[i].h = (uint16_t)h; cb[i].stride = (uint32_t)w + 3;
         cb[i].buf = samples.size();
         cb[i].orient = (uint8_t)(rnd() % 4);
-        cb[i].frac_bits = (uint8_t)(rnd() % 3 == 0 ? 5 : 0);
+        cb[i].frac_bits = (uint8_t)(rnd() % 3 == 0 && mb <= 26 ? 5 : 0);
         cb[i].nb_mag_bits = 31;
         cb[i].max_passes = 3 * 31 - 2;
         cb[i].data_cap = (uint32_t)(w * h * 5 + 64);
@@ -119,10 +120,11 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed)
         for (int y = 0; y < h; y++)
             for (int x = 0; x < (int)cb[i].stride; x++) {
                 uint32_t q;
-                if (cls == 0) q = rnd() % 13 == 0 ? rnd() & ((1u << mb) - 1) : 0;
-                else if (cls == 1) q = rnd() & ((1u << mb) - 1);
-                else if (cls == 2) { double u = (rnd() + 0.5) / 4294967296.0; q = (uint32_t)(-log(u) * (1 << (mb > 3 ? mb - 3 : 0))); q &= (1u << mb) - 1; }
-                else q = (x < w / 2 && y < h / 2) ? rnd() & ((1u << mb) - 1) : 0;
+                const uint32_t lim = (uint32_t)((1ull << mb) - 1);
+                if (cls == 0) q = rnd() % 13 == 0 ? rnd() & lim : 0;
+                else if (cls == 1) q = rnd() & lim;
+                else if (cls == 2) { double u = (rnd() + 0.5) / 4294967296.0; q = (uint32_t)(-log(u) * (double)(1u << (mb > 3 ? mb - 3 : 0))); q &= lim; }
+                else q = (x < w / 2 && y < h / 2) ? rnd() & lim : 0;
                 int32_t v = (int32_t)((q << cb[i].frac_bits) | (cb[i].frac_bits ? rnd() & 31 : 0));
                 samples.push_back(rnd() & 1 ? -v : v);
             }
@@ -206,8 +208,11 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed)
         }
     }
     if (flag != rflag) { bad++; printf("FAIL flag %u vs %u\n", flag, rflag); }
-    printf("%s t1p_emu: %u blocks (%s, style %#x bypass_start %d seed %u), %d failing as the reference, %zu bytes "
-           "identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n, lay.ws == 64 ? "NC 2" : "NC 1", style, bps, seed, nerr, bytes, g_exchanges);
+    int maxnb = 0;
+    for (uint32_t i = 0; i < n; i++)
+        maxnb = (int)nbps[i] > maxnb ? (int)nbps[i] : maxnb;
+    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u), %d failing as the reference, %zu bytes "
+           "identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n, lay.ws == 64 ? "NC 2" : "NC 1", maxnb, style, bps, seed, nerr, bytes, g_exchanges);
     return bad != 0;
 }
 
@@ -218,10 +223,13 @@ int main(int argc, char **argv)
                                    { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
     int fails = 0;
     if (argc > 4)
-        return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]));
+        return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]),
+                       argc > 5 ? atoi(argv[5]) : 14);
     for (const auto &c : cfgs)
-        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2]);
+        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 14);
+    fails += run_cfg(20, 0x00, 1, 7, 31);      /* up to 31 bit-planes: all 8 chunks */
+    fails += run_cfg(20, 0x3f, 2, 8, 31);
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])));
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2);
     return fails != 0;
 }
