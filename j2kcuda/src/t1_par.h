@@ -454,25 +454,27 @@ J2KI_HD int64_t j2ki_t1p_pass(J2kiT1State *st, J2kiT1pStripe *sc, int type, int 
     return j2ki_t1_sig_scale(s, g) * sum;
 }
 
-/** Feeds a pass's symbols to the MQ coder (or the raw packer) of st. */
-J2KI_HD void j2ki_t1p_feed(J2kiT1State *st, const uint8_t *syms, uint32_t n, int raw)
+/** Feeds a pass's symbols to the MQ coder (or the raw packer) mqc, context states ctx. */
+J2KI_HD void j2ki_t1p_feed(J2kiMqc *mqc, uint16_t *ctx, const uint8_t *syms, uint32_t n, int raw)
 {
     uint32_t i;
     if (raw) {
         for (i = 0; i < n; i++)
-            j2ki_mqc_raw_put(&st->mqc, syms[i] & 1);
+            j2ki_mqc_raw_put(mqc, syms[i] & 1);
     } else {
-        J2kiMqcReg r = j2ki_mqc_reg_get(&st->mqc);
+        J2kiMqcReg r = j2ki_mqc_reg_get(mqc);
         for (i = 0; i < n; i++)
-            j2ki_mqc_encode_r(&st->mqc, &r, &st->ctx[syms[i] >> 1], syms[i] & 1);
-        j2ki_mqc_reg_put(&st->mqc, &r);
+            j2ki_mqc_encode_r(mqc, &r, &ctx[syms[i] >> 1], syms[i] & 1);
+        j2ki_mqc_reg_put(mqc, &r);
     }
 }
 
 /**
  * The MQ side of j2ki_t1p_code between passes (codeword segment bookkeeping, D.4), so that
  * a caller can feed the passes one at a time, in separate calls or kernels (t1_cuda.cu,
- * J2KI_T1_CUDA_PAR): st holds the MQ coder, the context states and the marks.
+ * J2KI_T1_CUDA_PAR). The MQ coder, its context states and the marks are passed apart (a
+ * J2kiT1pMq), so that a kernel can keep the coder in registers and the contexts in fast
+ * memory for a run of passes and store them between runs.
  */
 typedef struct J2kiT1pCoder {
     int32_t  seg_start;           /**< start of the open segment; after the last pass: *len */
@@ -480,9 +482,25 @@ typedef struct J2kiT1pCoder {
     int      first, open;         /**< first pass of the open segment, whether one is open */
 } J2kiT1pCoder;
 
-J2KI_HD void j2ki_t1p_coder_init(J2kiT1State *st, J2kiT1pCoder *cd)
+/** The MQ side of a block: coder, its 19 context states, the marks of its passes. */
+typedef struct J2kiT1pMq {
+    J2kiMqc     *mqc;
+    uint16_t    *ctx;
+    J2kiMqcMark *marks;
+} J2kiT1pMq;
+
+J2KI_HD J2kiT1pMq j2ki_t1p_mq(J2kiT1State *st)
 {
-    j2ki_mqc_reset_ctx(st->ctx);
+    J2kiT1pMq q;
+    q.mqc = &st->mqc;
+    q.ctx = st->ctx;
+    q.marks = st->marks;
+    return q;
+}
+
+J2KI_HD void j2ki_t1p_coder_init(uint16_t *ctx, J2kiT1pCoder *cd)
+{
+    j2ki_mqc_reset_ctx(ctx);
     cd->seg_start = 0;
     cd->prev_rate = 0;
     cd->first = 0;
@@ -496,7 +514,7 @@ J2KI_HD void j2ki_t1p_coder_init(J2kiT1State *st, J2kiT1pCoder *cd)
  * segment and writes the rates of its passes, or marks the pass's truncation point; RESET.
  * passes[i].dist is the caller's. Returns 0 or J2KC_ERR_BUFSIZE (cap exceeded).
  */
-J2KI_HD int j2ki_t1p_code_pass(J2kiT1State *st, J2kiT1pCoder *cd, int i, int nb_passes,
+J2KI_HD int j2ki_t1p_code_pass(J2kiT1pMq q, J2kiT1pCoder *cd, int i, int nb_passes,
                                int cblk_style, int bypass_start, const uint8_t *syms, uint32_t n,
                                uint8_t *buf, uint32_t cap, J2kiPass *passes)
 {
@@ -507,31 +525,31 @@ J2KI_HD int j2ki_t1p_code_pass(J2kiT1State *st, J2kiT1pCoder *cd, int i, int nb_
     int32_t end;
     if (!cd->open) {
         if (raw)
-            j2ki_mqc_raw_init(&st->mqc, buf, cap, cd->seg_start);
+            j2ki_mqc_raw_init(q.mqc, buf, cap, cd->seg_start);
         else
-            j2ki_mqc_init(&st->mqc, buf, cap, cd->seg_start);
+            j2ki_mqc_init(q.mqc, buf, cap, cd->seg_start);
         cd->open = 1;
         cd->first = i;
     }
-    j2ki_t1p_feed(st, syms, n, raw);
+    j2ki_t1p_feed(q.mqc, q.ctx, syms, n, raw);
     if (type == 2 && (cblk_style & J2KI_CBLK_SEGMARK)) {   /* D.5: 1010, uniform context */
-        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
-        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-        j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
+        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 0);
+        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 0);
     }
     passes[i].slope = 0;
     passes[i].term = (uint8_t)term;
     if (term) {
         if (raw)
-            end = j2ki_mqc_raw_flush(&st->mqc, pterm);
+            end = j2ki_mqc_raw_flush(q.mqc, pterm);
         else
-            end = pterm ? j2ki_mqc_flush_pterm(&st->mqc) : j2ki_mqc_flush(&st->mqc);
-        if (st->mqc.overflow)
+            end = pterm ? j2ki_mqc_flush_pterm(q.mqc) : j2ki_mqc_flush(q.mqc);
+        if (q.mqc->overflow)
             return J2KC_ERR_BUFSIZE;
         for (j = cd->first; j < i; j++) {
-            int32_t r = raw ? j2ki_imin(st->marks[j].bp, end)
-                            : j2ki_mqc_trunc_len(buf, cd->seg_start, end, &st->marks[j]);
+            int32_t r = raw ? j2ki_imin(q.marks[j].bp, end)
+                            : j2ki_mqc_trunc_len(buf, cd->seg_start, end, &q.marks[j]);
             cd->prev_rate = (uint32_t)r > cd->prev_rate ? (uint32_t)r : cd->prev_rate;
             passes[j].rate = cd->prev_rate;
         }
@@ -539,14 +557,14 @@ J2KI_HD int j2ki_t1p_code_pass(J2kiT1State *st, J2kiT1pCoder *cd, int i, int nb_
         cd->seg_start = end;
         cd->open = 0;
     } else if (raw) {
-        st->marks[i].bp = j2ki_mqc_raw_len(&st->mqc);
+        q.marks[i].bp = j2ki_mqc_raw_len(q.mqc);
     } else {
-        st->marks[i] = j2ki_mqc_mark(&st->mqc);
+        q.marks[i] = j2ki_mqc_mark(q.mqc);
     }
-    if (st->mqc.overflow)
+    if (q.mqc->overflow)
         return J2KC_ERR_BUFSIZE;
     if (cblk_style & J2KI_CBLK_RESET)
-        j2ki_mqc_reset_ctx(st->ctx);
+        j2ki_mqc_reset_ctx(q.ctx);
     return 0;
 }
 
@@ -568,14 +586,14 @@ J2KI_HD int j2ki_t1p_code_stats(J2kiT1State *st, int numbps, int cblk_style, int
         return J2KC_ERR_BUFSIZE;
     if (st->w > J2KI_T1P_MAX_W || st->w * st->h > 4096)
         return J2KC_ERR_UNSUPPORTED;
-    j2ki_t1p_coder_init(st, &cd);
+    j2ki_t1p_coder_init(st->ctx, &cd);
     for (i = 0; i < nb_passes; i++) {
         int k = (i + 2) / 3, type = (i + 2) % 3;
         int s = numbps - 1 - k + frac_bits, g = j2ki_t1_dist_shift(s);
         int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
         int64_t d = j2ki_t1p_pass(st, &sc, type, s, g, raw, syms, &n, stats);
         passes[i].dist = ldexp((double)d, 2 * g - 2 * frac_bits - 2);
-        if ((ret = j2ki_t1p_code_pass(st, &cd, i, nb_passes, cblk_style, bypass_start, syms, n,
+        if ((ret = j2ki_t1p_code_pass(j2ki_t1p_mq(st), &cd, i, nb_passes, cblk_style, bypass_start, syms, n,
                                       buf, cap, passes)) != 0)
             return ret;
     }

@@ -105,7 +105,7 @@ static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int fra
     int k0, i, ret;
     if (nb_passes > MAXP)
         return J2KC_ERR_BUFSIZE;
-    j2ki_t1p_coder_init(st, &cd);
+    j2ki_t1p_coder_init(st->ctx, &cd);
     for (k0 = 0; k0 < numbps; k0 += CHUNK_PLANES) {
         int k1 = j2ki_imin(k0 + CHUNK_PLANES, numbps), i0 = k0 ? 3 * k0 - 2 : 0, i1 = 3 * k1 - 2;
         for (pos = 0, i = i0; i < i1; i++) {
@@ -122,7 +122,7 @@ static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int fra
         if ((double)pos / bound > max_fill)
             max_fill = (double)pos / bound;
         for (pos = 0, i = i0; i < i1; i++) {
-            if ((ret = j2ki_t1p_code_pass(st, &cd, i, nb_passes, style, bps, chunk_syms + pos,
+            if ((ret = j2ki_t1p_code_pass(j2ki_t1p_mq(st), &cd, i, nb_passes, style, bps, chunk_syms + pos,
                                           cnt[i - i0], buf, cap, passes)) != 0)
                 return ret;
             pos += cnt[i - i0];
