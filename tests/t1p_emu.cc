@@ -150,29 +150,32 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     std::vector<J2kiPass> passes(npass);
     std::vector<J2kiCblkRes> res(n);
     uint32_t flag = 0;
-    for (int c = 0; c < T1P_CHUNKS; c++) {
-        for (unsigned b = 0; b < (n + 3) / 4; b++)
+    /* the launches of t1p_chunk_kernel: launch c models chunk c and MQ-codes chunk c - 1
+     * (here the model first, so that a wrong copy of the counts or symbols shows) */
+    static uint32_t words[4][8 * 64 * 33];
+    for (int c = 0; c <= T1P_CHUNKS; c++) {
+        for (unsigned b = 0; c < T1P_CHUNKS && b < (n + 3) / 4; b++)
             for (unsigned wb = 0; wb < 4; wb++) {
                 std::barrier<> bar(32);
                 g_bar = &bar;
                 std::vector<std::thread> th;
                 for (unsigned l = 0; l < 32; l++)
                     th.emplace_back([&, l, wb, b] {
-                        t_lane = l; threadIdx.x = wb * 32 + l; blockIdx.x = b;
+                        t_lane = l;
                         if (lay.ws == 64)
-                            t1p_model_kernel<2>(samples.data(), cb.data(), order.data(), n, style, bps, passes.data(),
-                                                nbps.data(), stat.data(), slots.data(), lay, c);
+                            t1p_model_warp<2>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
+                                              style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
+                                              lay, c);
                         else
-                            t1p_model_kernel<1>(samples.data(), cb.data(), order.data(), n, style, bps, passes.data(),
-                                                nbps.data(), stat.data(), slots.data(), lay, c);
+                            t1p_model_warp<1>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
+                                              style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
+                                              lay, c);
                     });
                 for (auto &t : th) t.join();
             }
-        for (unsigned j = 0; j < n; j++) {
-            blockIdx.x = j / 128; threadIdx.x = j % 128;
-            t1p_mq_kernel(cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
-                          nbps.data(), stat.data(), slots.data(), lay, c);
-        }
+        for (unsigned j = 0; c > 0 && j < n; j++)
+            t1p_mq_thread(j, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
+                          nbps.data(), stat.data(), slots.data(), lay, c - 1);
     }
     /* reference */
     static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];

@@ -401,19 +401,16 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         uint8_t *slots = p + 2 * align256(n * 4);
         const size_t dyn = t1p_smem(&lay);
         const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
-        for (int c = 0; c < T1P_CHUNKS; c++) {
+        for (int c = 0; c <= T1P_CHUNKS; c++) {         /* MQ of chunk c - 1 beside the model of chunk c */
+            const unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;
             if (lay.ws == 64)
-                t1p_model_kernel<2><<<mblocks, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
-                                                               nb_cblks, cblk_style, bypass_start, d_passes,
-                                                               t1p_nbps, t1p_stat, slots, lay, c);
+                t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
+                                                             nb_cblks, cblk_style, bypass_start, d_data, d_passes,
+                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q);
             else
-                t1p_model_kernel<1><<<mblocks, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
-                                                               nb_cblks, cblk_style, bypass_start, d_passes,
-                                                               t1p_nbps, t1p_stat, slots, lay, c);
-            if ((e = cudaPeekAtLastError()) != cudaSuccess)
-                return e;
-            t1p_mq_kernel<<<qblocks, 128, 0, st>>>(d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, d_data,
-                                                   d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c);
+                t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
+                                                             nb_cblks, cblk_style, bypass_start, d_data, d_passes,
+                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
         }
