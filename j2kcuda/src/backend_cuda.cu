@@ -383,7 +383,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
         return ret;
 
-    s->t1_scratch_size = j2ki_t1_cuda_scratch_size((uint32_t)plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h);
+    s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
+                                                         plan->max_cblk_h, J2KI_T1_CUDA_DEFAULT);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
         (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
         (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||

@@ -6,12 +6,18 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. Coding, by one of three kernels that run j2ki_t1_code (t1_core.h) per code-block
- *    exactly as t1_ref.c does, after j2ki_t1_load or an equivalent:
- *    - t1_lanes_kernel<N> (N = 1, 4, 8, 16, 32; 8 is the default for 32x32 blocks): N lanes
- *      of each warp code one block each (neighbours in sorted order), flags and magnitudes
- *      in a per-worker slice of the scratch, coder state in local memory; a grid-stride loop
- *      bounds the workers (one per code-block up to T1_MAX_WORKERS);
+ * 3. Coding, by the default for 32x32 and smaller blocks (J2KI_T1_CUDA_PAR, see
+ *    t1_par_cuda.cuh): the context modelling column-parallel, one warp per block (t1_par.h,
+ *    lane x codes column x of each stripe), separated from the MQ coding of its symbol lists,
+ *    one thread per block (j2ki_t1p_code_pass, the driver the host's j2ki_t1p_code runs), in
+ *    chunks of 4 bit-planes, one launch of t1p_chunk_kernel per chunk running the MQ coding
+ *    of the previous chunk beside the modelling of this one.
+ * 4. Or by one of three kernels that run j2ki_t1_code (t1_core.h) per code-block exactly as
+ *    t1_ref.c does, after j2ki_t1_load or an equivalent:
+ *    - t1_lanes_kernel<N> (N = 1, 4, 8, 16, 32): N lanes of each warp code one block each
+ *      (neighbours in sorted order), flags and magnitudes in a per-worker slice of the
+ *      scratch, coder state in local memory; a grid-stride loop bounds the workers (one per
+ *      code-block up to T1_MAX_WORKERS);
  *    - t1_smem_kernel<N> (N = 1, 4, 8; 4 is the default for larger blocks): the same with
  *      the stripe-column words in shared memory, built straight from the coefficients
  *      (t1_load_cols);
@@ -20,19 +26,14 @@
  *    The MQ coder is one serial chain per block, so the speed is set by how many chains the
  *    SMs interleave and how much divergence N lanes cost (see J2KI_T1_CUDA_DEFAULT).
  *    Every kernel first copies the coder's tables to shared memory (t1_tables_load).
- * 4. Or (J2KI_T1_CUDA_PAR, not the default, blocks at most 64 wide) the context modelling
- *    column-parallel, one warp per block (t1_par.h: t1p_model_kernel), separated from the
- *    MQ coding of its symbol lists, one thread per block (t1p_mq_kernel through
- *    j2ki_t1p_code_pass, the driver the host's j2ki_t1p_code runs), in chunks of 4
- *    bit-planes; see t1_par_cuda.cuh.
  *
  * Scratch layout (bytes, each part 256-aligned): keys in/out and indices in/out (u32 x n
  * each), CUB's temporary storage, then either per worker (at most T1_MAX_WORKERS) flags (u16)
- * and magnitudes (u32) of (max_w + 2) x (max_h + 2) samples, or (J2KI_T1_CUDA_PAR, the same
- * bytes, sized for the larger of the two) numbps (u32 x n), status (u32 x n) and one
- * T1pLayout slot per code-block. Shared memory per block of
- * t1_code_kernel: the J2kiT1State, then its flags and magnitudes; of t1_smem_kernel: each
- * worker's ceil(max_h / 4) x (max_w + 2) stripe-column words; of t1p_model_kernel: each
+ * and magnitudes (u32) of (max_w + 2) x (max_h + 2) samples, or (J2KI_T1_CUDA_PAR) numbps
+ * (u32 x n), status (u32 x n) and one T1pLayout slot per code-block; the frame's scratch is
+ * sized for the variant it runs (j2ki_t1_cuda_scratch_size_variant). Shared memory per block
+ * of t1_code_kernel: the J2kiT1State, then its flags and magnitudes; of t1_smem_kernel: each
+ * worker's ceil(max_h / 4) x (max_w + 2) stripe-column words; of t1p_chunk_kernel: each
  * warp's ceil(max_h / 4) x (32 or 64) stripe-column words.
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -103,16 +104,50 @@ static size_t sort_temp_size(uint32_t n)
 }
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
+static int t1p_usable(int max_w, int max_h);
 
-/* The per-worker slices of the serial variants and the per-block state of J2KI_T1_CUDA_PAR
- * share the scratch after the sort: one variant runs at a time. */
-extern "C" size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h)
+/* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
+ * the environment (a measuring aid, as check_cuda --bench), else the measured default
+ * (t1_cuda.h); J2KI_T1_CUDA_PAR where it does not apply (blocks wider than 64, or words that
+ * do not fit its shared memory) falls back to the serial default for the size. */
+static int t1_resolve_variant(int variant, int max_w, int max_h)
+{
+    const char *env = getenv("J2KC_CUDA_T1_VARIANT");
+    const size_t area = (size_t)max_w * (size_t)max_h;
+    if (variant < 0 && env && *env >= '0' && *env <= '9')
+        variant = atoi(env);
+    if (variant < 0)
+        variant = area <= 1024 && t1p_usable(max_w, max_h) ? J2KI_T1_CUDA_PAR : J2KI_T1_CUDA_SMEM + 4;
+    if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
+        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
+    return variant;
+}
+
+/* Scratch after the keys, indices and sort storage: per worker slices for the serial
+ * variants, per code-block state for J2KI_T1_CUDA_PAR (t1p_scratch). */
+static size_t t1_scratch_head(uint32_t nb_cblks)
 {
     size_t n = nb_cblks ? nb_cblks : 1;
+    return 4 * align256(n * 4) + align256(sort_temp_size((uint32_t)n));
+}
+
+static size_t t1_scratch_workers(uint32_t nb_cblks, int max_w, int max_h)
+{
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
-    size_t workers = (size_t)nb_workers(nb_cblks) * (align256(per * 2) + align256(per * 4));
-    size_t par = t1p_scratch(nb_cblks, max_w, max_h);
-    return 4 * align256(n * 4) + align256(sort_temp_size((uint32_t)n)) + (workers > par ? workers : par);
+    return (size_t)nb_workers(nb_cblks) * (align256(per * 2) + align256(per * 4));
+}
+
+extern "C" size_t j2ki_t1_cuda_scratch_size_variant(uint32_t nb_cblks, int max_w, int max_h, int variant)
+{
+    variant = t1_resolve_variant(variant, max_w, max_h);
+    return t1_scratch_head(nb_cblks) + (variant == J2KI_T1_CUDA_PAR ? t1p_scratch(nb_cblks, max_w, max_h)
+                                                                    : t1_scratch_workers(nb_cblks, max_w, max_h));
+}
+
+extern "C" size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h)
+{
+    size_t a = t1_scratch_workers(nb_cblks, max_w, max_h), b = t1p_scratch(nb_cblks, max_w, max_h);
+    return t1_scratch_head(nb_cblks) + (a > b ? a : b);
 }
 
 __global__ void __launch_bounds__(256) t1_prep_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
@@ -337,7 +372,7 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
     }
 }
 
-/* J2KI_T1_CUDA_PAR: t1p_model_kernel, t1p_mq_kernel and their layout (see there) */
+/* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
 
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
@@ -366,7 +401,8 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
 
     if (!nb_cblks)
         return cudaSuccess;
-    if (scratch_size < j2ki_t1_cuda_scratch_size(nb_cblks, max_w, max_h))
+    variant = t1_resolve_variant(variant, max_w, max_h);
+    if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant))
         return cudaErrorInvalidValue;
     keys_in = (uint32_t *)p;  p += align256(n * 4);
     keys_out = (uint32_t *)p; p += align256(n * 4);
@@ -375,13 +411,6 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
     temp = p;
     p += align256(temp_bytes);
 
-    const char *env = getenv("J2KC_CUDA_T1_VARIANT");   /* a measuring aid, as check_cuda --bench */
-    if (variant < 0 && env && *env >= '0' && *env <= '9')
-        variant = atoi(env);
-    /* measured on an H200 (t1_cuda.h, J2KI_T1_CUDA_DEFAULT); also J2KI_T1_CUDA_PAR's fallback
-     * for blocks wider than 64 (or whose words do not fit its shared memory) */
-    if (variant < 0 || (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h)))
-        variant = (size_t)max_w * (size_t)max_h <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
     uint32_t *t1p_nbps = NULL, *t1p_stat = NULL;
     if (variant == J2KI_T1_CUDA_PAR) {
         t1p_nbps = (uint32_t *)p;

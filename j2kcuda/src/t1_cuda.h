@@ -37,7 +37,10 @@ typedef struct J2kiCblkRes {
     uint32_t len;            /**< bytes written */
 } J2kiCblkRes;
 
-/** Device scratch bytes j2ki_t1_cuda needs for nb_cblks code-blocks of at most max_w x max_h. */
+/** Device scratch bytes j2ki_t1_cuda_variant needs for nb_cblks code-blocks of at most
+ *  max_w x max_h with `variant` (J2KI_T1_CUDA_DEFAULT: what j2ki_t1_cuda runs, with
+ *  J2KC_CUDA_T1_VARIANT read now); j2ki_t1_cuda_scratch_size: enough for every variant. */
+size_t j2ki_t1_cuda_scratch_size_variant(uint32_t nb_cblks, int max_w, int max_h, int variant);
 size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
 
 /**
@@ -55,14 +58,15 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
  *  all coder state in shared memory; N = 1, 4, 8, 16 or 32: N lanes of each warp code one
  *  block each, stripe-column words in global scratch; J2KI_T1_CUDA_SMEM + N (N = 1, 4, 8): the
  *  same with the stripe-column words in shared memory; J2KI_T1_CUDA_PAR: the column-parallel
- *  context modelling of t1_par.h (one warp per block) then the MQ coding of its symbol lists
- *  (one thread per block), in chunks of 4 bit-planes, for blocks at most 64 wide (else the
- *  default; not yet run on a GPU). J2KI_T1_CUDA_DEFAULT (-1) chooses from
- *  the code-block size, as measured on an H200 (bench frames, one worker per code-block):
- *  32x32 blocks, 4K DCI: 8 lanes 16.4 ms per frame (73.8 frames/s with 8 in flight), shared
- *  words 15.9 ms (75.7) but 2K DCI 12.8 ms against 11.3, 4 or 16 lanes slower; 64x64 blocks,
- *  4K 4:2:2 10-bit lossless: shared words with 4 lanes 9.5 ms (125 frames/s) against 1 lane
- *  18.5 ms (54). */
+ *  context modelling of t1_par.h (one warp per block) and the MQ coding of its symbol lists
+ *  (one thread per block), in chunks of 4 bit-planes, the MQ coding of one chunk beside the
+ *  modelling of the next, for blocks at most 64 wide (else the serial default for the size).
+ *  J2KI_T1_CUDA_DEFAULT (-1) chooses from the code-block size, as measured on an H100
+ *  (2026-11-22, bench frames, tier-1 time of one frame alone): 32x32 blocks, J2KI_T1_CUDA_PAR:
+ *  4K DCI 13.7 ms against 17.0 for 8 lanes (94 against 72 frames/s with 8 in flight), 2K DCI
+ *  8.9 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on
+ *  an H200 (4K 4:2:2 10-bit lossless 9.5 ms against 18.5 for 1 lane), J2KI_T1_CUDA_PAR 20.0
+ *  ms against 13.9 for shared words with 1 lane. */
 #define J2KI_T1_CUDA_DEFAULT (-1)
 /** Added to 1, 4 or 8 lanes: the stripe-column words in shared memory (t1_smem_kernel). */
 #define J2KI_T1_CUDA_SMEM 64

@@ -10,15 +10,16 @@
 /*
  * ---- J2KI_T1_CUDA_PAR: column-parallel context modelling (t1_par.h), then MQ coding ----
  *
- * Tier-1 in two kernels per chunk of bit-planes (T1P_PLANES planes per chunk, every code-block
- * of the frame at once; the host launches the T1P_CHUNKS chunk pairs without knowing the
- * frame's bit-planes, a warp or thread whose block has none left in the chunk leaves at once):
- *   t1p_model_kernel<NC>: one warp per code-block (lane x codes column x, and x + 32 when
+ * Tier-1 in chunks of bit-planes (T1P_PLANES planes per chunk, every code-block of the frame
+ * at once; the host launches t1p_chunk_kernel T1P_CHUNKS + 1 times without knowing the frame's
+ * bit-planes, a warp or thread whose block has none left in the chunk leaves at once), launch
+ * c running the MQ coding of chunk c - 1 beside the context modelling of chunk c:
+ *   t1p_model_warp<NC>: one warp per code-block (lane x codes column x, and x + 32 when
  *     NC = 2), stripe by stripe, pass by pass, the phases of t1_par.h: the pass's symbols
  *     (cx << 1 | d, raw bits as J2KI_T1P_CX_RAW << 1 | bit) go to the block's symbol buffer,
  *     the per-pass counts to its count array, the distortion (an integer warp sum, so
  *     exactly the serial sum) to passes[].dist;
- *   t1p_mq_kernel: one thread per code-block (sorted order, so a warp holds blocks of similar
+ *   t1p_mq_thread: one thread per code-block (sorted order, so a warp holds blocks of similar
  *     work) feeds the chunk's symbol lists to the MQ coder through j2ki_t1p_code_pass (the
  *     driver j2ki_t1p_code runs on the host), writing the data bytes, passes[].rate / term /
  *     slope and, after the last pass or an error, J2kiCblkRes.
@@ -29,9 +30,11 @@
  * Why chunks: the symbols of a whole block are bounded by numbps (n + 2 c) + n (n samples,
  * c full stripe columns; proof at t1p_syms_cap), and numbps is only bounded by the band's
  * nb_mag_bits, which the scratch size does not know: 31 planes of 32 x 32 blocks would be
- * 48 KB per block, 1.3 GB for a 4K DCI frame. A chunk of 4 planes needs 7 KB per block
- * (t1p_layout: 10.2 KB per slot with the words and the coder, 268 MB for 4K DCI's 26,292
- * blocks), at the price of 2 x 8 launches per frame, most of them nearly empty.
+ * 48 KB per block, 1.3 GB for a 4K DCI frame. A chunk of 4 planes needs 7 KB per block,
+ * twice over for the double buffering (t1p_layout: about 17 KB per slot with the words and
+ * the coder, about 450 MB for 4K DCI's 26,292 blocks; the device memory of a 4K DCI frame
+ * slot went from 598 to 779 MB), at the price of 9 launches per frame, most of them nearly
+ * empty.
  *
  * Warp discipline: every lane of the model kernel's warp takes part in every shuffle and
  * ballot (lanes whose columns lie beyond w carry zero words, masks and counts); the only
@@ -39,20 +42,15 @@
  * lane reads and writes only the words of its own columns (the neighbours' chi bits and new
  * significance masks come by shuffles), the __syncwarp() calls mark the phase boundaries.
  *
- * NOT YET RUN ON A GPU (written on a machine without one). On the host: test_t1_par's
- * code_chunked models the driver (chunks, symbol bound, j2ki_t1p_code_pass) and
- * `make check-t1p-emu` runs these two kernels themselves, warps as threads, against the
- * serial coder. A device run must show:
- *   1. J2KC_CUDA_T1_VARIANT=128 tests/check-cuda.sh build: every per-stage tier-1 line "ok
- *      ... (kernel variant -1, J2KC_CUDA_T1_VARIANT=128) ... bytes identical" (the
- *      variable reaches the per-stage check, its capacity-overflow check and the end-to-end
- *      encodes, which all ask for the default), every end-to-end codestream identical;
- *   2. the same under compute-sanitizer --tool memcheck, racecheck and synccheck
- *      (CHECK_CUDA_SANITIZE=1 runs memcheck and racecheck on three configurations);
- *   3. check-cuda.sh build --bench: "ok ... kernel variant 128" on both bench frames (2K
- *      32x32 9/7, 2K 64x64 5/3: NC = 2) and its tier-1 ms against variants 8 and 64 + 8;
- *   4. bench/j2kbench at 4K DCI (BENCH_CASES=dci4k) with J2KC_CUDA_T1_VARIANT=128: st_t1
- *      against the default's 16 ms on an H200, and identical=1.
+ * Verified on an H100 (2026-11-22): check_cuda with J2KC_CUDA_T1_VARIANT=128 (136 checks, per
+ * stage and end to end, identical), compute-sanitizer memcheck, racecheck and synccheck clean
+ * on three configurations. On the host: test_t1_par's code_chunked models the driver (chunks,
+ * symbol bound, j2ki_t1p_code_pass) and `make check-t1p-emu` runs these very functions,
+ * warps as threads, in the launch order of t1p_chunk_kernel, against the serial coder.
+ * Measured (H100, 4K DCI frame alone, tier-1): first port 23.0 ms (the MQ kernel, coding in
+ * place in global memory, took 4 to 5 ms per chunk at 17 cycles per instruction); coder in
+ * registers and contexts in a local array 14.3 ms; MQ of chunk c - 1 beside the modelling
+ * of chunk c in one launch 13.7 ms (8 lanes, the former default: 17.0 ms).
  */
 #define T1P_PLANES 4
 #define T1P_CHUNKS ((J2KI_T1_MAX_PLANES + T1P_PLANES - 1) / T1P_PLANES)
