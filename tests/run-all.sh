@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, then checker.sh,
+# Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 kernels
+# emulated on the host (make check-t1p-emu, when configured with CUDA), then checker.sh,
 # conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -43,6 +44,19 @@ run_units() {   # run_units BUILD_DIR PREFIX
     fi
 }
 run_units "$BUILD" ""
+
+# The default CUDA tier-1 kernels (J2KI_T1_CUDA_PAR) run on the host, warps as threads, against
+# the serial coder: their source is tested wherever the CUDA headers are, GPU or not.
+if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
+    if make -s B="$BUILD" check-t1p-emu > "$LOG/t1p-emu.log" 2>&1; then
+        echo "ok t1p-emu: $(tail -n 1 "$LOG/t1p-emu.log" | sed 's/^ok t1p_emu: //')"; pass=$((pass + 1))
+    else
+        echo "FAIL t1p-emu (log: $LOG/t1p-emu.log)"; grep -m 10 '^FAIL' "$LOG/t1p-emu.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
+else
+    echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
+fi
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them
     local name=$1 path=$2 rc log="$LOG/${1//\//-}.log"
