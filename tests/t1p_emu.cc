@@ -153,6 +153,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     /* the launches of t1p_chunk_kernel: launch c models chunk c and MQ-codes chunk c - 1
      * (here the model first, so that a wrong copy of the counts or symbols shows) */
     static uint32_t words[4][8 * 64 * 33];
+    uint16_t mq_ctx[T1P_CTX_STEP];
     for (int c = 0; c <= T1P_CHUNKS; c++) {
         for (unsigned b = 0; c < T1P_CHUNKS && b < (n + 3) / 4; b++)
             for (unsigned wb = 0; wb < 4; wb++) {
@@ -174,7 +175,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
                 for (auto &t : th) t.join();
             }
         for (unsigned j = 0; c > 0 && j < n; j++)
-            t1p_mq_thread(j, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
+            t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
                           nbps.data(), stat.data(), slots.data(), lay, c - 1);
     }
     /* reference */

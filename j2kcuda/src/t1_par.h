@@ -458,6 +458,36 @@ J2KI_HD int64_t j2ki_t1p_pass(J2kiT1State *st, J2kiT1pStripe *sc, int type, int 
 J2KI_HD void j2ki_t1p_feed(J2kiMqc *mqc, uint16_t *ctx, const uint8_t *syms, uint32_t n, int raw)
 {
     uint32_t i;
+#ifdef __CUDA_ARCH__
+    /* On the device the list is read a 32-bit word at a time, the next word loaded 4 symbols
+     * ahead, so that no symbol waits on its own load: the loads leave the dependency chain of
+     * the coder (context state -> Qe -> A, C). Every word read holds a symbol of the list. */
+    if (!n)
+        return;
+    const uintptr_t adr = (uintptr_t)syms;
+    const uint32_t *w = (const uint32_t *)(adr & ~(uintptr_t)3);
+    uint32_t left = 4 - (uint32_t)(adr & 3), cur = w[0] >> (8 * (adr & 3)), nxt = left < n ? w[1] : 0;
+    J2kiMqcReg r = j2ki_mqc_reg_get(mqc);
+    for (i = 0; i < n; i++) {
+        uint32_t s;
+        if (!left) {                       /* symbol i starts word w + 1 */
+            cur = nxt;
+            left = 4;
+            w++;
+            nxt = i + 4 < n ? w[1] : 0;
+        }
+        s = cur & 0xFF;
+        cur >>= 8;
+        left--;
+        if (raw)
+            j2ki_mqc_raw_put(mqc, s & 1);
+        else
+            j2ki_mqc_encode_r(mqc, &r, &ctx[s >> 1], s & 1);
+    }
+    if (!raw)
+        j2ki_mqc_reg_put(mqc, &r);
+    return;
+#endif
     if (raw) {
         for (i = 0; i < n; i++)
             j2ki_mqc_raw_put(mqc, syms[i] & 1);

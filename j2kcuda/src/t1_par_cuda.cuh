@@ -57,6 +57,7 @@
 #define T1P_ALL 0xFFFFFFFFu
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
+#define T1P_CTX_STEP 22       /* halfwords between the MQ threads' context states in shared memory */
 
 /*
  * Symbols of one chunk of a w x h block, at most: T1P_PLANES (n + 2 c) + n. In one bit-plane
@@ -360,7 +361,8 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
  * Chunk 0 also reports the blocks with nothing to code or a numbps the others reject, exactly
  * as t1_lanes_kernel does; the last pass, or an error, writes the result.
  */
-__device__ __forceinline__ void t1p_mq_thread(uint32_t j, const J2kiCblkDev *cblks, const uint32_t *order,
+__device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J2kiCblkDev *cblks,
+                                              const uint32_t *order,
                                               uint32_t nb_cblks, int cblk_style, int bypass_start,
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
@@ -397,14 +399,13 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, const J2kiCblkDev *cbl
         const uint32_t *cnt = (const uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
         const uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
         uint32_t pos = 0;
-        /* The coder and the context states of the chunk in registers and a local array (L1,
-         * write-back), not in the slot: coded in place in global memory, every symbol's
+        /* The coder and the context states of the chunk in registers and shared memory (ctx,
+         * the thread's 19 states), not in the slot: coded in place in global memory, every symbol's
          * context load waited on the previous symbol's store to the same line (the first
          * device profile: 4 to 5 ms per chunk, 17 cycles per instruction). Stored back once
          * per chunk; the marks, written once per pass, stay in the slot. */
         J2kiMqc mqc = b->st.mqc;
         J2kiT1pCoder cd = b->cd;
-        uint16_t ctx[19];
         J2kiT1pMq q;
         if (chunk == 0) {
             j2ki_t1p_coder_init(ctx, &cd);
@@ -459,9 +460,12 @@ __global__ void __launch_bounds__(128) t1p_chunk_kernel(const int32_t *samples, 
                                                         uint32_t qblocks)
 {
     extern __shared__ __align__(16) uint8_t t1p_smem_words[];
+    /* the MQ threads' context states: 22 halfwords (11 words, odd) apart, so that 32 threads
+     * reading the same context hit 32 banks */
+    __shared__ uint16_t t1p_ctx_s[128 * T1P_CTX_STEP];
     t1_tables_load();
     if (blockIdx.x < qblocks) {
-        t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, cblks, order, nb_cblks, cblk_style, bypass_start, data,
+        t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, t1p_ctx_s + threadIdx.x * T1P_CTX_STEP, cblks, order, nb_cblks, cblk_style, bypass_start, data,
                       passes, res, flag, nbps, stat, slots, lay, c - 1);
     } else {
         const uint32_t w = threadIdx.x >> 5;
