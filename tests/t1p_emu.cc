@@ -39,7 +39,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __shared__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __align__(x) __attribute__((aligned(x)))
 
 #include "t1_core.h"

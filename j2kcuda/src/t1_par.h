@@ -117,12 +117,47 @@ typedef struct J2kiT1pPass {
 
 /** What one lane produces for its column in one evaluation (lane-private storage). */
 typedef struct J2kiT1pCol {
-    uint8_t  sym[J2KI_T1P_COL_SYMS];
+    uint64_t lo;                  /**< symbols 0..7, symbol q in bits 8q..8q+7 */
+    uint32_t hi;                  /**< symbols 8..9 (J2KI_T1P_COL_SYMS) */
     int      n;                   /**< symbols */
     uint32_t sig;                 /**< rows (bit r) that became significant */
     uint32_t set;                 /**< pi (SPP) or mu (MRP) bits to set in the word */
     int64_t  sum;                 /**< distortion terms, factored as the serial pass */
 } J2kiT1pCol;
+
+/* A column's symbols are packed in two integers rather than a byte array, and its magnitudes
+ * are read through j2ki_t1p_mg: on the GPU an array indexed by a run-time row or symbol
+ * number lives in local memory, these stay in registers. */
+J2KI_HD void j2ki_t1p_push(J2kiT1pCol *o, uint32_t sym)
+{
+    const int q = o->n++;
+    if (q < 8)
+        o->lo |= (uint64_t)sym << (8 * q);
+    else
+        o->hi |= sym << (8 * (q - 8));
+}
+
+J2KI_HD uint8_t j2ki_t1p_col_sym(const J2kiT1pCol *o, int q)
+{
+    return (uint8_t)(q < 8 ? o->lo >> (8 * q) : o->hi >> (8 * (q - 8)));
+}
+
+J2KI_HD void j2ki_t1p_col_clear(J2kiT1pCol *o)
+{
+    o->lo = 0;
+    o->hi = 0;
+    o->n = 0;
+    o->sig = 0;
+    o->set = 0;
+    o->sum = 0;
+}
+
+/** mg[r], r in 0..3, by selection (no run-time array index). */
+J2KI_HD uint32_t j2ki_t1p_mg(const uint32_t *mg, int r)
+{
+    const uint32_t a = (r & 1) ? mg[1] : mg[0], b = (r & 1) ? mg[3] : mg[2];
+    return (r & 2) ? b : a;
+}
 
 /** Per-stripe scratch of the lanes (a GPU keeps it in registers and shared memory). */
 typedef struct J2kiT1pStripe {
@@ -179,11 +214,11 @@ J2KI_HD void j2ki_t1p_zc(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t *w, uint3
                          uint32_t cr, int r, uint32_t mg)
 {
     uint32_t wm = *w & p->vcw, bit = (mg >> p->s) & 1;
-    o->sym[o->n++] = p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit)
-                            : J2KI_T1P_SYM(p->zc[(wm >> (3 * r)) & 0x1FFu], bit);
+    j2ki_t1p_push(o, p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit)
+                            : J2KI_T1P_SYM(p->zc[(wm >> (3 * r)) & 0x1FFu], bit));
     if (bit) {
-        o->sym[o->n++] = p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, (wm >> (19 + r)) & 1)
-                                : j2ki_t1p_sign_sym(wm, cl, cr, r);
+        j2ki_t1p_push(o, p->raw ? J2KI_T1P_SYM(J2KI_T1P_CX_RAW, (wm >> (19 + r)) & 1)
+                                : j2ki_t1p_sign_sym(wm, cl, cr, r));
         *w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
         o->sig |= 1u << r;
         o->sum += j2ki_t1_sig_term(mg, p->g, p->lmask, p->base);
@@ -202,14 +237,11 @@ J2KI_HD void j2ki_t1p_spp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
 {
     uint32_t w = word | j2ki_t1p_spread(left) << 3;
     int r;
-    o->n = 0;
-    o->sig = 0;
-    o->set = 0;
-    o->sum = 0;
+    j2ki_t1p_col_clear(o);
     for (r = 0; r < nr; r++) {
         if (!((j2ki_t1_spp_rows(w & p->vcw) >> r) & 1))
             continue;
-        j2ki_t1p_zc(p, o, &w, cl, cr, r, mg[r]);
+        j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
         o->set |= J2KI_T1_PI(r);
     }
 }
@@ -220,24 +252,21 @@ J2KI_HD void j2ki_t1p_mrp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
 {
     uint32_t wm = word & p->vcw;
     uint32_t todo = j2ki_t1_mrp_rows(word) & ((1u << nr) - 1u);
-    o->n = 0;
-    o->sig = 0;
-    o->set = 0;
-    o->sum = 0;
+    j2ki_t1p_col_clear(o);
     while (todo) {
         int r = j2ki_t1_ctz(todo);
-        uint32_t bit = (mg[r] >> p->s) & 1, mu, nz;
+        uint32_t m = j2ki_t1p_mg(mg, r), bit = (m >> p->s) & 1, mu, nz;
         todo &= todo - 1;
         if (p->raw) {
-            o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit);
+            j2ki_t1p_push(o, J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit));
         } else {
             /* Table D.4: 16 after the first refinement, else 15 with a significant
              * neighbour (3 x 3 less the sample), else 14 */
             mu = (wm >> (28 + r)) & 1;
             nz = ((wm >> (3 * r)) & 0x1EFu) != 0;
-            o->sym[o->n++] = J2KI_T1P_SYM(14 + (nz | mu) + mu, bit);
+            j2ki_t1p_push(o, J2KI_T1P_SYM(14 + (nz | mu) + mu, bit));
         }
-        o->sum += j2ki_t1_ref_term(mg[r], p->s, p->g, p->lmask);
+        o->sum += j2ki_t1_ref_term(m, p->s, p->g, p->lmask);
         o->set |= J2KI_T1_MU(r);
     }
 }
@@ -255,23 +284,20 @@ J2KI_HD void j2ki_t1p_cup_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
     const uint32_t rl_busy = (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL) & p->vcw;
     uint32_t w = word | j2ki_t1p_spread(left) << 3, todo;
     int r;
-    o->n = 0;
-    o->sig = 0;
-    o->set = 0;
-    o->sum = 0;
+    j2ki_t1p_col_clear(o);
     if (nr == 4 && !(w & rl_busy)) {
         uint32_t bits = ((mg[0] >> p->s) & 1) | ((mg[1] >> p->s) & 1) << 1 |
                         ((mg[2] >> p->s) & 1) << 2 | ((mg[3] >> p->s) & 1) << 3;
-        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_RL, bits != 0);
+        j2ki_t1p_push(o, J2KI_T1P_SYM(J2KI_T1_CTX_RL, bits != 0));
         if (!bits)
             return;
         r = j2ki_t1_ctz(bits);
-        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r >> 1);
-        o->sym[o->n++] = J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r & 1);
-        o->sym[o->n++] = j2ki_t1p_sign_sym(w & p->vcw, cl, cr, r);
+        j2ki_t1p_push(o, J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r >> 1));
+        j2ki_t1p_push(o, J2KI_T1P_SYM(J2KI_T1_CTX_UNI, (uint32_t)r & 1));
+        j2ki_t1p_push(o, j2ki_t1p_sign_sym(w & p->vcw, cl, cr, r));
         w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
         o->sig |= 1u << r;
-        o->sum += j2ki_t1_sig_term(mg[r], p->g, p->lmask, p->base);
+        o->sum += j2ki_t1_sig_term(j2ki_t1p_mg(mg, r), p->g, p->lmask, p->base);
         todo = 0xEu << r & 0xFu;          /* the rows below: insignificant, not visited */
     } else {
         todo = j2ki_t1_cup_rows(w) & ((1u << nr) - 1u);
@@ -279,7 +305,7 @@ J2KI_HD void j2ki_t1p_cup_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
     while (todo) {
         r = j2ki_t1_ctz(todo);
         todo &= todo - 1;
-        j2ki_t1p_zc(p, o, &w, cl, cr, r, mg[r]);
+        j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
     }
 }
 
@@ -429,7 +455,7 @@ J2KI_HD int64_t j2ki_t1p_pass(J2kiT1State *st, J2kiT1pStripe *sc, int type, int 
             uint32_t o = base + sc->off[x] - (uint32_t)sc->col[x].n;
             int i;
             for (i = 0; i < sc->col[x].n; i++)
-                syms[o + (uint32_t)i] = sc->col[x].sym[i];
+                syms[o + (uint32_t)i] = j2ki_t1p_col_sym(&sc->col[x], i);
             sum += sc->col[x].sum;
         }
         base += p.w ? sc->off[p.w - 1] : 0;

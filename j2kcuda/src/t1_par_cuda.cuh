@@ -272,10 +272,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             J2kiT1pCol o[NC];
             uint32_t n[NC], osig[NC], incl[NC];
             for (int c = 0; c < NC; c++) {
-                o[c].n = 0;
-                o[c].sig = 0;
-                o[c].set = 0;
-                o[c].sum = 0;
+                j2ki_t1p_col_clear(&o[c]);
                 if (act[c]) {
                     if (type == 0)
                         j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
@@ -305,7 +302,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 uint32_t off = pos + base + incl[c] - n[c];
                 if (off + n[c] <= lay.syms_cap) {
                     for (uint32_t q = 0; q < n[c]; q++)
-                        syms[off + q] = o[c].sym[q];
+                        syms[off + q] = j2ki_t1p_col_sym(&o[c], (int)q);
                 } else {
                     bad = 1;
                 }
@@ -453,7 +450,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
  * the next chunk's modelling hides most of it.
  */
 template <int NC>
-__global__ void __launch_bounds__(128) t1p_chunk_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
+__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
                                                         const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, uint8_t *data, J2kiPass *passes,
                                                         J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
