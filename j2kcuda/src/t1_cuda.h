@@ -63,8 +63,8 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
  *  modelling of the next, for blocks at most 64 wide (else the serial default for the size).
  *  J2KI_T1_CUDA_DEFAULT (-1) chooses from the code-block size, as measured on an H100
  *  (2026-11-22, bench frames, tier-1 time of one frame alone): 32x32 blocks, J2KI_T1_CUDA_PAR:
- *  4K DCI 11.4 ms against 17.0 for 8 lanes (104 against 72 frames/s with 8 in flight), 2K DCI
- *  7.7 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on
+ *  4K DCI 10.3 ms against 17.0 for 8 lanes (112 against 72 frames/s with 8 in flight), 2K DCI
+ *  7.4 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on
  *  an H200 (4K 4:2:2 10-bit lossless 9.5 ms against 18.5 for 1 lane), J2KI_T1_CUDA_PAR 20.0
  *  ms against 13.9 for shared words with 1 lane. */
 #define J2KI_T1_CUDA_DEFAULT (-1)
