@@ -13,7 +13,8 @@
  * (adds a 2K timing run through the public API, and times every tier-1 kernel variant,
  * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
  * tier-1 kernel variant N everywhere (the per-stage check, its overflow check and the end to
- * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=128 checks J2KI_T1_CUDA_PAR.
+ * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial
+ * kernel where the default is J2KI_T1_CUDA_PAR (blocks of up to 32x32).
  * Exit status 0 only when every check passed; 77 when no CUDA device is present.
  */
 extern "C" {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # What the team runs on a GPU machine after GPU code changes (CI has no GPU):
-#   1. build with CUDA, 2. make check-cuda (per-stage + end-to-end reference vs CUDA),
+#   1. build with CUDA, 2. make check-cuda (per-stage + end-to-end reference vs CUDA; again with the
+#      serial tier-1 kernel J2KC_CUDA_T1_VARIANT=8),
 #   3. reference vs CUDA codestreams, byte for byte, on 2K and 4K DCI frames and a lossless
 #      4:2:2 10-bit frame through j2kc, 4. compute-sanitizer memcheck and racecheck on the
 #      check program's small cases and on a 2K and a 4K DCI encode.
@@ -24,6 +25,14 @@ bash tests/check-cuda.sh "$B" > "$OUT/check-cuda.log" 2>&1
 rc=$?
 grep -E "^(FAIL|ok|#)" "$OUT/check-cuda.log" | tail -n 25
 [ $rc = 0 ] || { echo "FAIL check-cuda (exit $rc)"; fail=1; }
+
+# The default tier-1 for blocks of up to 32x32 is the column-parallel coder; the serial
+# kernels it replaced still code blocks wider than 64: check them on every configuration too.
+log "check-cuda, serial tier-1 (J2KC_CUDA_T1_VARIANT=8)"
+J2KC_CUDA_T1_VARIANT=8 bash tests/check-cuda.sh "$B" > "$OUT/check-cuda-v8.log" 2>&1
+rc=$?
+tail -n 1 "$OUT/check-cuda-v8.log"
+[ $rc = 0 ] || { grep "^FAIL" "$OUT/check-cuda-v8.log" | head; echo "FAIL check-cuda variant 8 (exit $rc)"; fail=1; }
 
 log "frames"
 F=/tmp/dv

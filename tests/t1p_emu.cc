@@ -10,7 +10,7 @@
  * (1 and 2 columns per lane), four magnitude
  * classes, frac_bits 0 and 5, capacity overflows and too many bit-planes, 14 code-block
  * styles. Not a GPU: memory ordering, timing and the device compiler are not tested here
- * (check_cuda with J2KC_CUDA_T1_VARIANT=128 does that on a device).
+ * (check_cuda does that on a device: the variant is the default for blocks of up to 32x32).
  * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
  * Usage: t1p_emu [blocks style bypass_start seed [max_bits]] (one configuration; none: the
  * 16, two of them with magnitudes of up to 31 bits, every chunk).
