@@ -82,6 +82,9 @@ static const Cfg cfgs[] = {
     { "layers-bytes",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "layers=3 bytes=20000" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
+    /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
+     * shared memory than a launch gets, so the serial kernel must take them (t1p_usable) */
+    { "cblk-8x512-tall",   1,   40,  700, 0, 0,  8, 0, 0, 0, 0, "cblk=8x512 levels=1 lossless=1" },
 };
 
 static int verbose;

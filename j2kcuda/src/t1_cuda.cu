@@ -374,6 +374,8 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
 
 /* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
+static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) <= T1P_SMEM_TABLES,
+              "t1p_usable counts the tables' shared memory");
 
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                     int cblk_style, int bypass_start, int max_w, int max_h,

@@ -114,11 +114,18 @@ static T1pLayout t1p_layout(int max_w, int max_h)
 /* Dynamic shared memory of t1p_model_kernel (4 warps, each its block's words). */
 static size_t t1p_smem(const T1pLayout *l) { return (size_t)4 * l->ns * l->ws * 4; }
 
-/* The variant applies: blocks at most 64 wide, words of 4 warps within 48 KB. */
+/* Static shared memory of t1p_chunk_kernel: the coder's tables (t1_tables_load; t1_cuda.cu
+ * asserts that they fit) and the MQ threads' context states. */
+#define T1P_SMEM_TABLES 2048
+#define T1P_SMEM_STATIC (T1P_SMEM_TABLES + 128 * T1P_CTX_STEP * 2)
+
+/* The variant applies: blocks at most 64 wide, words of 4 warps and the static shared memory
+ * within the 48 KB a launch gets without opting in (a code-block 8 x 512 in a band 350 rows
+ * high needs 88 stripes: 45 KB of words, so the serial kernels code it). */
 static int t1p_usable(int max_w, int max_h)
 {
     T1pLayout l = t1p_layout(max_w, max_h);
-    return max_w <= 64 && t1p_smem(&l) <= 48 * 1024;
+    return max_w <= 64 && t1p_smem(&l) + T1P_SMEM_STATIC <= 48 * 1024;
 }
 
 /* Scratch of the variant beyond the keys, indices and sort storage: numbps and status per
