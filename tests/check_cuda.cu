@@ -85,6 +85,8 @@ static const Cfg cfgs[] = {
     /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
      * shared memory than a launch gets, so the serial kernel must take them (t1p_usable) */
     { "cblk-8x512-tall",   1,   40,  700, 0, 0,  8, 0, 0, 0, 0, "cblk=8x512 levels=1 lossless=1" },
+    /* 128 x 8 blocks: area 1024 but wider than the column-parallel tier-1 takes: 8 lanes */
+    { "cblk-128x8",        1,  300,   40, 0, 0,  8, 0, 0, 0, 0, "cblk=128x8 levels=2" },
 };
 
 static int verbose;

@@ -117,9 +117,9 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
     if (variant < 0 && env && *env >= '0' && *env <= '9')
         variant = atoi(env);
     if (variant < 0)
-        variant = area <= 1024 && t1p_usable(max_w, max_h) ? J2KI_T1_CUDA_PAR : J2KI_T1_CUDA_SMEM + 4;
+        variant = area <= 1024 ? J2KI_T1_CUDA_PAR : J2KI_T1_CUDA_SMEM + 4;
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
-        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
+        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;   /* e.g. 128 x 8 blocks: 8 lanes, as before */
     return variant;
 }
 
