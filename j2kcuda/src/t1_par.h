@@ -512,8 +512,7 @@ J2KI_HD void j2ki_t1p_feed(J2kiMqc *mqc, uint16_t *ctx, const uint8_t *syms, uin
     }
     if (!raw)
         j2ki_mqc_reg_put(mqc, &r);
-    return;
-#endif
+#else
     if (raw) {
         for (i = 0; i < n; i++)
             j2ki_mqc_raw_put(mqc, syms[i] & 1);
@@ -523,6 +522,7 @@ J2KI_HD void j2ki_t1p_feed(J2kiMqc *mqc, uint16_t *ctx, const uint8_t *syms, uin
             j2ki_mqc_encode_r(mqc, &r, &ctx[syms[i] >> 1], syms[i] & 1);
         j2ki_mqc_reg_put(mqc, &r);
     }
+#endif
 }
 
 /**
