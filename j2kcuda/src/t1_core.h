@@ -626,6 +626,90 @@ J2KI_HD uint32_t j2ki_t1_seg_end(const J2kiPass *passes, int nb_passes, int i)
 }
 
 /**
+ * Codeword segments around a block's passes (D.4), shared by j2ki_t1_code_cols and the
+ * column-parallel coder (t1_par.h: j2ki_t1p_code_pass, the CUDA MQ threads), which feeds a
+ * pass's symbols between the same three steps: j2ki_t1_seg_open before the pass,
+ * j2ki_t1_segmark after a cleanup pass, j2ki_t1_seg_close after it.
+ */
+typedef struct J2kiT1Seg {
+    int32_t  seg_start;           /**< start of the open segment; after the last pass: *len */
+    uint32_t prev_rate;           /**< rate of the last pass given one */
+    int      first, open;         /**< first pass of the open segment, whether one is open */
+} J2kiT1Seg;
+
+J2KI_HD void j2ki_t1_seg_init(J2kiT1Seg *sg)
+{
+    sg->seg_start = 0;
+    sg->prev_rate = 0;
+    sg->first = 0;
+    sg->open = 0;
+}
+
+/** Before pass i: opens a segment (MQ, or raw for a BYPASS raw pass) if none is open. */
+J2KI_HD void j2ki_t1_seg_open(J2kiT1Seg *sg, J2kiMqc *m, int i, int raw, uint8_t *buf, uint32_t cap)
+{
+    if (sg->open)
+        return;
+    if (raw)
+        j2ki_mqc_raw_init(m, buf, cap, sg->seg_start);
+    else
+        j2ki_mqc_init(m, buf, cap, sg->seg_start);
+    sg->open = 1;
+    sg->first = i;
+}
+
+/** After a cleanup pass: with SEGMARK, 1010 in the uniform context (D.5). */
+J2KI_HD void j2ki_t1_segmark(J2kiMqc *m, uint16_t *ctx, int cblk_style)
+{
+    if (cblk_style & J2KI_CBLK_SEGMARK) {
+        j2ki_mqc_encode(m, &ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(m, &ctx[J2KI_T1_CTX_UNI], 0);
+        j2ki_mqc_encode(m, &ctx[J2KI_T1_CTX_UNI], 1);
+        j2ki_mqc_encode(m, &ctx[J2KI_T1_CTX_UNI], 0);
+    }
+}
+
+/**
+ * After pass i (raw: j2ki_t1_pass_raw, term: j2ki_t1_pass_term): writes passes[i].slope (0)
+ * and .term, terminates the segment
+ * and writes the rates of its passes, or marks the pass's truncation point (marks[i]); RESET
+ * resets ctx. passes[i].dist is the caller's. Returns 0 or J2KC_ERR_BUFSIZE (cap exceeded).
+ */
+J2KI_HD int j2ki_t1_seg_close(J2kiT1Seg *sg, J2kiMqc *m, uint16_t *ctx, J2kiMqcMark *marks, int i,
+                              int raw, int term, int cblk_style, const uint8_t *buf, J2kiPass *passes)
+{
+    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0, j;
+    int32_t end;
+    passes[i].slope = 0;
+    passes[i].term = (uint8_t)term;
+    if (term) {
+        if (raw)
+            end = j2ki_mqc_raw_flush(m, pterm);
+        else
+            end = pterm ? j2ki_mqc_flush_pterm(m) : j2ki_mqc_flush(m);
+        if (m->overflow)
+            return J2KC_ERR_BUFSIZE;
+        for (j = sg->first; j < i; j++) {
+            int32_t r = raw ? j2ki_imin(marks[j].bp, end) : j2ki_mqc_trunc_len(buf, sg->seg_start, end, &marks[j]);
+            sg->prev_rate = (uint32_t)r > sg->prev_rate ? (uint32_t)r : sg->prev_rate;
+            passes[j].rate = sg->prev_rate;
+        }
+        passes[i].rate = sg->prev_rate = (uint32_t)end;
+        sg->seg_start = end;
+        sg->open = 0;
+    } else if (raw) {
+        marks[i].bp = j2ki_mqc_raw_len(m);
+    } else {
+        marks[i] = j2ki_mqc_mark(m);
+    }
+    if (m->overflow)
+        return J2KC_ERR_BUFSIZE;
+    if (cblk_style & J2KI_CBLK_RESET)
+        j2ki_mqc_reset_ctx(ctx);
+    return 0;
+}
+
+/**
  * j2ki_t1_code for a block whose flags memory already holds the stripe-column words (as
  * j2ki_t1_build_cols leaves them; t1_cuda.cu builds them straight from the coefficients).
  */
@@ -633,70 +717,33 @@ J2KI_HD int j2ki_t1_code_cols(J2kiT1State *st, int numbps, int cblk_style, int b
                               int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
                               int max_passes, uint32_t *len)
 {
-    int nb_passes = 3 * numbps - 2, i, j, first = 0, open = 0;
-    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
-    int32_t seg_start = 0, end;
-    uint32_t prev_rate = 0;
+    int nb_passes = 3 * numbps - 2, i, ret;
+    J2kiT1Seg sg;
     if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
     j2ki_mqc_reset_ctx(st->ctx);
+    j2ki_t1_seg_init(&sg);
     for (i = 0; i < nb_passes; i++) {
         int k = (i + 2) / 3, type = (i + 2) % 3;
         int s = numbps - 1 - k + frac_bits, g = j2ki_t1_dist_shift(s);
         int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
         int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
         int64_t d;
-        if (!open) {
-            if (raw)
-                j2ki_mqc_raw_init(&st->mqc, buf, cap, seg_start);
-            else
-                j2ki_mqc_init(&st->mqc, buf, cap, seg_start);
-            open = 1;
-            first = i;
-        }
+        j2ki_t1_seg_open(&sg, &st->mqc, i, raw, buf, cap);
         if (type == 0)
             d = j2ki_t1_spp(st, s, g, raw);
         else if (type == 1)
             d = j2ki_t1_mrp(st, s, g, raw);
         else {
             d = j2ki_t1_cup(st, s, g);
-            if (cblk_style & J2KI_CBLK_SEGMARK) {   /* D.5: 1010 in the uniform context */
-                j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-                j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
-                j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 1);
-                j2ki_mqc_encode(&st->mqc, &st->ctx[J2KI_T1_CTX_UNI], 0);
-            }
+            j2ki_t1_segmark(&st->mqc, st->ctx, cblk_style);
         }
         passes[i].dist = ldexp((double)d, 2 * g - 2 * frac_bits - 2);
-        passes[i].slope = 0;
-        passes[i].term = (uint8_t)term;
-        if (term) {
-            if (raw)
-                end = j2ki_mqc_raw_flush(&st->mqc, pterm);
-            else
-                end = pterm ? j2ki_mqc_flush_pterm(&st->mqc) : j2ki_mqc_flush(&st->mqc);
-            if (st->mqc.overflow)
-                return J2KC_ERR_BUFSIZE;
-            for (j = first; j < i; j++) {
-                int32_t r = raw ? j2ki_imin(st->marks[j].bp, end)
-                                : j2ki_mqc_trunc_len(buf, seg_start, end, &st->marks[j]);
-                prev_rate = (uint32_t)r > prev_rate ? (uint32_t)r : prev_rate;
-                passes[j].rate = prev_rate;
-            }
-            passes[i].rate = prev_rate = (uint32_t)end;
-            seg_start = end;
-            open = 0;
-        } else if (raw) {
-            st->marks[i].bp = j2ki_mqc_raw_len(&st->mqc);
-        } else {
-            st->marks[i] = j2ki_mqc_mark(&st->mqc);
-        }
-        if (st->mqc.overflow)
-            return J2KC_ERR_BUFSIZE;
-        if (cblk_style & J2KI_CBLK_RESET)
-            j2ki_mqc_reset_ctx(st->ctx);
+        if ((ret = j2ki_t1_seg_close(&sg, &st->mqc, st->ctx, st->marks, i, raw, term, cblk_style, buf,
+                                     passes)) != 0)
+            return ret;
     }
-    *len = (uint32_t)seg_start;
+    *len = (uint32_t)sg.seg_start;
     return 0;
 }
 

@@ -526,19 +526,12 @@ J2KI_HD void j2ki_t1p_feed(J2kiMqc *mqc, uint16_t *ctx, const uint8_t *syms, uin
 }
 
 /**
- * The MQ side of j2ki_t1p_code between passes (codeword segment bookkeeping, D.4), so that
- * a caller can feed the passes one at a time, in separate calls or kernels (t1_cuda.cu,
- * J2KI_T1_CUDA_PAR). The MQ coder, its context states and the marks are passed apart (a
- * J2kiT1pMq), so that a kernel can keep the coder in registers and the contexts in fast
- * memory for a run of passes and store them between runs.
+ * The MQ side of j2ki_t1p_code, one pass at a time, so that a caller can feed the passes in
+ * separate calls or kernels (t1_cuda.cu, J2KI_T1_CUDA_PAR), with the segment bookkeeping of
+ * the serial coder (t1_core.h: J2kiT1Seg). The MQ coder, its context states and the marks are
+ * passed apart (a J2kiT1pMq), so that a kernel can keep the coder in registers and the
+ * contexts in fast memory for a run of passes and store them between runs.
  */
-typedef struct J2kiT1pCoder {
-    int32_t  seg_start;           /**< start of the open segment; after the last pass: *len */
-    uint32_t prev_rate;
-    int      first, open;         /**< first pass of the open segment, whether one is open */
-} J2kiT1pCoder;
-
-/** The MQ side of a block: coder, its 19 context states, the marks of its passes. */
 typedef struct J2kiT1pMq {
     J2kiMqc     *mqc;
     uint16_t    *ctx;
@@ -554,74 +547,29 @@ J2KI_HD J2kiT1pMq j2ki_t1p_mq(J2kiT1State *st)
     return q;
 }
 
-J2KI_HD void j2ki_t1p_coder_init(uint16_t *ctx, J2kiT1pCoder *cd)
+J2KI_HD void j2ki_t1p_coder_init(uint16_t *ctx, J2kiT1Seg *sg)
 {
     j2ki_mqc_reset_ctx(ctx);
-    cd->seg_start = 0;
-    cd->prev_rate = 0;
-    cd->first = 0;
-    cd->open = 0;
+    j2ki_t1_seg_init(sg);
 }
 
 /**
  * MQ coding of pass i (of nb_passes) from its n symbols (j2ki_t1p_pass), exactly as
- * j2ki_t1_code_cols() does around its pass: opens a segment if none is open, feeds the
- * symbols, SEGMARK after a cleanup pass, writes passes[i].term and .slope (0), terminates the
- * segment and writes the rates of its passes, or marks the pass's truncation point; RESET.
- * passes[i].dist is the caller's. Returns 0 or J2KC_ERR_BUFSIZE (cap exceeded).
+ * j2ki_t1_code_cols() does around its pass. passes[i].dist is the caller's. Returns 0 or
+ * J2KC_ERR_BUFSIZE (cap exceeded).
  */
-J2KI_HD int j2ki_t1p_code_pass(J2kiT1pMq q, J2kiT1pCoder *cd, int i, int nb_passes,
+J2KI_HD int j2ki_t1p_code_pass(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passes,
                                int cblk_style, int bypass_start, const uint8_t *syms, uint32_t n,
                                uint8_t *buf, uint32_t cap, J2kiPass *passes)
 {
-    int type = (i + 2) % 3, j;
-    int pterm = (cblk_style & J2KI_CBLK_PTERM) != 0;
+    int type = (i + 2) % 3;
     int raw = j2ki_t1_pass_raw(i, cblk_style, bypass_start);
     int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
-    int32_t end;
-    if (!cd->open) {
-        if (raw)
-            j2ki_mqc_raw_init(q.mqc, buf, cap, cd->seg_start);
-        else
-            j2ki_mqc_init(q.mqc, buf, cap, cd->seg_start);
-        cd->open = 1;
-        cd->first = i;
-    }
+    j2ki_t1_seg_open(sg, q.mqc, i, raw, buf, cap);
     j2ki_t1p_feed(q.mqc, q.ctx, syms, n, raw);
-    if (type == 2 && (cblk_style & J2KI_CBLK_SEGMARK)) {   /* D.5: 1010, uniform context */
-        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 1);
-        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 0);
-        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 1);
-        j2ki_mqc_encode(q.mqc, &q.ctx[J2KI_T1_CTX_UNI], 0);
-    }
-    passes[i].slope = 0;
-    passes[i].term = (uint8_t)term;
-    if (term) {
-        if (raw)
-            end = j2ki_mqc_raw_flush(q.mqc, pterm);
-        else
-            end = pterm ? j2ki_mqc_flush_pterm(q.mqc) : j2ki_mqc_flush(q.mqc);
-        if (q.mqc->overflow)
-            return J2KC_ERR_BUFSIZE;
-        for (j = cd->first; j < i; j++) {
-            int32_t r = raw ? j2ki_imin(q.marks[j].bp, end)
-                            : j2ki_mqc_trunc_len(buf, cd->seg_start, end, &q.marks[j]);
-            cd->prev_rate = (uint32_t)r > cd->prev_rate ? (uint32_t)r : cd->prev_rate;
-            passes[j].rate = cd->prev_rate;
-        }
-        passes[i].rate = cd->prev_rate = (uint32_t)end;
-        cd->seg_start = end;
-        cd->open = 0;
-    } else if (raw) {
-        q.marks[i].bp = j2ki_mqc_raw_len(q.mqc);
-    } else {
-        q.marks[i] = j2ki_mqc_mark(q.mqc);
-    }
-    if (q.mqc->overflow)
-        return J2KC_ERR_BUFSIZE;
-    if (cblk_style & J2KI_CBLK_RESET)
-        j2ki_mqc_reset_ctx(q.ctx);
-    return 0;
+    if (type == 2)
+        j2ki_t1_segmark(q.mqc, q.ctx, cblk_style);
+    return j2ki_t1_seg_close(sg, q.mqc, q.ctx, q.marks, i, raw, term, cblk_style, buf, passes);
 }
 
 /**
@@ -634,7 +582,7 @@ J2KI_HD int j2ki_t1p_code_stats(J2kiT1State *st, int numbps, int cblk_style, int
                                 int max_passes, uint32_t *len, J2kiT1pStats *stats)
 {
     J2kiT1pStripe sc;
-    J2kiT1pCoder cd;
+    J2kiT1Seg cd;
     uint8_t syms[J2KI_T1P_MAX_SYMS];
     int nb_passes = 3 * numbps - 2, i, ret;
     uint32_t n;

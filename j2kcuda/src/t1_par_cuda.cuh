@@ -25,7 +25,7 @@
  *     slope and, after the last pass or an error, J2kiCblkRes.
  * What persists between chunks, per code-block (a slot of T1pLayout in the scratch): the
  * stripe-column words, the MQ coder with its contexts and marks (J2kiT1State) and the segment
- * bookkeeping (J2kiT1pCoder); per block also numbps (from t1_prep_kernel) and a status word.
+ * bookkeeping (J2kiT1Seg); per block also numbps (from t1_prep_kernel) and a status word.
  *
  * Why chunks: the symbols of a whole block are bounded by numbps (n + 2 c) + n (n samples,
  * c full stripe columns; proof at t1p_syms_cap), and numbps is only bounded by the band's
@@ -81,7 +81,7 @@ static uint32_t t1p_syms_cap(int max_w, int max_h)
 /* What persists of the MQ side between chunks. */
 typedef struct T1pBlock {
     J2kiT1State  st;          /* mqc, ctx, marks (flags, mag, geometry unused) */
-    J2kiT1pCoder cd;
+    J2kiT1Seg cd;
 } T1pBlock;
 
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
@@ -411,7 +411,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
          * device profile: 4 to 5 ms per chunk, 17 cycles per instruction). Stored back once
          * per chunk; the marks, written once per pass, stay in the slot. */
         J2kiMqc mqc = b->st.mqc;
-        J2kiT1pCoder cd = b->cd;
+        J2kiT1Seg cd = b->cd;
         J2kiT1pMq q;
         if (chunk == 0) {
             j2ki_t1p_coder_init(ctx, &cd);

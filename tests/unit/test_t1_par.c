@@ -101,7 +101,7 @@ static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int fra
     const uint32_t bound = CHUNK_PLANES * (n + 2 * c) + n;
     const int nb_passes = 3 * numbps - 2;
     uint32_t cnt[3 * CHUNK_PLANES], pos, nsym;
-    J2kiT1pCoder cd;
+    J2kiT1Seg cd;
     int k0, i, ret;
     if (nb_passes > MAXP)
         return J2KC_ERR_BUFSIZE;
