@@ -170,23 +170,33 @@ typedef struct J2kiT1pStripe {
     uint32_t   tmp[J2KI_T1P_MAX_W];
 } J2kiT1pStripe;
 
-J2KI_HD J2kiT1pPass j2ki_t1p_pass_begin(J2kiT1State *st, int s, int g, int raw)
+/** A pass of a w x h block at bit-plane s (g: j2ki_t1_dist_shift), zero-coding row zc, vcw
+ *  J2KI_T1_VC_WORD with VCAUSAL else all ones; cols, mag and stride: the host model's arrays
+ *  (the CUDA kernel keeps the words in shared memory and passes NULL). */
+J2KI_HD J2kiT1pPass j2ki_t1p_pass_init(const uint8_t *zc, uint32_t *cols, const uint32_t *mag, int stride,
+                                       int w, int h, uint32_t vcw, int s, int g, int raw)
 {
     J2kiT1pPass p;
-    p.zc = J2KI_T1_ZC + 2 * st->zc_off;
-    p.cols = (uint32_t *)(void *)st->flags;
-    p.mag = st->mag;
-    p.stride = st->stride;
-    p.w = st->w;
-    p.h = st->h;
-    p.nb_stripes = (st->h + 3) >> 2;
-    p.vcw = st->vc_mask != 0xFFFFu ? J2KI_T1_VC_WORD : 0xFFFFFFFFu;
+    p.zc = zc;
+    p.cols = cols;
+    p.mag = mag;
+    p.stride = stride;
+    p.w = w;
+    p.h = h;
+    p.nb_stripes = (h + 3) >> 2;
+    p.vcw = vcw;
     p.s = s;
     p.g = g;
     p.raw = raw;
     p.lmask = (1u << (s - g)) - 1u;
     p.base = p.lmask + 2u + (g > 0);
     return p;
+}
+
+J2KI_HD J2kiT1pPass j2ki_t1p_pass_begin(J2kiT1State *st, int s, int g, int raw)
+{
+    return j2ki_t1p_pass_init(J2KI_T1_ZC + 2 * st->zc_off, (uint32_t *)(void *)st->flags, st->mag, st->stride,
+                              st->w, st->h, st->vc_mask != 0xFFFFu ? J2KI_T1_VC_WORD : 0xFFFFFFFFu, s, g, raw);
 }
 
 /** Rows (bit r, 0..3) spread to bits 3r: the row bit of sigma at row j = r + 1 is then 3 + 3r. */

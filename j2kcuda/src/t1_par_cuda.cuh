@@ -222,20 +222,9 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     for (int pi = i0; pi < i1; pi++) {
         const int kp = (pi + 2) / 3, type = (pi + 2) % 3;
         const int s = numbps - 1 - kp + cb.frac_bits, g = j2ki_t1_dist_shift(s);
-        J2kiT1pPass p;
-        p.zc = zc;
-        p.cols = NULL;
-        p.mag = NULL;
-        p.stride = 0;
-        p.w = w;
-        p.h = h;
-        p.nb_stripes = ns;
-        p.vcw = (cblk_style & J2KI_CBLK_VCAUSAL) ? J2KI_T1_VC_WORD : 0xFFFFFFFFu;
-        p.s = s;
-        p.g = g;
-        p.raw = j2ki_t1_pass_raw(pi, cblk_style, bypass_start);
-        p.lmask = (1u << (s - g)) - 1u;
-        p.base = p.lmask + 2u + (g > 0);
+        const J2kiT1pPass p = j2ki_t1p_pass_init(zc, NULL, NULL, 0, w, h,
+                                                 (cblk_style & J2KI_CBLK_VCAUSAL) ? J2KI_T1_VC_WORD : 0xFFFFFFFFu,
+                                                 s, g, j2ki_t1_pass_raw(pi, cblk_style, bypass_start));
         uint32_t base = 0, bad = 0;
         int64_t sum = 0;
         for (int k = 0; k < ns; k++) {
