@@ -12,7 +12,10 @@
  *    reproduces. After J2KI_RC_MAX_PROBES probes, the next distinct hull slopes are tried one at a
  *    time, and where a set of code-blocks shares the slope that no longer fits, the ties are
  *    split by code-block index (a second bisection on that index), which uses the remaining
- *    bytes deterministically.
+ *    bytes deterministically. That bisection only sizes indices where the selection changes:
+ *    between two code-blocks holding the tied slope every index selects the same passes, so
+ *    each step first narrows the index range to those code-blocks (one tied code-block, the
+ *    usual case, needs no sizing at all; before, it cost about log2(code-blocks) sizings).
  *
  * A threshold is the pair (t, k): a pass ending on a hull vertex is included when its slope is
  * > t, or == t in a code-block whose index in plan->cblks is < k. Larger t (then smaller k)
@@ -155,6 +158,54 @@ static int host_can_split(J2kiRcCtx *c, int l, double lo, double hi)
     return 0;
 }
 
+static void host_tie_span(J2kiRcCtx *c, double s, uint32_t klo, uint32_t khi, uint32_t *first, uint32_t *last)
+{
+    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
+    *first = 1;
+    *last = 0;
+    for (uint32_t i = klo; i < khi && i < plan->nb_cblks; i++)
+        if (j2ki_rc_cblk_has_slope(&plan->cblks[i], s)) {
+            if (*first > *last)
+                *first = i;
+            *last = i;
+        }
+}
+
+static int host_hist(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t *L, uint64_t *H, int first)
+{
+    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
+    uint64_t bytes[J2KC_MAX_COMPS][J2KI_RC_HIST_BINS], mn[J2KI_RC_HIST_BINS], mx[J2KI_RC_HIST_BINS];
+    uint64_t lo = *L, hi = *H;
+    int sh = j2ki_rc_hist_shift(lo, hi);
+    memset(bytes, 0, sizeof(bytes));
+    memset(mn, 0, sizeof(mn));
+    memset(mx, 0, sizeof(mx));
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        int comp = rc_comp(plan, cb), end = j2ki_rc_cblk_end(c, cb, comp, l);
+        uint32_t prev = 0;
+        for (int k = 0; k < end; k++) {
+            uint64_t v;
+            uint32_t n = j2ki_rc_hist_seg(cb, k, end, lo, hi, &prev, &v);
+            if (!v)
+                continue;
+            int b = (int)((v - lo - 1) >> sh);
+            bytes[comp][b] += n;
+            if (!mx[b] || v < mn[b])
+                mn[b] = v;
+            if (v > mx[b])
+                mx[b] = v;
+        }
+    }
+    if (first)
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++) {
+            p->d[cc] = 0;
+            for (int b = 0; b < J2KI_RC_HIST_BINS; b++)
+                p->d[cc] += bytes[cc][b];
+        }
+    return j2ki_rc_hist_level(c, l, p, (const uint64_t (*)[J2KI_RC_HIST_BINS])bytes, mn, mx, L, H);
+}
+
 static int rc_fill_cmp(const void *a, const void *b)
 {
     const J2kiRcFillCand *x = a, *y = b;
@@ -211,7 +262,7 @@ static void host_fill_apply(J2kiRcCtx *c, uint32_t p)
 
 static const J2kiRcOps rc_host_ops = {
     host_hull, host_apply, host_size, host_dist_sum, host_next_slope, host_can_split,
-    host_fill_prepare, host_fill_apply,
+    host_tie_span, host_hist, host_fill_prepare, host_fill_apply,
 };
 
 double j2ki_rc_estimate_psnr(const J2kiPlan *plan)

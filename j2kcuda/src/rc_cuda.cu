@@ -6,7 +6,7 @@
  * takes the same path and reaches every grid.sync() the same number of times (no op returns
  * early in some threads only).
  *
- * Reductions (hull, dist_sum, next_slope, can_split, size's sums): each thread folds its
+ * Reductions (hull, dist_sum, next_slope, can_split, tie_span, size's sums): each thread folds its
  * code-blocks / packets into registers, a warp combines them with shuffles, warp leaders add
  * into the block's shared accumulators, one thread per value flushes the block's result with
  * one global atomic into a grid-wide accumulator set, grid.sync(), every thread reads the set.
@@ -32,6 +32,9 @@
  * grid.sync() per op (the sizing probe of a BYTES search is apply + size = 2, a bisection step
  * adds can_split's 1, a fill probe is fill_apply + size = 2):
  *   hull, dist_sum, next_slope, can_split   1
+ *   tie_span                                1
+ *   hist                                    1 (the search guide: one per narrowing level,
+ *                                           about 2 to 8 per guided probe)
  *   apply, fill_apply                       0 (deferred)
  *   size                                    2: one warp per precinct codes its headers
  *                                           (j2ki_t2_dev_prec_size_warp), sync, one warp per
@@ -102,6 +105,16 @@ typedef struct RcAcc {
 /* zeroed as 64-bit words (phase_begin) */
 static_assert(sizeof(RcAcc) % sizeof(unsigned long long) == 0, "RcAcc not a whole number of words");
 
+/** One histogram of the search guide (j2ki_rc_dev_hist): hull bytes per component and bin,
+ *  each bin's smallest slope bits as ~bits by maximum and largest by maximum (identity 0). */
+typedef struct RcHist {
+    unsigned long long bytes[J2KC_MAX_COMPS][J2KI_RC_HIST_BINS];
+    unsigned long long nmin[J2KI_RC_HIST_BINS];
+    unsigned long long mx[J2KI_RC_HIST_BINS];
+} RcHist;
+#define RC_HIST_WORDS (sizeof(RcHist) / sizeof(unsigned long long))
+#define RC_HIST_ADD_WORDS (J2KC_MAX_COMPS * J2KI_RC_HIST_BINS)   /* the bytes: added; the rest: maxima */
+
 /** The block's accumulators and scratch (shared memory). */
 typedef struct RcBlock {
     unsigned long long comp[J2KC_MAX_COMPS];
@@ -111,7 +124,11 @@ typedef struct RcBlock {
     union {
         uint32_t       warp[RC_WARPS][J2KI_T2_WARP_WORDS]; /* size: each warp's sizing scratch */
         J2kiRcFillCand sort[RC_SORT_CHUNK];                 /* fill_prepare: one chunk */
+        RcHist         hist;                                /* hist: the block's bins */
     } u;
+    /* hist: the level's outcome, from the block's first warp to the others */
+    unsigned long long h_L, h_H, h_up[J2KC_MAX_COMPS], h_d[J2KC_MAX_COMPS];
+    int                h_ret;
 } RcBlock;
 
 /** Everything the decide grid reads, the same for every thread (a __grid_constant__ kernel
@@ -124,6 +141,7 @@ typedef struct RcArgs {
     uint8_t        *est_comp;               /* per sorted candidate: its component */
     uint32_t       *rank;                   /* per code-block: index among the kept, or RC_NO_RANK */
     RcAcc          *acc;                    /* RC_NB_ACC sets */
+    RcHist         *hist;                   /* RC_NB_ACC sets, rotated as acc's (per hist op) */
 } RcArgs;
 
 enum { RC_PEND_NONE, RC_PEND_APPLY, RC_PEND_FILL };
@@ -133,6 +151,7 @@ typedef struct RcDev {
     const RcArgs *a;
     RcBlock      *sh;
     uint32_t      phase;                    /* publishing phases so far */
+    uint32_t      nhist;                    /* hist ops so far */
     uint32_t      nb_kept;
     int           pend;                     /* deferred write of layer_passes: RC_PEND_* */
     uint32_t      pend_p;                   /* RC_PEND_FILL: the kept prefix */
@@ -498,6 +517,183 @@ __device__ __noinline__ int j2ki_rc_dev_can_split(J2kiRcCtx *c, int l, double lo
     return mx != 0 && ~nmin != mx;
 }
 
+__device__ __noinline__ void j2ki_rc_dev_tie_span(J2kiRcCtx *c, double s, uint32_t klo, uint32_t khi,
+                                                 uint32_t *first, uint32_t *last)
+{
+    RcDev *d = (RcDev *)c->opaque;
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
+    unsigned long long nmin = 0, mx = 0;
+    uint32_t end = khi < v->nb_cblks ? khi : v->nb_cblks;
+    /* passes' slopes do not depend on layer_passes: nothing deferred to write here */
+    for (uint32_t i = klo + blockIdx.x * blockDim.x + threadIdx.x; i < end; i += gridDim.x * blockDim.x)
+        if (j2ki_rc_cblk_has_slope(&v->cblks[i], s)) {
+            nmin = ~(unsigned long long)i > nmin ? ~(unsigned long long)i : nmin;
+            mx = (unsigned long long)i + 1 > mx ? (unsigned long long)i + 1 : mx;
+        }
+    block_add(d->sh, 0, nmin, mx);
+    phase_end(d->sh, g);
+    nmin = ld_acc(&g->nmin);
+    mx = ld_acc(&g->umax);
+    if (!mx) {
+        *first = 1;
+        *last = 0;
+    } else {
+        *first = (uint32_t)~nmin;
+        *last = (uint32_t)(mx - 1);
+    }
+}
+
+/**
+ * One level of the search guide (rc_core.h, j2ki_rc_hist_level): every thread bins its
+ * code-blocks' hull segments into the block's shared histogram, blocks add theirs into the
+ * grid's set (sets rotate over hist ops as the accumulator sets over phases, zeroed the same
+ * way), grid.sync(), then the first warp of each block makes the level's decision from the
+ * set, 8 bins per lane: suffix sums of the bytes across the lanes, the crossing bin by a
+ * maximum over the lanes, the same integers and the same j2ki_rc_pred_over as the host's
+ * serial walk.
+ */
+__device__ __noinline__ int j2ki_rc_dev_hist(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t *L, uint64_t *H, int first)
+{
+    RcDev *d = (RcDev *)c->opaque;
+    RcBlock *sh = d->sh;
+    const J2kiT2DevView *v = &d->a->v;
+    RcAcc *g = phase_begin(d);
+    RcHist *hg = &d->a->hist[d->nhist % RC_NB_ACC];
+    unsigned long long *sw = (unsigned long long *)&sh->u.hist, *gw = (unsigned long long *)hg;
+    const uint64_t lo = *L, hi = *H;
+    const int shift = j2ki_rc_hist_shift(lo, hi);
+    int ret;
+
+    if (blockIdx.x == 0) {
+        unsigned long long *w = (unsigned long long *)&d->a->hist[(d->nhist + 1) % RC_NB_ACC];
+        for (unsigned t = threadIdx.x; t < RC_HIST_WORDS; t += blockDim.x)
+            w[t] = 0;
+    }
+    d->nhist++;
+    __syncthreads();                        /* the union's last users are done */
+    for (unsigned t = threadIdx.x; t < RC_HIST_WORDS; t += blockDim.x)
+        sw[t] = 0;
+    __syncthreads();
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v->nb_cblks; i += gridDim.x * blockDim.x) {
+        const J2kiCblk *cb = &v->cblks[i];
+        cblk_settle(c, d, i);
+        int comp = cblk_comp(v, cb), end = j2ki_rc_cblk_end(c, cb, comp, l);
+        uint32_t prev = 0;
+        for (int k = 0; k < end; k++) {
+            uint64_t bits;
+            uint32_t n = j2ki_rc_hist_seg(cb, k, end, lo, hi, &prev, &bits);
+            if (!bits)
+                continue;
+            unsigned b = (unsigned)((bits - lo - 1) >> shift);
+            if (n)
+                atomicAdd(&sh->u.hist.bytes[comp][b], (unsigned long long)n);
+            atomicMax(&sh->u.hist.nmin[b], ~(unsigned long long)bits);
+            atomicMax(&sh->u.hist.mx[b], (unsigned long long)bits);
+        }
+    }
+    d->pend = RC_PEND_NONE;
+    __syncthreads();
+    for (unsigned t = threadIdx.x; t < RC_HIST_WORDS; t += blockDim.x) {
+        unsigned long long x = sw[t];
+        if (!x)
+            continue;
+        if (t < RC_HIST_ADD_WORDS)
+            atomicAdd(&gw[t], x);
+        else
+            atomicMax(&gw[t], x);
+    }
+    phase_end(sh, g);
+
+    if (threadIdx.x < 32) {
+        const unsigned lane = lane_id();
+        unsigned long long by[J2KC_MAX_COMPS][8], mxl[8], ls[J2KC_MAX_COMPS], suf[J2KC_MAX_COMPS];
+        uint64_t cum[J2KC_MAX_COMPS];
+        unsigned best = 0, low = 0;       /* highest bin predicted over + 1; 256 - lowest non-empty bin */
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            unsigned b = lane * 8 + i;
+#pragma unroll
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                by[cc][i] = __ldcg(&hg->bytes[cc][b]);
+            mxl[i] = __ldcg(&hg->mx[b]);
+        }
+#pragma unroll
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++) {
+            unsigned long long x = 0, y;
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                x += by[cc][i];
+            ls[cc] = x;
+            if (first)
+                p->d[cc] = warp_sum(x);
+            for (int o = 1; o < 32; o <<= 1) {
+                y = __shfl_down_sync(RC_FULL, x, o);
+                if (lane + o < 32)
+                    x += y;
+            }
+            suf[cc] = x - ls[cc];       /* bytes of the lanes above */
+            cum[cc] = p->above[cc] + suf[cc];
+        }
+#pragma unroll
+        for (int i = 7; i >= 0; i--) {
+            if (!mxl[i])
+                continue;
+#pragma unroll
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                cum[cc] += by[cc][i];
+            if (!best && j2ki_rc_pred_over(c, l, p, cum))
+                best = lane * 8 + i + 1;
+            low = J2KI_RC_HIST_BINS - (lane * 8 + i);
+        }
+        for (int o = 16; o > 0; o >>= 1) {     /* maxima over the lanes (no __reduce_max_sync on sm_75) */
+            unsigned y = __shfl_xor_sync(RC_FULL, best, o), z = __shfl_xor_sync(RC_FULL, low, o);
+            best = y > best ? y : best;
+            low = z > low ? z : low;
+        }
+        if (!low) {
+            ret = -1;
+        } else {
+            unsigned j = best ? best - 1 : J2KI_RC_HIST_BINS - low;
+            unsigned long long mn = ~__ldcg(&hg->nmin[j]), mx = __ldcg(&hg->mx[j]);
+#pragma unroll
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++) {
+                unsigned long long x = 0;
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    if (lane * 8 + i > j)
+                        x += by[cc][i];
+                x = warp_sum(x);
+                if (lane == 0)
+                    sh->h_up[cc] = p->above[cc] + x;
+            }
+            if (lane == 0) {
+                sh->h_L = mn - 1;
+                sh->h_H = mx;
+            }
+            ret = mn == mx;
+        }
+        if (lane == 0) {
+            sh->h_ret = ret;
+            for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                sh->h_d[cc] = p->d[cc];
+        }
+    }
+    __syncthreads();
+    ret = sh->h_ret;
+    if (first)
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            p->d[cc] = sh->h_d[cc];
+    if (ret >= 0) {
+        *L = sh->h_L;
+        *H = sh->h_H;
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            p->above[cc] = sh->h_up[cc];
+    }
+    __syncthreads();                        /* every thread has read before a next level writes */
+    return ret;
+}
+
 } /* extern "C" */
 
 /* ---- the final fill ---------------------------------------------------------------------- */
@@ -756,6 +952,7 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
     d.a = &a;
     d.sh = &sh;
     d.phase = 0;
+    d.nhist = 0;
     d.nb_kept = 0;
     d.pend = RC_PEND_NONE;
     d.pend_p = 0;
@@ -846,7 +1043,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
         ;
     o_scale = align256(sizeof(J2kiRcCtx));
     o_acc = o_scale + align256((size_t)(plan->nb_bands ? plan->nb_bands : 1) * sizeof(double));
-    o_cand = o_acc + align256(RC_NB_ACC * sizeof(RcAcc));
+    o_cand = o_acc + align256(RC_NB_ACC * sizeof(RcAcc) + RC_NB_ACC * sizeof(RcHist));
     o_est = o_cand + align256((size_t)cand_cap * sizeof(J2kiRcFillCand));
     o_comp = o_est + align256((size_t)cand_cap * sizeof(int64_t));
     o_rank = o_comp + align256((size_t)cand_cap);
@@ -856,6 +1053,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
     rc->args.scale = (const double *)(rc->d_mem + o_scale);
     rc->args.acc = (RcAcc *)(rc->d_mem + o_acc);
+    rc->args.hist = (RcHist *)(rc->d_mem + o_acc + RC_NB_ACC * sizeof(RcAcc));
     rc->args.cand = (J2kiRcFillCand *)(rc->d_mem + o_cand);
     rc->args.est = (int64_t *)(rc->d_mem + o_est);
     rc->args.est_comp = rc->d_mem + o_comp;
@@ -893,7 +1091,7 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st)
         return ret;
     rc->args.v = *v;
     if ((ret = J2KI_CUDA(rc->log, rc->sticky,
-                         cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * sizeof(RcAcc), st))) < 0)
+                         cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)), st))) < 0)
         return ret;
     args[0] = &rc->args;
     args[1] = &rc->d_ctx0;
