@@ -27,6 +27,10 @@ typedef int64_t (*J2kiRcSizeFn)(void *opaque, J2kiPlan *plan, uint64_t *comp_len
 /** j2ki_rc_run with the size of a truncation measured by size_fn(opaque, ...). */
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque);
 
+/** j2ki_rc_run_with, with plain = 1: the search without the shortcuts that only skip sizings
+ *  (its histogram guide and the narrowing of tie indices), for tests that compare the two. */
+int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain);
+
 /**
  * Estimated PSNR in dB of the truncation in cblk->layer_passes[nb_layers - 1]: the weighted
  * distortion of the passes left out (fixed-point, summed as integers), over all samples of all

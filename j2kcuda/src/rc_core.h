@@ -244,6 +244,7 @@ struct J2kiRcCtx {
     uint64_t       comp_len[J2KC_MAX_COMPS];
     uint64_t       layer_len[J2KI_MAX_LAYERS];
     int            nb_probes;
+    int            plain;                   /* tests: no guide, no tie narrowing (rc.h) */
     /* what went wrong, for the host's log: J2KI_RC_WHY_* and the layer or component */
     int            why, why_arg;
 };
@@ -684,7 +685,7 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
     while (hi > lo + 1 && probes < max_probes &&
            J2KI_RC_OP(c, can_split)(c, l, j2ki_rc_from_bits(lo), j2ki_rc_from_bits(hi))) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (pred == J2KI_RC_PRED_BYTES && hi_known)
+        if (pred == J2KI_RC_PRED_BYTES && hi_known && !c->plain)
             mid = j2ki_rc_guide(c, l, &pr, lo, hi);
         x.t = j2ki_rc_from_bits(mid);
         x.k = 0;
@@ -723,7 +724,8 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
         }
         *b = x;
         /* a and *b stay representatives: a k the narrowing skips selects what they do */
-        j2ki_rc_tie_narrow(c, s, &klo, &khi);
+        if (!c->plain)
+            j2ki_rc_tie_narrow(c, s, &klo, &khi);
         while (khi > klo + 1) {
             x.k = klo + (khi - klo) / 2;
             if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
@@ -735,7 +737,8 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
                 *b = x;
                 khi = x.k;
             }
-            j2ki_rc_tie_narrow(c, s, &klo, &khi);
+            if (!c->plain)
+                j2ki_rc_tie_narrow(c, s, &klo, &khi);
         }
         break;
     }

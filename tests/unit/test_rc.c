@@ -275,10 +275,34 @@ static void hull_all(TPlan *t)
 
 static TPlan tp, tp2;
 
+/*
+ * The search's shortcuts (rc_core.h: the histogram guide of a BYTES search, the narrowing of
+ * tie indices) only skip sizings whose outcome is implied: the same run without them
+ * (j2ki_rc_run_opts plain) must choose the same passes. Call after a run; counts sizings.
+ */
+static int plain_differs(TPlan *t, int *plain_calls)
+{
+    const J2kiPlan *pl = &t->plan;
+    int L = pl->cp->nb_layers, diff = 0;
+    uint16_t *keep = malloc((size_t)pl->nb_cblks * L * sizeof(*keep));
+    if (!keep)
+        return 1;
+    for (uint32_t i = 0; i < pl->nb_cblks; i++)
+        for (int l = 0; l < L; l++)
+            keep[i * L + l] = pl->cblks[i].layer_passes[l];
+    int ret = j2ki_rc_run_opts(&t->plan, NULL, model_size, plain_calls, 1);
+    for (uint32_t i = 0; i < pl->nb_cblks; i++)
+        for (int l = 0; l < L; l++)
+            diff |= keep[i * L + l] != pl->cblks[i].layer_passes[l];
+    free(keep);
+    return ret < 0 || diff;
+}
+
 static void test_bytes(void)
 {
     static const int rich1[4] = { 1, 1, 1, 1 };
     int over = 0, far = 0, fail = 0, nonmono = 0, runs = 0, sizings = 0, max_sizings = 0;
+    int differs = 0, plain_sizings = 0;
     double worst = 0;
     test_seed("bytes", 77);
     for (int it = 0; it < 40; it++) {
@@ -322,14 +346,69 @@ static void test_bytes(void)
         }
         if (!layers_monotone(&tp))
             nonmono++;
+        if (plain_differs(&tp, &plain_sizings))
+            differs++;
     }
     CHECK(!fail, "%d of %d runs failed", fail, runs);
+    CHECK(!differs, "%d of %d runs chose other passes than the search without its shortcuts", differs, runs);
     CHECK(!over, "%d of %d runs exceeded their budget", over, runs);
     CHECK(!far, "%d of %d runs more than 0.5%% below the budget (or not everything when it fits)", far, runs);
     CHECK(!nonmono, "%d runs with invalid layer_passes", nonmono);
-    printf("# bytes: %d runs, worst %.4f%% below budget, %.1f sizings per run (at most %d)\n",
-           runs, 100 * worst, (double)sizings / runs, max_sizings);
+    printf("# bytes: %d runs, worst %.4f%% below budget, %.1f sizings per run (at most %d; %.1f without "
+           "the search's shortcuts)\n", runs, 100 * worst, (double)sizings / runs, max_sizings,
+           (double)plain_sizings / runs);
     CHECK(max_sizings <= 80, "a run took %d sizings", max_sizings);
+}
+
+/*
+ * Budgets that fall inside a group of tied slopes: every code-block of a band has the band's
+ * first RD curve (clone_bands), and the budget is the size with the passes of slope > s
+ * everywhere plus, in the first n code-blocks of that band, those of slope s. The search
+ * must split the tie by index (several tied code-blocks, so the narrowing of tie indices has
+ * to keep its bounds right) and choose what the search without shortcuts chooses.
+ */
+static void test_ties(void)
+{
+    static const int rich1[4] = { 1, 1, 1, 1 };
+    int bad = 0, runs = 0, sizings = 0, plain_sizings = 0;
+    test_seed("ties", 5150);
+    for (int it = 0; it < 24; it++) {
+        make_plan(&tp, 1, 3, 24, 1, rich1);
+        clone_bands(&tp);
+        hull_all(&tp);
+        const J2kiBand *band = &tp.bands[it % 3];
+        const J2kiCblk *c0 = &tp.cblks[band->first_cblk];
+        double sv[MAX_P];
+        int ns = 0;
+        for (int p = 0; p < c0->nb_passes; p++)
+            if (c0->passes[p].slope > 0.0 && c0->passes[p].slope < J2KI_RC_SLOPE_MAX)
+                sv[ns++] = c0->passes[p].slope;
+        if (!ns)
+            continue;
+        double s = sv[test_rand() % ns];
+        uint32_t k = band->first_cblk + 1 + test_rand() % 23;   /* up to all but the last */
+        for (uint32_t i = 0; i < tp.plan.nb_cblks; i++) {
+            J2kiCblk *cb = &tp.cblks[i];
+            cb->layer_passes[0] = (uint16_t)j2ki_rc_cblk_select(cb->passes, cb->nb_passes, s, i < k);
+        }
+        uint64_t budget = (uint64_t)model_now(&tp, NULL, NULL);
+        tp.cp.rc_mode = J2KI_RC_BYTES;
+        tp.cp.frame_bytes = budget;
+        tp.cp.layer_bytes[0] = budget;
+        int calls = 0;
+        int ret = j2ki_rc_run_with(&tp.plan, NULL, model_size, &calls);
+        int64_t got = model_now(&tp, NULL, NULL);
+        runs++;
+        sizings += calls;
+        if (ret < 0 || (uint64_t)got != budget || plain_differs(&tp, &plain_sizings)) {
+            bad++;
+            fprintf(stderr, "ties: ret %d, got %lld for a budget of %llu\n", ret, (long long)got,
+                    (unsigned long long)budget);
+        }
+    }
+    CHECK(runs >= 16 && !bad, "%d of %d budgets inside a tie group missed or chose other passes", bad, runs);
+    printf("# ties: %d runs, %.1f sizings per run (%.1f without the search's shortcuts)\n", runs,
+           (double)sizings / (runs ? runs : 1), (double)plain_sizings / (runs ? runs : 1));
 }
 
 static void test_layers(void)
@@ -357,6 +436,10 @@ static void test_layers(void)
             fprintf(stderr, "layers %d: ret %d got %lld frame %llu\n", L, ret, (long long)got,
                     (unsigned long long)frame);
             continue;
+        }
+        if (plain_differs(&tp, NULL)) {
+            bad++;
+            fprintf(stderr, "layers %d: other passes than the search without its shortcuts\n", L);
         }
         for (int l = 0; l < L; l++) {
             if (ll[l] > tp.cp.layer_bytes[l]) {
@@ -414,6 +497,7 @@ static void test_comp_caps(void)
         for (int c = 0; c < 3; c++)
             ok &= cl[c] <= cap;
         ok &= (double)cl[0] >= 0.99 * (double)cap;
+        ok &= !plain_differs(&tp, NULL);
         if (!ok) {
             bad++;
             fprintf(stderr, "comp caps: ret %d total %lld/%llu (full %lld) comps %llu %llu %llu cap %llu\n",
@@ -593,6 +677,7 @@ int main(void)
 {
     test_hull_bruteforce();
     test_bytes();
+    test_ties();
     test_layers();
     test_comp_caps();
     test_bufsize_and_determinism();
