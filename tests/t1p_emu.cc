@@ -31,6 +31,7 @@
 #undef __device__
 #undef __host__
 #undef __forceinline__
+#undef __noinline__
 #undef __shared__
 #undef __launch_bounds__
 #undef __align__
@@ -38,6 +39,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __noinline__
 #define __shared__
 #define __launch_bounds__(...)
 #define __align__(x) __attribute__((aligned(x)))
@@ -83,6 +85,8 @@ static unsigned __ballot_sync(unsigned, int p)
 static int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
 static void __syncwarp() { wsync(); }
 static void t1_tables_load() {}
+static unsigned __brev(unsigned v) { unsigned r = 0; for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i); return r; }
+static int __popc(unsigned v) { return __builtin_popcount(v); }
 static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> l(g_mu); unsigned o = *p; *p |= v; return o; }
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -220,12 +224,60 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     return bad != 0;
 }
 
+/* t1p_pack_raw (32 lanes as threads) against j2ki_mqc_raw_put, bit by bit: random bits, runs of
+ * ones (every other byte 0xFF, then 0x7F after the stuffed 0: the longest chains of stuffing
+ * decisions), mostly ones, from the states the packer is left in by a prefix of 0 to 40 bits. */
+static int test_pack(void)
+{
+    static uint8_t syms[4096], ref[8192];
+    static uint32_t bits[(2 * 4096 + 7 + 31) / 32 + 1];
+    int fails = 0, trials = 0, ffs = 0;
+    for (int t = 0; t < 600; t++) {
+        const int kind = t % 4, np = (int)(rnd() % 41);
+        const uint32_t n = t < 8 ? (uint32_t)t : rnd() % 4096;
+        J2kiMqc m;
+        j2ki_mqc_raw_init(&m, ref, sizeof(ref), 0);
+        for (int i = 0; i < np; i++)
+            j2ki_mqc_raw_put(&m, kind == 0 ? (int)(rnd() & 1) : kind == 3 ? (int)(rnd() % 64 != 0) : 1);
+        const uint32_t c0 = m.c, ct0 = (uint32_t)m.ct, b0 = (uint32_t)m.b;
+        const int32_t bp0 = m.bp;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t bit = kind == 0 ? rnd() & 1 : kind == 1 ? 1 : kind == 2 ? (i / 37) & 1 ^ 1 : rnd() % 64 != 0;
+            syms[i] = J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit);
+            j2ki_mqc_raw_put(&m, (int)bit);
+        }
+        for (int32_t i = bp0; i < m.bp; i++)
+            ffs += ref[i] == 0xFF;
+        uint32_t K[32], c[32], ct[32], b[32];
+        std::barrier<> bar(32);
+        g_bar = &bar;
+        std::vector<std::thread> th;
+        for (unsigned l = 0; l < 32; l++)
+            th.emplace_back([&, l] {
+                t_lane = l;
+                c[l] = c0; ct[l] = ct0; b[l] = b0;
+                K[l] = t1p_pack_raw(syms, n, c[l], ct[l], b[l], bits, l);
+            });
+        for (auto &x : th) x.join();
+        int ok = K[0] == (uint32_t)(m.bp - bp0) && memcmp(syms, ref + bp0, K[0]) == 0 && c[0] == m.c &&
+                 ct[0] == (uint32_t)m.ct && b[0] == (uint32_t)m.b;
+        for (int l = 1; l < 32; l++)
+            ok &= K[l] == K[0] && c[l] == c[0] && ct[l] == ct[0] && b[l] == b[0];
+        trials++;
+        if (!ok && fails++ < 5)
+            printf("FAIL pack: trial %d kind %d prefix %d n %u: %u bytes (ref %d), c %x/%x ct %u/%d b %x/%x\n", t, kind, np,
+                   n, K[0], (int)(m.bp - bp0), c[0], m.c, ct[0], m.ct, b[0], m.b);
+    }
+    printf("%s t1p_emu: raw packing, %d trials (%d bytes 0xFF), %d failed\n", fails ? "FAIL" : "ok", trials, ffs, fails);
+    return fails != 0;
+}
+
 int main(int argc, char **argv)
 {
     static const int cfgs[][3] = { { 0x00, 1, 1 }, { 0x3f, 1, 2 }, { 0x01, 1, 3 }, { 0x01, 3, 4 }, { 0x05, 2, 5 },
                                    { 0x08, 1, 6 }, { 0x10, 1, 7 }, { 0x20, 1, 8 }, { 0x02, 1, 9 }, { 0x19, 2, 10 },
                                    { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
-    int fails = 0;
+    int fails = test_pack();
     if (argc > 4)
         return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]),
                        argc > 5 ? atoi(argv[5]) : 14);

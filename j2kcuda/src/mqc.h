@@ -358,6 +358,21 @@ J2KI_MQC_HOT void j2ki_mqc_raw_put(J2kiMqc *m, int d)
     }
 }
 
+/**
+ * The raw packer after bytes[0 .. k) were completed and the state became (c, ct, b), as a run
+ * of j2ki_mqc_raw_put calls would leave it: the column-parallel BYPASS passes pack their bits
+ * in a warp (t1_par_cuda.cuh, t1p_pack_raw) and the coder only appends the bytes.
+ */
+J2KI_HD void j2ki_mqc_raw_append(J2kiMqc *m, const uint8_t *bytes, uint32_t k, uint32_t c, int ct, int b)
+{
+    uint32_t i;
+    for (i = 0; i < k; i++)
+        j2ki_mqc_put(m, m->bp++, bytes[i]);
+    m->c = c;
+    m->ct = ct;
+    m->b = b;
+}
+
 /** Bytes of the raw segment that hold every bit put so far (a truncation length). */
 J2KI_HD int32_t j2ki_mqc_raw_len(const J2kiMqc *m)
 {

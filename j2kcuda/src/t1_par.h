@@ -582,6 +582,31 @@ J2KI_HD int j2ki_t1p_code_pass(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passes,
     return j2ki_t1_seg_close(sg, q.mqc, q.ctx, q.marks, i, raw, term, cblk_style, buf, passes);
 }
 
+/*
+ * A raw (BYPASS) pass packed by the modelling side (t1_par_cuda.cuh, t1p_pack_raw): in place
+ * of its symbols, the bytes it completed, and one word that says how many and the packer's
+ * state after them: bytes 0..12, ct 13..16, c 17..23 (at most 7 bits wait in a byte), b 24..31.
+ * A pass of at most 8192 raw bits (two per sample of a 4096-sample block) completes at most
+ * 1171 bytes.
+ */
+#define J2KI_T1P_PACKED(k, c, ct, b) ((uint32_t)(k) | (uint32_t)(ct) << 13 | (uint32_t)(c) << 17 | (uint32_t)(b) << 24)
+#define J2KI_T1P_PACKED_BYTES(v) ((v) & 0x1FFFu)
+
+/**
+ * j2ki_t1p_code_pass for a raw pass that arrives packed (J2KI_T1P_PACKED word v, its bytes at
+ * bytes): the segment bookkeeping is the same, the bits are not put one by one.
+ */
+J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passes, int cblk_style,
+                                 int bypass_start, const uint8_t *bytes, uint32_t v, uint8_t *buf, uint32_t cap,
+                                 J2kiPass *passes)
+{
+    int term = j2ki_t1_pass_term(i, nb_passes, cblk_style, bypass_start);
+    j2ki_t1_seg_open(sg, q.mqc, i, 1, buf, cap);
+    j2ki_mqc_raw_append(q.mqc, bytes, J2KI_T1P_PACKED_BYTES(v), (v >> 17) & 0x7Fu, (int)((v >> 13) & 0xFu),
+                        (int)(v >> 24));
+    return j2ki_t1_seg_close(sg, q.mqc, q.ctx, q.marks, i, 1, term, cblk_style, buf, passes);
+}
+
 /**
  * j2ki_t1_code_cols() through the column-parallel context modelling: same arguments, same
  * outputs (data, passes[].rate/dist/term, *len, errors), same final words; stats: NULL or

@@ -19,10 +19,19 @@
  *     (cx << 1 | d, raw bits as J2KI_T1P_CX_RAW << 1 | bit) go to the block's symbol buffer,
  *     the per-pass counts to its count array, the distortion (an integer warp sum, so
  *     exactly the serial sum) to passes[].dist;
+ *     With BYPASS the warp also packs each raw pass's bits into bytes, bit-stuffing included
+ *     (t1p_pack_raw, the parallel bit-stuffing of ebcot-fast-mode-sample-parallel.md), and
+ *     leaves the bytes in place of the pass's symbols;
  *   t1p_mq_thread: one thread per code-block (sorted order, so a warp holds blocks of similar
  *     work) feeds the chunk's symbol lists to the MQ coder through j2ki_t1p_code_pass (the
- *     driver j2ki_t1p_code runs on the host), writing the data bytes, passes[].rate / term /
- *     slope and, after the last pass or an error, J2kiCblkRes.
+ *     driver j2ki_t1p_code runs on the host) and appends the packed raw passes' bytes
+ *     (j2ki_t1p_code_packed), writing the data bytes, passes[].rate / term / slope and, after
+ *     the last pass or an error, J2kiCblkRes. Of the paper's one-, two- and three-kernel
+ *     strategies this is the one-kernel one (raw passes in the modelling warp), chosen because
+ *     the modelling already runs a warp per block beside the MQ threads: measured on an H100
+ *     (2026-11-24), 4K DCI at 250 Mb/s with BYPASS, tier-1 8.3 -> 5.8 ms for a frame alone,
+ *     2K 5.4 -> 3.3 ms; with 8 frames in flight the frame rate is unchanged (the modelling's
+ *     instructions bound it, see doc/open-work.md).
  * What persists between chunks, per code-block (a slot of T1pLayout in the scratch): the
  * stripe-column words, the MQ coder with its contexts and marks (J2kiT1State) and the segment
  * bookkeeping (J2kiT1Seg); per block also numbps (from t1_prep_kernel) and a status word.
@@ -87,10 +96,13 @@ typedef struct T1pBlock {
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
  * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk and its symbols,
  * both twice: chunk c uses copy c & 1, so that the context modelling of chunk c runs while
- * the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel). */
+ * the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel); then the raw-bit
+ * buffer of BYPASS passes (t1p_pack_raw; in global memory rather than shared: 1 KB more
+ * shared memory per thread block cost 6 % of the frame rate with 8 frames in flight). */
 typedef struct T1pLayout {
-    size_t   words, block, cnt, cnt_step, syms, syms_step, slot;
+    size_t   words, block, cnt, cnt_step, syms, syms_step, bits, slot;
     uint32_t syms_cap, ws, ns;
+    uint32_t bitw;            /* words of the raw-bit buffer at offset bits (t1p_pack_raw) */
 } T1pLayout;
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
@@ -100,6 +112,9 @@ static T1pLayout t1p_layout(int max_w, int max_h)
     T1pLayout l;
     l.ws = max_w > 32 ? 64 : 32;
     l.ns = (uint32_t)(max_h + 3) >> 2;
+    /* a raw pass has at most 2 bits per sample (a zero-coding bit and a sign), plus up to 7
+     * waiting bits, plus the guard word */
+    l.bitw = (2u * (uint32_t)max_w * (uint32_t)max_h + 7u + 31u) / 32u + 1u;
     l.syms_cap = t1p_syms_cap(max_w, max_h);
     l.words = 0;
     l.block = align16((size_t)l.ns * l.ws * 4);
@@ -107,7 +122,8 @@ static T1pLayout t1p_layout(int max_w, int max_h)
     l.cnt_step = align16(3 * T1P_PLANES * sizeof(uint32_t));
     l.syms = l.cnt + 2 * l.cnt_step;
     l.syms_step = align16(l.syms_cap);
-    l.slot = l.syms + 2 * l.syms_step;
+    l.bits = l.syms + 2 * l.syms_step;
+    l.slot = l.bits + align16((size_t)l.bitw * 4);
     return l;
 }
 
@@ -167,6 +183,85 @@ __device__ __forceinline__ void t1p_nbrs(const uint32_t (&v)[NC], uint32_t (&l)[
 }
 
 /*
+ * BYPASS: the raw bits of a pass packed by the warp, with the bit-stuffing of the raw packer
+ * (mqc.h, D.6: after a 0xFF byte the next byte holds 7 bits under a 0 MSB), in parallel as in
+ * ebcot-fast-mode-sample-parallel.md (Algorithm 2), so that the MQ thread only appends bytes
+ * (j2ki_t1p_code_packed). syms: the pass's n symbols (bit 0 of each is the raw bit); c, ct, b:
+ * the packer's state before them (J2kiMqc: bits waiting in c, ct bits still free in that byte,
+ * b the last completed byte), after them on return; bits: the block's buffer (T1pLayout.bitw
+ * words, in its slot). Writes the completed bytes over the symbols (all read first) and returns their count.
+ *   1. The p waiting bits and the n new ones become a bit string, MSB first, 32 bits per
+ *      ballot.
+ *   2. Bytes, 32 at a time, lane j the j-th: assuming 8 bits for every byte but the first
+ *      (whose capacity the state gives), a scan of the capacities gives each byte's bit
+ *      offset and so its value; a byte after a 0xFF holds 7 bits, so lanes whose left
+ *      neighbour came out 0xFF take 7 and all lanes evaluate again, until no capacity changed
+ *      (a ballot; lane j is right after round j + 1, typically after the first: raw bits are
+ *      close to random, so one byte in 256 is 0xFF).
+ *   3. The bits past the last complete byte are the new waiting bits.
+ * Not inlined: inside t1p_chunk_kernel it raised the model side's spills (sm_90: 8 -> 36
+ * bytes stored) for every pass; as a call it costs only the raw passes.
+ */
+__device__ __noinline__ uint32_t t1p_pack_raw(uint8_t *syms, uint32_t n, uint32_t &c, uint32_t &ct, uint32_t &b,
+                                                 uint32_t *bits, uint32_t lane)
+{
+    const uint32_t cap0 = b == 0xFF ? 7 : 8, p = cap0 - ct, T = p + n, nw = (T + 31) >> 5;
+    for (uint32_t m = 0; m < nw; m++) {
+        const uint32_t g = 32 * m + lane;
+        uint32_t bit = 0;
+        if (g < p)
+            bit = (c >> (p - 1 - g)) & 1;
+        else if (g < T)
+            bit = syms[g - p] & 1;
+        const uint32_t v = __brev(__ballot_sync(T1P_ALL, bit));
+        if (lane == 0)
+            bits[m] = v;
+    }
+    if (lane == 0)
+        bits[nw] = 0;                                   /* the guard word of rd */
+    __syncwarp();
+    /* k bits (1..8) at bit offset o, o + k <= T */
+    auto rd = [bits](uint32_t o, uint32_t k) -> uint32_t {
+        const uint64_t x = ((uint64_t)bits[o >> 5] << 32 | bits[(o >> 5) + 1]) << (o & 31);
+        return (uint32_t)(x >> (64 - k));
+    };
+    uint32_t off = 0, K = 0, capf = cap0;
+    for (;;) {
+        uint32_t cap = lane ? 8 : capf, o, val, done, changed;
+        do {
+            uint32_t incl = cap;
+            for (uint32_t d = 1; d < 32; d <<= 1) {
+                const uint32_t t = __shfl_up_sync(T1P_ALL, incl, d);
+                if (lane >= d)
+                    incl += t;
+            }
+            o = off + incl - cap;
+            done = o + cap <= T;
+            val = done ? rd(o, cap) : 0;
+            const uint32_t ff = __shfl_up_sync(T1P_ALL, done && val == 0xFF ? 1u : 0u, 1);
+            const uint32_t nc = lane ? (ff ? 7u : 8u) : capf;
+            changed = nc != cap;
+            cap = nc;
+        } while (__any_sync(T1P_ALL, changed));
+        if (done)
+            syms[K + lane] = (uint8_t)val;
+        const uint32_t cnt = (uint32_t)__popc(__ballot_sync(T1P_ALL, done));   /* done lanes: a prefix */
+        if (cnt) {
+            b = __shfl_sync(T1P_ALL, val, cnt - 1);
+            off = __shfl_sync(T1P_ALL, o + cap, cnt - 1);
+            capf = b == 0xFF ? 7 : 8;
+            K += cnt;
+        }
+        if (cnt < 32)
+            break;
+    }
+    const uint32_t r = T - off;                         /* < capf */
+    c = r ? rd(off, r) : 0;
+    ct = capf - r;
+    return K;
+}
+
+/*
  * Context modelling of chunk `chunk` of every code-block (see above). order: blocks in
  * decreasing work; nbps: numbps per block (t1_prep_kernel); stat: status per block. Words
  * in shared memory for the chunk (built from the coefficients in chunk 0, else loaded from
@@ -218,7 +313,8 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
 
     const int i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * k1 - 2, nb_passes);
     const uint8_t *zc = J2KI_T1_ZC + 512 * j2ki_t1_zc_class(cb.orient);
-    uint32_t pos = 0;   /* symbols of the chunk's passes so far */
+    uint32_t pos = 0;   /* bytes of the chunk's symbol lists (and packed raw passes) so far */
+    uint32_t rc = 0, rct = 8, rb = 0;   /* BYPASS: the raw packer's state (t1p_pack_raw) */
     for (int pi = i0; pi < i1; pi++) {
         const int kp = (pi + 2) / 3, type = (pi + 2) % 3;
         const int s = numbps - 1 - kp + cb.frac_bits, g = j2ki_t1_dist_shift(s);
@@ -333,14 +429,31 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         if (lane == 0) {
             int64_t dd = type == 1 ? ((int64_t)1 << (s - g)) * sum : j2ki_t1_sig_scale(s, g) * sum;
             passes[cb.pass_off + pi].dist = ldexp((double)dd, 2 * g - 2 * cb.frac_bits - 2);
-            cnt[pi - i0] = base;
         }
-        pos += base;
         if (__any_sync(T1P_ALL, bad)) {
             if (lane == 0)
                 atomicOr(&stat[i], T1P_ERR_MODEL);      /* the MQ side may set ERR_DONE meanwhile */
             return;                                     /* whole warp */
         }
+        /* a raw pass goes to the MQ thread packed: its bytes in place of its symbols, their count
+         * and the packer's state in its count word. A raw segment is one pass (TERMALL) or an
+         * SPP and the MRP of the same bit-plane, so it never spans two chunks; it starts afresh
+         * after a pass coded by the MQ coder or one that terminated (j2ki_mqc_raw_init). */
+        uint32_t used = base, cv = base;
+        if (p.raw) {
+            if (pi == 0 || !j2ki_t1_pass_raw(pi - 1, cblk_style, bypass_start) ||
+                j2ki_t1_pass_term(pi - 1, nb_passes, cblk_style, bypass_start)) {
+                rc = 0;
+                rct = 8;
+                rb = 0;
+            }
+            __syncwarp();                               /* the pass's symbols, all lanes' */
+            used = t1p_pack_raw(syms + pos, base, rc, rct, rb, (uint32_t *)(slot + lay.bits), lane);
+            cv = J2KI_T1P_PACKED(used, rc, rct, rb);
+        }
+        if (lane == 0)
+            cnt[pi - i0] = cv;
+        pos += used;
     }
     __syncwarp();
     if (k1 < numbps) {                                  /* planes remain: keep the words */
@@ -413,9 +526,15 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
         q.marks = b->st.marks;
         for (int pi = i0; pi < i1 && !r.err; pi++) {
             uint32_t n = cnt[pi - i0];
-            r.err = j2ki_t1p_code_pass(q, &cd, pi, nb_passes, cblk_style, bypass_start, syms + pos, n,
-                                       data + cb.data_off, cb.data_cap, passes + cb.pass_off);
-            pos += n;
+            if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {  /* packed by the model side */
+                r.err = j2ki_t1p_code_packed(q, &cd, pi, nb_passes, cblk_style, bypass_start, syms + pos, n,
+                                             data + cb.data_off, cb.data_cap, passes + cb.pass_off);
+                pos += J2KI_T1P_PACKED_BYTES(n);
+            } else {
+                r.err = j2ki_t1p_code_pass(q, &cd, pi, nb_passes, cblk_style, bypass_start, syms + pos, n,
+                                           data + cb.data_off, cb.data_cap, passes + cb.pass_off);
+                pos += n;
+            }
         }
         b->st.mqc = mqc;
         b->cd = cd;
