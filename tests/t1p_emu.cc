@@ -9,7 +9,8 @@
  * Blocks of 13 sizes up to 64 wide (odd seeds: up to 32 wide and 128 high), so both kernels
  * (1 and 2 columns per lane), four magnitude
  * classes, frac_bits 0 and 5, capacity overflows and too many bit-planes, 14 code-block
- * styles. Not a GPU: memory ordering, timing and the device compiler are not tested here
+ * styles. First, the BYPASS raw packer t1p_pack_raw alone against j2ki_mqc_raw_put (test_pack).
+ * Not a GPU: memory ordering, timing and the device compiler are not tested here
  * (check_cuda does that on a device: the variant is the default for blocks of up to 32x32).
  * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
  * Usage: t1p_emu [blocks style bypass_start seed [max_bits]] (one configuration; none: the
