@@ -85,7 +85,7 @@ static unsigned __ballot_sync(unsigned, int p)
 }
 static int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
 static void __syncwarp() { wsync(); }
-static void t1_tables_load() {}
+static void t1_tables_load(bool = false) {}
 static unsigned __brev(unsigned v) { unsigned r = 0; for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i); return r; }
 static int __popc(unsigned v) { return __builtin_popcount(v); }
 static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> l(g_mu); unsigned o = *p; *p |= v; return o; }

@@ -198,6 +198,42 @@ J2KI_HD int j2ki_t1_sc_ctx(uint32_t sig, uint32_t neg, int *xorbit)
     return h ? 12 + v : 9 + v;
 }
 
+/*
+ * Sign coding as one table lookup (the column-parallel coder, t1_par.h): the index gathers the
+ * four direct neighbours' significance and signs where a column's word already holds them,
+ * shifted to row r (j2ki_t1_sc_index): bit 1 N, 3 W, 5 E, 7 S significant (the word's sigma
+ * bits of rows r, r + 1, r + 2), bits 0 N and 2 S negative (its chi bits of rows r, r + 2),
+ * bits 4 W and 6 E negative (chi of row r + 1 in the neighbour columns' words). The entry is
+ * context << 1 | xorbit, as j2ki_t1_sc_ctx; the symbol is entry ^ the sample's own sign.
+ */
+#define J2KI_SC_C(i, bs, bn) (J2KI_ZB(i, bs) ? (J2KI_ZB(i, bn) ? -1 : 1) : 0)
+#define J2KI_SC_CLAMP(a) ((a) > 1 ? 1 : (a) < -1 ? -1 : (a))
+#define J2KI_SC_H(i) J2KI_SC_CLAMP(J2KI_SC_C(i, 3, 4) + J2KI_SC_C(i, 5, 6))
+#define J2KI_SC_V(i) J2KI_SC_CLAMP(J2KI_SC_C(i, 1, 0) + J2KI_SC_C(i, 7, 2))
+#define J2KI_SC_X(i) (J2KI_SC_H(i) < 0 || (J2KI_SC_H(i) == 0 && J2KI_SC_V(i) < 0))
+#define J2KI_SC_E(i) ((((J2KI_SC_H(i) ? 12 : 9) + (J2KI_SC_X(i) ? -J2KI_SC_V(i) : J2KI_SC_V(i))) << 1) | \
+                      J2KI_SC_X(i))
+#define J2KI_T1_SC_INIT { J2KI_R256(J2KI_SC_E, 0) }
+static const uint8_t j2ki_t1_sc_h[256] = J2KI_T1_SC_INIT;
+#if defined(__CUDACC__)
+static __constant__ uint8_t j2ki_t1_sc_d[256] = J2KI_T1_SC_INIT;
+#endif
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+#define J2KI_T1_SC j2ki_t1_sc_s
+#elif defined(__CUDA_ARCH__)
+#define J2KI_T1_SC j2ki_t1_sc_d
+#else
+#define J2KI_T1_SC j2ki_t1_sc_h
+#endif
+
+/** The J2KI_T1_SC index of row r: wm the column's word (VCAUSAL mask applied), cl and cr
+ *  the words of columns x - 1 and x + 1 (only their chi bits are read). */
+J2KI_HD uint32_t j2ki_t1_sc_index(uint32_t wm, uint32_t cl, uint32_t cr, int r)
+{
+    return ((wm >> (3 * r)) & 0xAAu) | ((wm >> (18 + r)) & 5u) | ((cl >> (15 + r)) & 0x10u) |
+           ((cr >> (13 + r)) & 0x40u);
+}
+
 /** Rows (bit r) among the bits 0, 3, 6, 9 of x (one per row of a stripe column). */
 #define J2KI_T1_ROWS_E(i) (((i) & 1) | ((i) >> 2 & 2) | ((i) << 1 & 4) | ((i) >> 1 & 8))
 #define J2KI_T1_ROWS_INIT { J2KI_R16(J2KI_T1_ROWS_E, 0), J2KI_R16(J2KI_T1_ROWS_E, 16) }

@@ -51,6 +51,7 @@
 static __shared__ uint32_t j2ki_mqc_tab_s[94];
 static __shared__ uint8_t j2ki_t1_zc_s[3 * 512];
 static __shared__ uint8_t j2ki_t1_rows_s[32];
+static __shared__ uint8_t j2ki_t1_sc_s[256];
 
 extern "C" {
 #include "t1_core.h"
@@ -59,8 +60,9 @@ extern "C" {
 
 static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
 
-/* All threads of the block, before any of them returns. */
-__device__ __forceinline__ void t1_tables_load()
+/* All threads of the block, before any of them returns. sc: also the sign table, which only
+ * the column-parallel coder reads (t1p_chunk_kernel). */
+__device__ __forceinline__ void t1_tables_load(bool sc = false)
 {
     for (int i = threadIdx.x; i < J2KI_MQC_NB_STATES; i += blockDim.x)
         j2ki_mqc_tab_s[i] = j2ki_mqc_tab_d[i];
@@ -68,6 +70,8 @@ __device__ __forceinline__ void t1_tables_load()
         j2ki_t1_zc_s[i] = j2ki_t1_zc_d[i];
     for (int i = threadIdx.x; i < 32; i += blockDim.x)
         j2ki_t1_rows_s[i] = j2ki_t1_rows_d[i];
+    for (int i = threadIdx.x; sc && i < 256; i += blockDim.x)
+        j2ki_t1_sc_s[i] = j2ki_t1_sc_d[i];
     __syncthreads();
 }
 #include "t1_cuda.h"
@@ -374,7 +378,8 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
 
 /* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
-static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) <= T1P_SMEM_TABLES,
+static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
+                  T1P_SMEM_TABLES,
               "t1p_usable counts the tables' shared memory");
 
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,

@@ -206,16 +206,11 @@ J2KI_HD uint32_t j2ki_t1p_spread(uint32_t m)
 }
 
 /** Sign-coding symbol (D.3.2) of row r: wm the column's word (VCAUSAL mask applied), cl and
- *  cr the words of columns x - 1 and x + 1 (only their chi bits are read). As j2ki_t1_code_sign. */
+ *  cr the words of columns x - 1 and x + 1 (only their chi bits are read). As j2ki_t1_code_sign,
+ *  through the table J2KI_T1_SC (t1_core.h). */
 J2KI_HD uint8_t j2ki_t1p_sign_sym(uint32_t wm, uint32_t cl, uint32_t cr, int r)
 {
-    uint32_t nb = wm >> (3 * r);                          /* N bit 1, W 3, E 5, S 7 */
-    uint32_t sig = ((nb >> 1) & 1) | ((nb >> 6) & 2) | ((nb >> 1) & 4) | ((nb >> 2) & 8);
-    uint32_t neg = ((wm >> (18 + r)) & 1) | ((wm >> (19 + r)) & 2) |
-                   ((cl >> (19 + r)) & 1) << 2 | ((cr >> (19 + r)) & 1) << 3;
-    int xorbit;
-    int cx = j2ki_t1_sc_ctx(sig, neg & sig, &xorbit);
-    return J2KI_T1P_SYM(cx, ((wm >> (19 + r)) & 1) ^ (uint32_t)xorbit);
+    return (uint8_t)(J2KI_T1_SC[j2ki_t1_sc_index(wm, cl, cr, r)] ^ ((wm >> (19 + r)) & 1));
 }
 
 /** Zero coding (D.3.1) of insignificant row r with magnitude mg, and its sign if it becomes
@@ -236,21 +231,54 @@ J2KI_HD void j2ki_t1p_zc(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t *w, uint3
 }
 
 /**
+ * Rows (bit r, 0..3) insignificant in word w.
+ */
+J2KI_HD uint32_t j2ki_t1p_ins(uint32_t w)
+{
+    return j2ki_t1_rows(~(w >> 4) & 0x249u);
+}
+
+/**
+ * Rows of column x that the SPP makes significant when the rows `left` of column x - 1 did
+ * (bits: the column's magnitude bits at s, j2ki_t1p_bits), without coding them. Row r is coded
+ * when, at its turn, it is insignificant with a significant neighbour; of its neighbours only
+ * row r - 1 of its own column can have changed by then (column x - 1 is in `left`, the rest
+ * is as stored), so with A the rows whose stored neighbourhood (plus `left`) is significant
+ * and whose bit is 1, and P the insignificant rows whose bit is 1, the rows that become
+ * significant are the runs of P going down from a row of A:
+ *   sig_r = A_r | (P_r & sig_(r-1)),
+ * three shift-and-or steps for 4 rows (the carry of a row through the rows below it).
+ */
+J2KI_HD uint32_t j2ki_t1p_spp_sig(const J2kiT1pPass *p, uint32_t word, uint32_t left,
+                                  uint32_t bits, int nr)
+{
+    const uint32_t w = word | j2ki_t1p_spread(left) << 3, pr = bits & j2ki_t1p_ins(w);
+    uint32_t sig = j2ki_t1_spp_rows(w & p->vcw) & bits;
+    (void)nr;                                         /* bits holds only rows < nr */
+    sig |= pr & sig << 1;
+    sig |= pr & sig << 1;
+    sig |= pr & sig << 1;
+    return sig;
+}
+
+/**
  * Lane x of a significance propagation pass (D.3.1) on a stripe of nr rows: word is the
  * column's stored word, left the rows of column x - 1 that became significant in this pass
- * (assumed or final), cl / cr the neighbour words, mg[r] the magnitudes. A row is coded
- * when, at its turn, it is insignificant with a significant neighbour (j2ki_t1_spp_rows of
- * the current word: the west bits of `left` and the rows above coded just before included).
+ * (assumed or final), cl / cr the neighbour words, mg[r] the magnitudes and bits their bits
+ * at s. The rows coded are known before any is coded: those with a significant stored
+ * neighbourhood (west bits of `left` included) or whose row above becomes significant
+ * (j2ki_t1p_spp_sig), insignificant ones only.
  */
 J2KI_HD void j2ki_t1p_spp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word, uint32_t left,
-                              uint32_t cl, uint32_t cr, const uint32_t *mg, int nr)
+                              uint32_t cl, uint32_t cr, const uint32_t *mg, uint32_t bits, int nr)
 {
     uint32_t w = word | j2ki_t1p_spread(left) << 3;
-    int r;
+    const uint32_t sig = j2ki_t1p_spp_sig(p, word, left, bits, nr);
+    uint32_t todo = (j2ki_t1_spp_rows(w & p->vcw) | (sig << 1 & j2ki_t1p_ins(w))) & ((1u << nr) - 1u);
     j2ki_t1p_col_clear(o);
-    for (r = 0; r < nr; r++) {
-        if (!((j2ki_t1_spp_rows(w & p->vcw) >> r) & 1))
-            continue;
+    while (todo) {
+        const int r = j2ki_t1_ctz(todo);
+        todo &= todo - 1;
         j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
         o->set |= J2KI_T1_PI(r);
     }
@@ -332,24 +360,6 @@ J2KI_HD uint32_t j2ki_t1p_bits(const J2kiT1pPass *p, int k, int x)
 }
 
 /**
- * Rows of column x that the SPP makes significant when the rows `left` of column x - 1 did:
- * the membership test of j2ki_t1p_spp_col without the symbols (the phase 1 iteration runs
- * only this; bits: j2ki_t1p_bits).
- */
-J2KI_HD uint32_t j2ki_t1p_spp_sig(const J2kiT1pPass *p, uint32_t word, uint32_t left,
-                                  uint32_t bits, int nr)
-{
-    uint32_t w = word | j2ki_t1p_spread(left) << 3, sig = 0;
-    int r;
-    for (r = 0; r < nr; r++) {
-        uint32_t b = (j2ki_t1_spp_rows(w & p->vcw) >> r) & (bits >> r) & 1;
-        w |= (J2KI_T1_SIGMA(1, 1) << (3 * r)) & (0u - b);
-        sig |= b << r;
-    }
-    return sig;
-}
-
-/**
  * Rows of column x of stripe k that a cleanup pass makes significant, from the stored word and
  * the magnitudes alone: the cleanup codes every row that is insignificant and was not coded
  * by the SPP (the run-length mode codes all four rows too, the first significant one through
@@ -371,7 +381,7 @@ J2KI_HD void j2ki_t1p_eval(const J2kiT1pPass *p, J2kiT1pStripe *sc, int type, in
         mg[r] = mp[r * p->stride];
     if (type == 0)
         j2ki_t1p_spp_col(p, &sc->col[x], sc->word[x + 1], sc->left[x], sc->word[x],
-                         sc->word[x + 2], mg, nr);
+                         sc->word[x + 2], mg, sc->bits[x], nr);
     else if (type == 1)
         j2ki_t1p_mrp_col(p, &sc->col[x], sc->word[x + 1], mg, nr);
     else

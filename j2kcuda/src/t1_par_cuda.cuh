@@ -127,13 +127,21 @@ static T1pLayout t1p_layout(int max_w, int max_h)
     return l;
 }
 
-/* Dynamic shared memory of t1p_model_kernel (4 warps, each its block's words). */
-static size_t t1p_smem(const T1pLayout *l) { return (size_t)4 * l->ns * l->ws * 4; }
+/* Dynamic shared memory of t1p_chunk_kernel: a thread block either models (4 warps, each its
+ * block's words) or MQ-codes (128 threads, each its 19 context states T1P_CTX_STEP halfwords
+ * apart), so the two share one area. (As two static arrays every thread block held both: 3.7
+ * KB more per thread block, more than the shared-memory carveout of 8 resident blocks leaves
+ * beside the L1 cache.) */
+static size_t t1p_smem(const T1pLayout *l)
+{
+    const size_t words = (size_t)4 * l->ns * l->ws * 4, ctx = (size_t)128 * T1P_CTX_STEP * 2;
+    return words > ctx ? words : ctx;
+}
 
 /* Static shared memory of t1p_chunk_kernel: the coder's tables (t1_tables_load; t1_cuda.cu
- * asserts that they fit) and the MQ threads' context states. */
-#define T1P_SMEM_TABLES 2048
-#define T1P_SMEM_STATIC (T1P_SMEM_TABLES + 128 * T1P_CTX_STEP * 2)
+ * asserts that they fit). */
+#define T1P_SMEM_TABLES 2304
+#define T1P_SMEM_STATIC T1P_SMEM_TABLES
 
 /* The variant applies: blocks at most 64 wide, words of 4 warps and the static shared memory
  * within the 48 KB a launch gets without opting in (a code-block 8 x 512 in a band 350 rows
@@ -288,10 +296,15 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     uint32_t *cnt = (uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
     uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
     int x[NC], act[NC];
+    uint32_t *wcol[NC];                                 /* the lane's columns of the words */
     for (int c = 0; c < NC; c++) {
         x[c] = (int)lane + 32 * c;
         act[c] = x[c] < w;
+        wcol[c] = words + x[c];
     }
+    /* coefficients of row 4k + r, column x at coefs[4k stride + r stride + x], in 32-bit
+     * offsets (the band buffer of one code-block is far below 4 GB) */
+    const uint32_t cst = cb.stride;
 
     /* words of the lane's columns: chi bits (signs of rows 4k - 1 .. 4k + 4, as
      * t1_load_cols) in chunk 0, else as the previous chunk left them */
@@ -328,15 +341,21 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
             /* phase 0: the column's word and magnitudes (coalesced along x) */
             for (int c = 0; c < NC; c++) {
-                word[c] = act[c] ? words[k * ws + x[c]] : 0;
+                const int32_t *cp = coefs + ((uint32_t)k * 4u * cst + (uint32_t)x[c]);
+                word[c] = act[c] ? wcol[c][k * ws] : 0;
                 bits[c] = 0;
                 for (int r = 0; r < 4; r++) {
-                    int32_t v = act[c] && r < nr ? coefs[(size_t)(4 * k + r) * cb.stride + x[c]] : 0;
+                    int32_t v = act[c] && r < nr ? cp[(uint32_t)r * cst] : 0;
                     mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
                     bits[c] |= ((mg[c][r] >> s) & 1) << r;
                 }
             }
-            t1p_nbrs<NC>(word, cl, cr, lane);     /* only their chi bits are read */
+            if (type != 1) {                      /* the MRP reads no neighbour */
+                t1p_nbrs<NC>(word, cl, cr, lane); /* only their chi bits are read */
+            } else {
+                for (int c = 0; c < NC; c++)
+                    cl[c] = cr[c] = 0;
+            }
             /* phase 1: new-significance masks (t1_par.h): cleanup from the word; SPP by rounds
              * until no lane's assumed left mask changed (the ballot); MRP none */
             for (int c = 0; c < NC; c++) {
@@ -356,7 +375,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                         left[c] = nl[c];
                     }
                 } while (__ballot_sync(T1P_ALL, changed));
-            } else {
+            } else if (type == 2) {
                 uint32_t dummy[NC];
                 t1p_nbrs<NC>(sig, left, dummy, lane);
             }
@@ -368,7 +387,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 j2ki_t1p_col_clear(&o[c]);
                 if (act[c]) {
                     if (type == 0)
-                        j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
+                        j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], bits[c], nr);
                     else if (type == 1)
                         j2ki_t1p_mrp_col(&p, &o[c], word[c], mg[c], nr);
                     else
@@ -405,12 +424,19 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             /* phase 5: the words of the lane's columns (t1_par.h, j2ki_t1p_update): sigma of
              * rows 1..4 from the masks of x - 1, x, x + 1, pi / mu, pi cleared by the cleanup,
              * row 5 of the stripe above, row 0 of the stripe below */
+            if (type == 1) {                      /* the MRP only sets mu bits */
+                for (int c = 0; c < NC; c++)
+                    if (act[c])
+                        wcol[c][k * ws] = word[c] | o[c].set;
+                __syncwarp();
+                continue;
+            }
             uint32_t nw[NC], ne[NC];
             t1p_nbrs<NC>(osig, nw, ne, lane);
             for (int c = 0; c < NC; c++) {
                 if (!act[c])
                     continue;
-                uint32_t *cp = words + k * ws + x[c];
+                uint32_t *cp = wcol[c] + k * ws;
                 uint32_t wd = word[c] | j2ki_t1p_spread(nw[c]) << 3 | j2ki_t1p_spread(osig[c]) << 4 |
                               j2ki_t1p_spread(ne[c]) << 5 | o[c].set;
                 if (type == 2)
@@ -573,14 +599,14 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
                                                         uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
                                                         uint32_t qblocks)
 {
+    /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
+     * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
     extern __shared__ __align__(16) uint8_t t1p_smem_words[];
-    /* the MQ threads' context states: 22 halfwords (11 words, odd) apart, so that 32 threads
-     * reading the same context hit 32 banks */
-    __shared__ uint16_t t1p_ctx_s[128 * T1P_CTX_STEP];
-    t1_tables_load();
+    t1_tables_load(true);
     if (blockIdx.x < qblocks) {
-        t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, t1p_ctx_s + threadIdx.x * T1P_CTX_STEP, cblks, order, nb_cblks, cblk_style, bypass_start, data,
-                      passes, res, flag, nbps, stat, slots, lay, c - 1);
+        t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
+                      order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
+                      c - 1);
     } else {
         const uint32_t w = threadIdx.x >> 5;
         t1p_model_warp<NC>((blockIdx.x - qblocks) * 4 + w, threadIdx.x & 31,
