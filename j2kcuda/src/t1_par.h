@@ -117,35 +117,47 @@ typedef struct J2kiT1pPass {
 
 /** What one lane produces for its column in one evaluation (lane-private storage). */
 typedef struct J2kiT1pCol {
-    uint64_t lo;                  /**< symbols 0..7, symbol q in bits 8q..8q+7 */
-    uint32_t hi;                  /**< symbols 8..9 (J2KI_T1P_COL_SYMS) */
+    uint32_t q0, q1, q2;          /**< the symbols as a 12-byte queue, pushed in at the top
+                                       (byte 11) and shifted down: symbol q of n at byte
+                                       12 - n + q (J2KI_T1P_COL_SYMS <= 12) */
     int      n;                   /**< symbols */
     uint32_t sig;                 /**< rows (bit r) that became significant */
     uint32_t set;                 /**< pi (SPP) or mu (MRP) bits to set in the word */
     int64_t  sum;                 /**< distortion terms, factored as the serial pass */
 } J2kiT1pCol;
 
-/* A column's symbols are packed in two integers rather than a byte array, and its magnitudes
- * are read through j2ki_t1p_mg: on the GPU an array indexed by a run-time row or symbol
- * number lives in local memory, these stay in registers. */
+/* A column's symbols are packed in three integers rather than a byte array, and its
+ * magnitudes are read through j2ki_t1p_mg: on the GPU an array indexed by a run-time row or
+ * symbol number lives in local memory, these stay in registers. A push shifts the queue down
+ * by a byte (funnel shifts, no run-time shift amounts or branches on the count). */
+J2KI_HD uint32_t j2ki_t1p_fsr8(uint32_t lo, uint32_t hi)
+{
+#if defined(__CUDA_ARCH__)
+    return __funnelshift_r(lo, hi, 8);
+#else
+    return lo >> 8 | hi << 24;
+#endif
+}
+
 J2KI_HD void j2ki_t1p_push(J2kiT1pCol *o, uint32_t sym)
 {
-    const int q = o->n++;
-    if (q < 8)
-        o->lo |= (uint64_t)sym << (8 * q);
-    else
-        o->hi |= sym << (8 * (q - 8));
+    o->q0 = j2ki_t1p_fsr8(o->q0, o->q1);
+    o->q1 = j2ki_t1p_fsr8(o->q1, o->q2);
+    o->q2 = j2ki_t1p_fsr8(o->q2, sym);
+    o->n++;
 }
 
 J2KI_HD uint8_t j2ki_t1p_col_sym(const J2kiT1pCol *o, int q)
 {
-    return (uint8_t)(q < 8 ? o->lo >> (8 * q) : o->hi >> (8 * (q - 8)));
+    const uint32_t b = (uint32_t)(12 - o->n + q), v = b < 4 ? o->q0 : b < 8 ? o->q1 : o->q2;
+    return (uint8_t)(v >> (8 * (b & 3)));
 }
 
 J2KI_HD void j2ki_t1p_col_clear(J2kiT1pCol *o)
 {
-    o->lo = 0;
-    o->hi = 0;
+    o->q0 = 0;
+    o->q1 = 0;
+    o->q2 = 0;
     o->n = 0;
     o->sig = 0;
     o->set = 0;
@@ -249,16 +261,29 @@ J2KI_HD uint32_t j2ki_t1p_ins(uint32_t w)
  *   sig_r = A_r | (P_r & sig_(r-1)),
  * three shift-and-or steps for 4 rows (the carry of a row through the rows below it).
  */
-J2KI_HD uint32_t j2ki_t1p_spp_sig(const J2kiT1pPass *p, uint32_t word, uint32_t left,
-                                  uint32_t bits, int nr)
+J2KI_HD uint32_t j2ki_t1p_spp_fill(uint32_t nb, uint32_t pr, uint32_t left)
 {
-    const uint32_t w = word | j2ki_t1p_spread(left) << 3, pr = bits & j2ki_t1p_ins(w);
-    uint32_t sig = j2ki_t1_spp_rows(w & p->vcw) & bits;
-    (void)nr;                                         /* bits holds only rows < nr */
+    uint32_t sig = (nb | left | left << 1 | left >> 1) & pr;
     sig |= pr & sig << 1;
     sig |= pr & sig << 1;
     sig |= pr & sig << 1;
     return sig;
+}
+
+/* The stripe's part of j2ki_t1p_spp_fill, fixed while the rounds of phase 1 change `left`:
+ * nb the rows whose stored neighbourhood is significant (as j2ki_t1_spp_rows: the west
+ * column's rows r - 1, r, r + 1 are then added as left | left << 1 | left >> 1), pr the
+ * insignificant rows whose bit is 1. */
+J2KI_HD uint32_t j2ki_t1p_spp_nb(const J2kiT1pPass *p, uint32_t word)
+{
+    return j2ki_t1_spp_rows(word & p->vcw);
+}
+
+J2KI_HD uint32_t j2ki_t1p_spp_sig(const J2kiT1pPass *p, uint32_t word, uint32_t left,
+                                  uint32_t bits, int nr)
+{
+    (void)nr;                                         /* bits holds only rows < nr */
+    return j2ki_t1p_spp_fill(j2ki_t1p_spp_nb(p, word), bits & j2ki_t1p_ins(word), left);
 }
 
 /**
@@ -273,8 +298,9 @@ J2KI_HD void j2ki_t1p_spp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
                               uint32_t cl, uint32_t cr, const uint32_t *mg, uint32_t bits, int nr)
 {
     uint32_t w = word | j2ki_t1p_spread(left) << 3;
-    const uint32_t sig = j2ki_t1p_spp_sig(p, word, left, bits, nr);
-    uint32_t todo = (j2ki_t1_spp_rows(w & p->vcw) | (sig << 1 & j2ki_t1p_ins(w))) & ((1u << nr) - 1u);
+    const uint32_t nb = j2ki_t1p_spp_nb(p, word), ins = j2ki_t1p_ins(word);
+    const uint32_t sig = j2ki_t1p_spp_fill(nb, bits & ins, left);
+    uint32_t todo = (nb | left | left << 1 | left >> 1 | sig << 1) & ins & ((1u << nr) - 1u);
     j2ki_t1p_col_clear(o);
     while (todo) {
         const int r = j2ki_t1_ctz(todo);

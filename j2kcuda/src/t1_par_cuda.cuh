@@ -69,6 +69,8 @@
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
 #define T1P_CTX_STEP 22       /* halfwords between the MQ threads' context states in shared memory */
+static_assert(J2KI_T1P_COL_SYMS < 16 && J2KI_T1P_COL_SYMS <= 12,
+              "phase 3 scans 4-bit counts; J2kiT1pCol queues 12 symbols");
 
 /*
  * Symbols of one chunk of a w x h block, at most: T1P_PLANES (n + 2 c) + n. In one bit-plane
@@ -341,11 +343,11 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
             /* phase 0: the column's word and magnitudes (coalesced along x) */
             for (int c = 0; c < NC; c++) {
-                const int32_t *cp = coefs + ((uint32_t)k * 4u * cst + (uint32_t)x[c]);
+                const uint32_t o0 = (uint32_t)k * 4u * cst + (uint32_t)x[c];
                 word[c] = act[c] ? wcol[c][k * ws] : 0;
                 bits[c] = 0;
                 for (int r = 0; r < 4; r++) {
-                    int32_t v = act[c] && r < nr ? cp[(uint32_t)r * cst] : 0;
+                    int32_t v = act[c] && r < nr ? coefs[o0 + (uint32_t)r * cst] : 0;
                     mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
                     bits[c] |= ((mg[c][r] >> s) & 1) << r;
                 }
@@ -363,11 +365,15 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 sig[c] = type == 2 && act[c] ? j2ki_t1p_cup_sig(&p, word[c], bits[c]) : 0;
             }
             if (type == 0) {
-                uint32_t changed;
+                uint32_t changed, nb[NC], pr[NC];
+                for (int c = 0; c < NC; c++) {   /* what the rounds do not change */
+                    nb[c] = j2ki_t1p_spp_nb(&p, word[c]);
+                    pr[c] = act[c] ? bits[c] & j2ki_t1p_ins(word[c]) : 0;
+                }
                 do {
                     uint32_t nl[NC], dummy[NC];
                     for (int c = 0; c < NC; c++)
-                        sig[c] = act[c] ? j2ki_t1p_spp_sig(&p, word[c], left[c], bits[c], nr) : 0;
+                        sig[c] = j2ki_t1p_spp_fill(nb[c], pr[c], left[c]);
                     t1p_nbrs<NC>(sig, nl, dummy, lane);
                     changed = 0;
                     for (int c = 0; c < NC; c++) {
@@ -397,17 +403,19 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 osig[c] = o[c].sig;
             }
             /* phase 3: inclusive prefix sum of the counts in column order (lane's first
-             * columns, then its second ones), and the stripe's total */
+             * columns, then its second ones), and the stripe's total: a count is at most
+             * J2KI_T1P_COL_SYMS < 16, so by its 4 bits, a ballot each, counted below the lane */
             uint32_t tot = 0;
+            const uint32_t below = (1u << lane) - 1u;
             for (int c = 0; c < NC; c++) {
-                uint32_t v = n[c];
-                for (int d = 1; d < 32; d <<= 1) {
-                    uint32_t t = __shfl_up_sync(T1P_ALL, v, d);
-                    if (lane >= (uint32_t)d)
-                        v += t;
+                uint32_t ex = 0, all = 0;
+                for (int b = 0; b < 4; b++) {
+                    const uint32_t m = __ballot_sync(T1P_ALL, (n[c] >> b) & 1);
+                    ex += (uint32_t)__popc(m & below) << b;
+                    all += (uint32_t)__popc(m) << b;
                 }
-                incl[c] = tot + v;
-                tot += __shfl_sync(T1P_ALL, v, 31);
+                incl[c] = tot + ex + n[c];
+                tot += all;
             }
             /* phase 4: emit at base + exclusive offset; distortion terms (integers) */
             for (int c = 0; c < NC; c++) {
@@ -431,21 +439,25 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 __syncwarp();
                 continue;
             }
-            uint32_t nw[NC], ne[NC];
-            t1p_nbrs<NC>(osig, nw, ne, lane);
+            /* the masks spread once (row r to bit 3r) and then shuffled: the new sigma bits
+             * of rows r and columns x - 1, x, x + 1 are bits 3r, 3r + 1, 3r + 2 of `all` */
+            uint32_t os[NC], nw[NC], ne[NC];
+            for (int c = 0; c < NC; c++)
+                os[c] = j2ki_t1p_spread(osig[c]);
+            t1p_nbrs<NC>(os, nw, ne, lane);
             for (int c = 0; c < NC; c++) {
                 if (!act[c])
                     continue;
                 uint32_t *cp = wcol[c] + k * ws;
-                uint32_t wd = word[c] | j2ki_t1p_spread(nw[c]) << 3 | j2ki_t1p_spread(osig[c]) << 4 |
-                              j2ki_t1p_spread(ne[c]) << 5 | o[c].set;
+                const uint32_t all = nw[c] | os[c] << 1 | ne[c] << 2;
+                uint32_t wd = word[c] | all << 3 | o[c].set;
                 if (type == 2)
                     wd &= ~J2KI_T1_PI_ALL;
                 *cp = wd;
                 if (k > 0)
-                    cp[-ws] |= ((nw[c] & 1) | (osig[c] & 1) << 1 | (ne[c] & 1) << 2) << 15;
+                    cp[-ws] |= (all & 7u) << 15;          /* row 5 of the stripe above */
                 if (k + 1 < ns)
-                    cp[ws] |= ((nw[c] >> 3) & 1) | ((osig[c] >> 3) & 1) << 1 | ((ne[c] >> 3) & 1) << 2;
+                    cp[ws] |= (all >> 9) & 7u;            /* row 0 of the stripe below */
             }
             __syncwarp();
         }
