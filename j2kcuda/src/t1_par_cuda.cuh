@@ -314,9 +314,12 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         for (int k = 0; k < ns; k++) {
             uint32_t wd = 0;
             if (chunk == 0) {
+                /* rows 4k - 1 + jj, jj = 0..5, that exist: the six loads issued together */
                 const int j0 = k ? 0 : 1, j1 = j2ki_imin(5, h - 4 * k);
-                for (int jj = j0; act[c] && jj <= j1; jj++)
-                    wd |= ((uint32_t)coefs[(size_t)(4 * k + jj - 1) * cb.stride + x[c]] >> 31) << jj;
+#pragma unroll
+                for (int jj = 0; jj < 6; jj++)
+                    if (act[c] && jj >= j0 && jj <= j1)
+                        wd |= ((uint32_t)coefs[(uint32_t)(4 * k + jj - 1) * cst + (uint32_t)x[c]] >> 31) << jj;
                 wd <<= 18;
             } else {
                 wd = gwords[k * ws + x[c]];
