@@ -192,6 +192,20 @@ __device__ __forceinline__ void t1p_nbrs(const uint32_t (&v)[NC], uint32_t (&l)[
     }
 }
 
+/* Only the left values of t1p_nbrs (one shuffle per column instead of two). */
+template <int NC>
+__device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[NC], uint32_t lane)
+{
+    const uint32_t up0 = __shfl_up_sync(T1P_ALL, v[0], 1);
+    if constexpr (NC == 1) {
+        l[0] = lane ? up0 : 0;
+    } else {
+        const uint32_t up1 = __shfl_up_sync(T1P_ALL, v[NC - 1], 1), last0 = __shfl_sync(T1P_ALL, v[0], 31);
+        l[0] = lane ? up0 : 0;
+        l[NC - 1] = lane ? up1 : last0;
+    }
+}
+
 /*
  * BYPASS: the raw bits of a pass packed by the warp, with the bit-stuffing of the raw packer
  * (mqc.h, D.6: after a 0xFF byte the next byte holds 7 bits under a 0 MSB), in parallel as in
@@ -374,10 +388,10 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                     pr[c] = act[c] ? bits[c] & j2ki_t1p_ins(word[c]) : 0;
                 }
                 do {
-                    uint32_t nl[NC], dummy[NC];
+                    uint32_t nl[NC];
                     for (int c = 0; c < NC; c++)
                         sig[c] = j2ki_t1p_spp_fill(nb[c], pr[c], left[c]);
-                    t1p_nbrs<NC>(sig, nl, dummy, lane);
+                    t1p_left<NC>(sig, nl, lane);
                     changed = 0;
                     for (int c = 0; c < NC; c++) {
                         changed |= nl[c] != left[c];
@@ -385,8 +399,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                     }
                 } while (__ballot_sync(T1P_ALL, changed));
             } else if (type == 2) {
-                uint32_t dummy[NC];
-                t1p_nbrs<NC>(sig, left, dummy, lane);
+                t1p_left<NC>(sig, left, lane);
             }
             __syncwarp();
             /* phase 2: each lane codes its columns with the final left masks */
