@@ -32,8 +32,10 @@
  * depend on L, and L is known before any lane codes.
  *
  * Resolving the SPP chain in parallel (phase 1 below): every lane assumes L = 0 and
- * computes the mask of rows it would make significant (j2ki_t1p_spp_sig: the membership
- * test without the symbols, a few bit operations per row); then each lane compares its
+ * computes the mask of rows it would make significant (j2ki_t1p_spp_sig: without the
+ * symbols, a carry of the rows whose stored neighbourhood is significant down through the
+ * insignificant rows whose bit is 1, ten bit operations for the column; the part that does
+ * not depend on L is computed once per stripe, j2ki_t1p_spp_nb); then each lane compares its
  * assumption with the mask that column x - 1 has just produced, takes that mask and, if any
  * lane's assumption was wrong (a warp ballot), all lanes compute again. Column 0 has no left
  * neighbour, so it is right after round 1, and by induction column x after round x + 1: at
