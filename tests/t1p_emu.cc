@@ -88,6 +88,7 @@ static void __syncwarp() { wsync(); }
 static void t1_tables_load(bool = false) {}
 static unsigned __brev(unsigned v) { unsigned r = 0; for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i); return r; }
 static int __popc(unsigned v) { return __builtin_popcount(v); }
+template <class T> static T __ldg(const T *p) { return *p; }
 static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> l(g_mu); unsigned o = *p; *p |= v; return o; }
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 

@@ -155,6 +155,27 @@ J2KI_HD uint8_t j2ki_t1p_col_sym(const J2kiT1pCol *o, int q)
     return (uint8_t)(v >> (8 * (b & 3)));
 }
 
+/** The symbols in order from byte 0 of w[0..2] (symbol q in byte q & 3 of w[q >> 2]): the
+ *  queue shifted down by its 12 - n empty bytes, once per column, so that a caller can take
+ *  symbol q at a constant position. */
+J2KI_HD void j2ki_t1p_col_words(const J2kiT1pCol *o, uint32_t w[3])
+{
+    const uint32_t e = (uint32_t)(12 - o->n), sh = 8 * (e & 3);
+    uint32_t a = o->q0, b = o->q1, c = o->q2;
+    if (e & 8) {                          /* 8..12 empty bytes: only q2 holds symbols */
+        a = c;
+        b = 0;
+        c = 0;
+    } else if (e & 4) {
+        a = b;
+        b = c;
+        c = 0;
+    }
+    w[0] = sh ? (a >> sh | b << (32 - sh)) : a;
+    w[1] = sh ? (b >> sh | c << (32 - sh)) : b;
+    w[2] = c >> sh;
+}
+
 J2KI_HD void j2ki_t1p_col_clear(J2kiT1pCol *o)
 {
     o->q0 = 0;

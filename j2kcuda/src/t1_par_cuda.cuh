@@ -367,11 +367,13 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
             /* phase 0: the column's word and magnitudes (coalesced along x) */
             for (int c = 0; c < NC; c++) {
-                const uint32_t o0 = (uint32_t)k * 4u * cst + (uint32_t)x[c];
+                /* the stripe's column as one 64-bit pointer, the rows at 32-bit offsets from it */
+                const int32_t *sp = coefs + ((uint32_t)k * 4u * cst + (uint32_t)x[c]);
                 word[c] = act[c] ? wcol[c][k * ws] : 0;
                 bits[c] = 0;
+#pragma unroll
                 for (int r = 0; r < 4; r++) {
-                    int32_t v = act[c] && r < nr ? coefs[o0 + (uint32_t)r * cst] : 0;
+                    int32_t v = act[c] && r < nr ? __ldg(sp + (uint32_t)r * cst) : 0;
                     mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
                     bits[c] |= ((mg[c][r] >> s) & 1) << r;
                 }
@@ -444,8 +446,16 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
             for (int c = 0; c < NC; c++) {
                 uint32_t off = pos + base + incl[c] - n[c];
                 if (off + n[c] <= lay.syms_cap) {
-                    for (uint32_t q = 0; q < n[c]; q++)
-                        syms[off + q] = j2ki_t1p_col_sym(&o[c], (int)q);
+                    /* a predicated store per possible symbol, at a constant offset from
+                     * dst (a loop over a lane's own count diverges, and picking symbol q
+                     * out of the queue at a run-time position costs a dozen instructions) */
+                    uint32_t wq[3];
+                    uint8_t *dst = syms + off;
+                    j2ki_t1p_col_words(&o[c], wq);
+#pragma unroll
+                    for (int q = 0; q < J2KI_T1P_COL_SYMS; q++)
+                        if ((uint32_t)q < n[c])
+                            dst[q] = (uint8_t)(wq[q >> 2] >> (8 * (q & 3)));
                 } else {
                     bad = 1;
                 }
