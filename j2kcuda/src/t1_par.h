@@ -125,7 +125,10 @@ typedef struct J2kiT1pCol {
     int      n;                   /**< symbols */
     uint32_t sig;                 /**< rows (bit r) that became significant */
     uint32_t set;                 /**< pi (SPP) or mu (MRP) bits to set in the word */
-    int64_t  sum;                 /**< distortion terms, factored as the serial pass */
+    int32_t  sum;                 /**< distortion terms, factored as the serial pass: at most
+                                       4 of them, each of magnitude below 5 * 2^18
+                                       (j2ki_t1_sig_term, j2ki_t1_ref_term; J2KI_T1_DIST_BITS
+                                       = 18), so 32 bits hold the column's sum */
 } J2kiT1pCol;
 
 /* A column's symbols are packed in three integers rather than a byte array, and its
@@ -186,6 +189,15 @@ J2KI_HD void j2ki_t1p_col_clear(J2kiT1pCol *o)
     o->set = 0;
     o->sum = 0;
 }
+
+/* The row loops of the column coders are unrolled on the device: with r a constant in each
+ * copy, the shifts by 3r and the choice of mg[r] fold into the instructions, and a row a lane
+ * does not code is one predicate. */
+#if defined(__CUDA_ARCH__)
+#define J2KI_T1P_ROWS_UNROLL _Pragma("unroll")
+#else
+#define J2KI_T1P_ROWS_UNROLL
+#endif
 
 /** mg[r], r in 0..3, by selection (no run-time array index). */
 J2KI_HD uint32_t j2ki_t1p_mg(const uint32_t *mg, int r)
@@ -261,7 +273,7 @@ J2KI_HD void j2ki_t1p_zc(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t *w, uint3
                                 : j2ki_t1p_sign_sym(wm, cl, cr, r));
         *w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
         o->sig |= 1u << r;
-        o->sum += j2ki_t1_sig_term(mg, p->g, p->lmask, p->base);
+        o->sum += (int32_t)j2ki_t1_sig_term(mg, p->g, p->lmask, p->base);
     }
 }
 
@@ -325,11 +337,12 @@ J2KI_HD void j2ki_t1p_spp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
     const uint32_t sig = j2ki_t1p_spp_fill(nb, bits & ins, left);
     uint32_t todo = (nb | left | left << 1 | left >> 1 | sig << 1) & ins & ((1u << nr) - 1u);
     j2ki_t1p_col_clear(o);
-    while (todo) {
-        const int r = j2ki_t1_ctz(todo);
-        todo &= todo - 1;
-        j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
-        o->set |= J2KI_T1_PI(r);
+    J2KI_T1P_ROWS_UNROLL
+    for (int r = 0; r < 4; r++) {
+        if ((todo >> r) & 1) {
+            j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
+            o->set |= J2KI_T1_PI(r);
+        }
     }
 }
 
@@ -340,10 +353,11 @@ J2KI_HD void j2ki_t1p_mrp_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
     uint32_t wm = word & p->vcw;
     uint32_t todo = j2ki_t1_mrp_rows(word) & ((1u << nr) - 1u);
     j2ki_t1p_col_clear(o);
-    while (todo) {
-        int r = j2ki_t1_ctz(todo);
+    J2KI_T1P_ROWS_UNROLL
+    for (int r = 0; r < 4; r++) {
+        if (!((todo >> r) & 1))
+            continue;
         uint32_t m = j2ki_t1p_mg(mg, r), bit = (m >> p->s) & 1, mu, nz;
-        todo &= todo - 1;
         if (p->raw) {
             j2ki_t1p_push(o, J2KI_T1P_SYM(J2KI_T1P_CX_RAW, bit));
         } else {
@@ -384,16 +398,15 @@ J2KI_HD void j2ki_t1p_cup_col(const J2kiT1pPass *p, J2kiT1pCol *o, uint32_t word
         j2ki_t1p_push(o, j2ki_t1p_sign_sym(w & p->vcw, cl, cr, r));
         w |= J2KI_T1_SIGMA(1, 1) << (3 * r);
         o->sig |= 1u << r;
-        o->sum += j2ki_t1_sig_term(j2ki_t1p_mg(mg, r), p->g, p->lmask, p->base);
+        o->sum += (int32_t)j2ki_t1_sig_term(j2ki_t1p_mg(mg, r), p->g, p->lmask, p->base);
         todo = 0xEu << r & 0xFu;          /* the rows below: insignificant, not visited */
     } else {
         todo = j2ki_t1_cup_rows(w) & ((1u << nr) - 1u);
     }
-    while (todo) {
-        r = j2ki_t1_ctz(todo);
-        todo &= todo - 1;
-        j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
-    }
+    J2KI_T1P_ROWS_UNROLL
+    for (r = 0; r < 4; r++)
+        if ((todo >> r) & 1)
+            j2ki_t1p_zc(p, o, &w, cl, cr, r, j2ki_t1p_mg(mg, r));
 }
 
 /** Magnitude bits at s of the nr rows of column x of stripe k (bit r). */

@@ -65,7 +65,8 @@
  * masks by a carry instead of a neighbourhood test per row, sign contexts by a table, the
  * MRP without neighbour shuffles, phase 3 by ballots, one spread per stripe): warp
  * instructions of chunk 0 1.63 -> 1.24 billion, tier-1 9.7 ms, 140 -> 161 frames/s with 8
- * in flight. Tried and left out: the symbol lists prefetched deeper for the MQ threads
+ * in flight; the emission by predicated stores at constant offsets, the coefficients from one
+ * pointer, the column coders' row loops unrolled: 170 frames/s. Tried and left out: the symbol lists prefetched deeper for the MQ threads
  * (16-byte loads: tier-1 10.4 ms, two words ahead 11.6: every live register the MQ loop
  * gains costs its chain), chunks of 5 or 6 planes (the same), __launch_bounds__(128, 6)
  * (MQ chains a little faster, 4K frame rate 4 % lower) or (128, 10) (spills).
@@ -487,9 +488,9 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 if (type == 2)
                     wd &= ~J2KI_T1_PI_ALL;
                 *cp = wd;
-                if (k > 0)
+                if (k > 0 && (all & 7u))
                     cp[-ws] |= (all & 7u) << 15;          /* row 5 of the stripe above */
-                if (k + 1 < ns)
+                if (k + 1 < ns && (all >> 9 & 7u))
                     cp[ws] |= (all >> 9) & 7u;            /* row 0 of the stripe below */
             }
             __syncwarp();
