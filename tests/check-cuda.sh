@@ -28,6 +28,27 @@ if [ $rc -eq 77 ]; then
     echo "check-cuda: no CUDA device on this machine" >&2
     exit 1
 fi
+# Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a 64x64
+# block's words take 67,584 bytes) beyond the device's limit must fall back to fewer lanes
+# (Turing: 64 KB) or to words in global memory, with the same bytes. J2KC_CUDA_SMEM_OPTIN
+# lowers the limit the library sees; the tier-1 lines name the kernel that ran (the default
+# variant, so not when J2KC_CUDA_T1_VARIANT chooses another).
+if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
+    for lim in "65536 t1_smem_kernel<1>" "16384 t1_lanes_kernel<4>"; do
+        set -- $lim
+        for c in hd-97 hd-53; do      # 64x64 code-blocks
+            out=$(J2KC_CUDA_SMEM_OPTIN=$1 "$BIN" --only "$c" 2>&1)
+            r=$?
+            if [ $r -ne 0 ] || ! echo "$out" | grep -q "^ok   $c tier-1 .*$2"; then
+                echo "$out" | grep -E "^(FAIL|ok   $c tier-1)" | head -n 5
+                echo "FAIL $c with J2KC_CUDA_SMEM_OPTIN=$1: expected $2, identical bytes (exit $r)"
+                rc=1
+            else
+                echo "ok   $c with J2KC_CUDA_SMEM_OPTIN=$1: $2, all checks identical"
+            fi
+        done
+    done
+fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in memcheck racecheck; do
         echo "compute-sanitizer --tool $tool (odd-97-ict, offset-tiles-53, style-all-97)"

@@ -554,9 +554,10 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1 (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s): %u code-blocks, %zu passes, %zu bytes "
-               "identical\n", cfg->name, variant, getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
-               n, total_passes, total_bytes);
+        printf("ok   %s tier-1 (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s, %s): %u code-blocks, %zu passes, %zu "
+               "bytes identical\n", cfg->name, variant,
+               getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
+               j2ki_t1_cuda_kernel_name(variant, plan->max_cblk_w, plan->max_cblk_h), n, total_passes, total_bytes);
     j2ki_t1_free(&t1);
     free(g_data); free(g_passes); free(g_res); free(h);
     cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);

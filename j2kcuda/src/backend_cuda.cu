@@ -526,7 +526,8 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             goto fail;
     copiers_start(b);
     j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-             "copy thread(s)", nb_slots, (double)b->slots[0].device_bytes / 1048576.0, b->nb_copiers);
+             "copy thread(s), tier-1 by %s", nb_slots, (double)b->slots[0].device_bytes / 1048576.0, b->nb_copiers,
+             j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, b->plan->max_cblk_w, b->plan->max_cblk_h));
     leave(b, prev);
     *priv = b;
     return 0;

@@ -52,6 +52,11 @@ static __shared__ uint32_t j2ki_mqc_tab_s[94];
 static __shared__ uint8_t j2ki_t1_zc_s[3 * 512];
 static __shared__ uint8_t j2ki_t1_rows_s[32];
 static __shared__ uint8_t j2ki_t1_sc_s[256];
+/* at most this much static shared memory per kernel (the tables above): what the dynamic
+ * shared memory must leave of a thread block's limit */
+#define T1_SMEM_STATIC 2304
+static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
+              T1_SMEM_STATIC, "T1_SMEM_STATIC");
 
 extern "C" {
 #include "t1_core.h"
@@ -110,6 +115,42 @@ static size_t sort_temp_size(uint32_t n)
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 static int t1p_usable(int max_w, int max_h);
 
+/*
+ * The dynamic shared memory a thread block of this device may opt into (Turing 64 KB, sm_86
+ * and sm_89 99 KB, A100 163 KB, Hopper 227 KB, less the kernel's static shared memory, which
+ * the caller subtracts). J2KC_CUDA_SMEM_OPTIN=N lowers it to N bytes (never raises it):
+ * check_cuda uses it to run the fallbacks of the smaller GPUs on a large one.
+ */
+static size_t t1_smem_optin(void)
+{
+    int dev = 0, v = 48 * 1024;
+    const char *env = getenv("J2KC_CUDA_SMEM_OPTIN");
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v < 48 * 1024)
+        v = 48 * 1024;
+    if (env && atoi(env) > 0 && atoi(env) < v)
+        v = atoi(env);
+    return (size_t)v;
+}
+
+/*
+ * Lanes of t1_smem_kernel for blocks of up to max_w x max_h on a device allowing `optin`
+ * bytes of dynamic shared memory per thread block: the lanes asked for (8, 4 or 1) while 4
+ * warps of that many workers' words fit, else fewer, else 0: the words do not fit even one
+ * worker per warp and t1_lanes_kernel (words in global memory) codes the blocks. A 64 x 64
+ * block's words take 4,224 bytes, so the default of 4 lanes needs 67,584 bytes: more than a
+ * Turing GPU gives a thread block.
+ */
+static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin, uint32_t *cols_bytes)
+{
+    const uint32_t cb = (uint32_t)(((size_t)((max_h + 3) >> 2) * (size_t)(max_w + 2) * 4 + 15) & ~(size_t)15);
+    lanes = lanes >= 8 ? 8 : lanes >= 4 ? 4 : 1;
+    while (lanes && (size_t)4 * lanes * cb + T1_SMEM_STATIC > optin)
+        lanes = lanes == 8 ? 4 : lanes == 4 ? 1 : 0;
+    *cols_bytes = cb;
+    return lanes;
+}
+
 /* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
  * the environment (a measuring aid, as check_cuda --bench), else the measured default
  * (t1_cuda.h); J2KI_T1_CUDA_PAR where it does not apply (blocks wider than 64, or words that
@@ -125,6 +166,37 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
         variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;   /* e.g. 128 x 8 blocks: 8 lanes, as before */
     return variant;
+}
+
+/* The variant of t1_resolve_variant that this device runs: J2KI_T1_CUDA_SMEM + N with fewer
+ * lanes where N workers' words per warp exceed the device's shared memory, or N lanes with the
+ * words in global memory where not even one worker's fit (t1_smem_lanes). Scratch sizes do not
+ * change: both keep the same per-worker slices. */
+static int t1_fit_variant(int variant, int max_w, int max_h)
+{
+    uint32_t cols_bytes, lanes;
+    if (variant == J2KI_T1_CUDA_PAR || !(variant & J2KI_T1_CUDA_SMEM))
+        return variant;
+    lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+    if (lanes)
+        return J2KI_T1_CUDA_SMEM + (int)lanes;
+    return (variant & 63) >= 8 ? 8 : (variant & 63) >= 4 ? 4 : 1;
+}
+
+extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_h)
+{
+    variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), max_w, max_h);
+    if (variant == J2KI_T1_CUDA_PAR)
+        return max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";   /* t1p_layout().ws */
+    switch (variant) {
+    case J2KI_T1_CUDA_SMEM + 8: return "t1_smem_kernel<8>";
+    case J2KI_T1_CUDA_SMEM + 4: return "t1_smem_kernel<4>";
+    case J2KI_T1_CUDA_SMEM + 1: return "t1_smem_kernel<1>";
+    case 0:                     return "t1_code_kernel";
+    default:
+        return variant >= 32 ? "t1_lanes_kernel<32>" : variant >= 16 ? "t1_lanes_kernel<16>" :
+               variant >= 8 ? "t1_lanes_kernel<8>" : variant >= 4 ? "t1_lanes_kernel<4>" : "t1_lanes_kernel<1>";
+    }
 }
 
 /* Scratch after the keys, indices and sort storage: per worker slices for the serial
@@ -452,11 +524,11 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         }
         return cudaSuccess;
     }
+    variant = t1_fit_variant(variant, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
-        uint32_t workers = nb_workers(nb_cblks), lanes = variant & 63;
+        uint32_t workers = nb_workers(nb_cblks), cols_bytes;
+        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
         size_t fb = align256(per * 2), wb = fb + align256(per * 4);
-        uint32_t cols_bytes = (uint32_t)(((size_t)((max_h + 3) >> 2) * (size_t)(max_w + 2) * 4 + 15) & ~(size_t)15);
-        lanes = lanes >= 8 ? 8 : lanes >= 4 ? 4 : 1;
         size_t dyn = (size_t)4 * lanes * cols_bytes;
         uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
 #define T1_SMEM(n)                                                                                     \

@@ -72,6 +72,10 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
 #define J2KI_T1_CUDA_SMEM 64
 /** Column-parallel context modelling + MQ coding of the symbol lists (t1_cuda.cu, t1p_*). */
 #define J2KI_T1_CUDA_PAR 128
+/** The kernel that j2ki_t1_cuda_variant(variant) launches for blocks of up to max_w x max_h
+ *  on the current device (e.g. "t1_smem_kernel<1>" where 4 lanes' shared memory exceeds the
+ *  device's limit per thread block), for logs and check_cuda. */
+const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_h);
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
