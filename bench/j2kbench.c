@@ -120,6 +120,30 @@ int main(int argc, char **argv)
     img.height = fr.height;
     memset(&jf, 0, sizeof(jf));
     jf.mem = J2KC_MEM_HOST;
+    for (int c = 0; c < fr.nb_comps; c++) {
+        img.depth[c] = fr.depth;
+        img.dx[c] = fr.dx[c];
+        img.dy[c] = fr.dy[c];
+        jf.data[c] = fr.plane[c];
+        jf.stride[c] = (ptrdiff_t)fr.comp_w[c] * 2;
+        jf.step[c] = 1;
+    }
+
+    if (!(p = j2kc_params_alloc())) { fprintf(stderr, "out of memory\n"); goto end; }
+    j2kc_params_set_log(p, log_cb, NULL, g_verbose ? J2KC_LOG_VERBOSE : J2KC_LOG_WARNING);
+    for (int k = 0; k < nb_kv; k++)
+        if ((err = j2kc_params_set(p, keys[k], vals[k])) < 0) {
+            fprintf(stderr, "parameter %s=%s: %s\n", keys[k], vals[k], j2kc_strerror(err));
+            goto end;
+        }
+    t0 = now_ms();
+    if ((err = j2kc_encoder_create(&enc, &img, p)) < 0) {
+        fprintf(stderr, "j2kc_encoder_create: %s\n", j2kc_strerror(err));
+        goto end;
+    }
+    t1 = now_ms();
+    /* page-locked input after the encoder exists: CUDA starts in the library, as it would
+     * in an application (j2ki_cuda_connections must see no context yet) */
     if (pinned) {
 #ifdef J2KB_CUDA
         size_t total = 0, off = 0;
@@ -140,29 +164,6 @@ int main(int argc, char **argv)
         goto end;
 #endif
     }
-    for (int c = 0; c < fr.nb_comps; c++) {
-        img.depth[c] = fr.depth;
-        img.dx[c] = fr.dx[c];
-        img.dy[c] = fr.dy[c];
-        if (!pinned)
-            jf.data[c] = fr.plane[c];
-        jf.stride[c] = (ptrdiff_t)fr.comp_w[c] * 2;
-        jf.step[c] = 1;
-    }
-
-    if (!(p = j2kc_params_alloc())) { fprintf(stderr, "out of memory\n"); goto end; }
-    j2kc_params_set_log(p, log_cb, NULL, g_verbose ? J2KC_LOG_VERBOSE : J2KC_LOG_WARNING);
-    for (int k = 0; k < nb_kv; k++)
-        if ((err = j2kc_params_set(p, keys[k], vals[k])) < 0) {
-            fprintf(stderr, "parameter %s=%s: %s\n", keys[k], vals[k], j2kc_strerror(err));
-            goto end;
-        }
-    t0 = now_ms();
-    if ((err = j2kc_encoder_create(&enc, &img, p)) < 0) {
-        fprintf(stderr, "j2kc_encoder_create: %s\n", j2kc_strerror(err));
-        goto end;
-    }
-    t1 = now_ms();
     fprintf(stderr, "j2kbench: %s backend=%s %ux%u comps=%d depth=%d create=%.1f ms\n", in,
             j2kc_encoder_backend(enc), fr.width, fr.height, fr.nb_comps, fr.depth, t1 - t0);
 

@@ -133,6 +133,10 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     enc->max_out = enc->max_cs + (enc->cp.jp2 ? j2ki_jp2_overhead(enc->plan) : 0);
 
     /* backend */
+#if J2KC_HAVE_CUDA
+    if (enc->cp.backend != J2KI_BACKEND_REF)
+        j2ki_cuda_connections(&enc->log, enc->cp.async_depth, enc->cp.cu_ctx != NULL);
+#endif
     switch (enc->cp.backend) {
     case J2KI_BACKEND_REF:
         enc->ops = &j2ki_backend_ref;
