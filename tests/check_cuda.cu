@@ -453,7 +453,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         for (int rep = 0; rep < (ms ? 3 : 1); rep++) {
             CK(cudaEventRecord(e0, 0));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
-                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant, 0));
+                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant, NULL, 0));
             CK(cudaEventRecord(e1, 0));
             CK(cudaDeviceSynchronize());
             if (ms) {
@@ -536,7 +536,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
             CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
-                            d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+                            d_data, d_passes, d_res, d_flag, d_scratch, ss, NULL, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));

@@ -47,6 +47,7 @@
 
 #include "t1_core.h"
 #include "t1_par.h"
+#include "t1_stop.h"
 
 struct Dim { unsigned x; };
 thread_local Dim threadIdx, blockIdx;
@@ -98,7 +99,10 @@ static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 static uint32_t rnd_state = 12345;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
 
-static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
+/* stops: the early stop's path (t1_stop.h) too: about half of the blocks get a pass limit at
+ * the end of chunk s - 1 (s = 1 .. J2KI_T1S_STEPS, where they have passes beyond), set before
+ * launch s + 1 as the decision step does; the reference codes them with j2ki_t1_code_lim. */
+static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, int stops)
 {
     rnd_state = seed ? seed : 1;
     g_exchanges = 0;
@@ -138,7 +142,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     }
     uint32_t n = (uint32_t)nblk;
     if (n % 7 == 0) { printf("FAIL t1p_emu: the block count must not be a multiple of 7\n"); return 1; }
-    std::vector<uint32_t> nbps(n), stat(n), order(n);
+    std::vector<uint32_t> nbps(n), stat(n), order(n), lim(n, 0), lim_at(n, 0);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t acc = 0;
         for (int y = 0; y < cb[i].h; y++)
@@ -149,7 +153,13 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
         nbps[i] = (uint32_t)j2ki_t1_nbits(acc >> cb[i].frac_bits);
         stat[i] = 0;
         order[i] = (i * 7) % n;   /* a permutation: n is not a multiple of 7 (checked) */
+        if (stops && rnd() % 2) {
+            int s = 1 + (int)(rnd() % J2KI_T1S_STEPS);
+            if (j2ki_t1s_chunk_end(s) < 3 * (int)nbps[i] - 2)
+                lim_at[i] = (uint32_t)s;
+        }
     }
+    int nstop = 0;
     T1pLayout lay = t1p_layout(max_w, max_h);
     if (!t1p_usable(max_w, max_h)) { printf("FAIL not usable\n"); return 1; }
     std::vector<uint8_t> slots(n * lay.slot, 0xCD), dbuf(data, 0xA5);
@@ -161,6 +171,11 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     static uint32_t words[4][8 * 64 * 33];
     uint16_t mq_ctx[T1P_CTX_STEP];
     for (int c = 0; c <= T1P_CHUNKS; c++) {
+        for (uint32_t i = 0; i < n; i++)           /* decision step c - 1 */
+            if (lim_at[i] && (int)lim_at[i] == c - 1) {
+                lim[i] = (uint32_t)j2ki_t1s_chunk_end(c - 1);
+                nstop++;
+            }
         for (unsigned b = 0; c < T1P_CHUNKS && b < (n + 3) / 4; b++)
             for (unsigned wb = 0; wb < 4; wb++) {
                 std::barrier<> bar(32);
@@ -172,17 +187,17 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
                         if (lay.ws == 64)
                             t1p_model_warp<2>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c);
+                                              lay, c, stops ? lim.data() : NULL);
                         else
                             t1p_model_warp<1>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c);
+                                              lay, c, stops ? lim.data() : NULL);
                     });
                 for (auto &t : th) t.join();
             }
         for (unsigned j = 0; c > 0 && j < n; j++)
             t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(), &flag,
-                          nbps.data(), stat.data(), slots.data(), lay, c - 1);
+                          nbps.data(), stat.data(), slots.data(), lay, c - 1, stops ? lim.data() : NULL);
     }
     /* reference */
     static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];
@@ -195,8 +210,9 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
         J2kiCblkRes r = { 0, numbps, 0, 0 };
         if (numbps > cb[i].nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) r.err = J2KC_ERR_INTERNAL;
         else if (numbps > 0) {
-            r.err = j2ki_t1_code(&st, numbps, style, bps, cb[i].frac_bits, rbuf, cb[i].data_cap, rp, cb[i].max_passes, &r.len);
-            r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+            r.err = j2ki_t1_code_lim(&st, numbps, style, bps, cb[i].frac_bits, rbuf, cb[i].data_cap, rp, cb[i].max_passes,
+                                     &r.len, (int)lim[i]);
+            r.nb_passes = r.err ? 0 : lim[i] ? (int)lim[i] : 3 * numbps - 2;
         }
         if (r.err) { rflag = 1; nerr++; }
         const J2kiCblkRes &g = res[i];
@@ -206,6 +222,9 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
             for (int k = 0; k < r.nb_passes; k++) {
                 const J2kiPass &a = passes[cb[i].pass_off + k];
                 ok &= a.rate == rp[k].rate && a.term == rp[k].term && memcmp(&a.dist, &rp[k].dist, 8) == 0 && a.slope == 0;
+                /* est: causal, the same, except on the pass a stopped block ends on: the GPU keeps
+                 * the value its decisions saw (the block went on), the reference has the end */
+                ok &= a.est == rp[k].est || (lim[i] && k == r.nb_passes - 1);
             }
             bytes += r.len;
         }
@@ -221,8 +240,9 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits)
     int maxnb = 0;
     for (uint32_t i = 0; i < n; i++)
         maxnb = (int)nbps[i] > maxnb ? (int)nbps[i] : maxnb;
-    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u), %d failing as the reference, %zu bytes "
-           "identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n, lay.ws == 64 ? "NC 2" : "NC 1", maxnb, style, bps, seed, nerr, bytes, g_exchanges);
+    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u), %d failing as the reference, %d stopped "
+           "early, %zu bytes identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n, lay.ws == 64 ? "NC 2" : "NC 1", maxnb,
+           style, bps, seed, nerr, nstop, bytes, g_exchanges);
     return bad != 0;
 }
 
@@ -282,12 +302,19 @@ int main(int argc, char **argv)
     int fails = test_pack();
     if (argc > 4)
         return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]),
-                       argc > 5 ? atoi(argv[5]) : 14);
+                       argc > 5 ? atoi(argv[5]) : 14, argc > 6 ? atoi(argv[6]) : 0);
     for (const auto &c : cfgs)
-        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 14);
-    fails += run_cfg(20, 0x00, 1, 7, 31);      /* up to 31 bit-planes: all 8 chunks */
-    fails += run_cfg(20, 0x3f, 2, 8, 31);
+        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 14, 0);
+    fails += run_cfg(20, 0x00, 1, 7, 31, 0);      /* up to 31 bit-planes: all 8 chunks */
+    fails += run_cfg(20, 0x3f, 2, 8, 31, 0);
+    /* the early stop's ends: plain, BYPASS (a cleanup that ends its segment, or not: bypass_start
+     * 1 and 4), TERMALL, PTERM, RESET + SEGMARK, every style; up to 31 bit-planes */
+    static const int scfgs[][3] = { { 0x00, 1, 21 }, { 0x01, 1, 22 }, { 0x01, 4, 23 }, { 0x04, 1, 24 },
+                                    { 0x10, 1, 25 }, { 0x22, 1, 26 }, { 0x3f, 2, 27 } };
+    for (const auto &c : scfgs)
+        fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
+    fails += run_cfg(20, 0x00, 1, 28, 31, 1);
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 1);
     return fails != 0;
 }

@@ -45,6 +45,7 @@ extern "C" {
 #include "quant_cuda.h"
 #include "rc_cuda.h"
 #include "t1_cuda.h"
+#include "t1_stop_host.h"
 #include "t2_cuda.h"
 
 enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, NB_EV };
@@ -63,6 +64,7 @@ typedef struct CudaSlot {
     J2kiCblkRes  *d_res;
     uint32_t     *d_flag;
     void         *d_t1_scratch;
+    J2kiT1StopDev t1s;             /* tier-1's early stop: its scratch (t1s.d_scratch NULL: off) */
     size_t        t1_scratch_size;
     /* pinned host */
     uint8_t      *h_stage;
@@ -121,6 +123,7 @@ typedef struct CudaBackend {
     CudaSlot     *slots;
     size_t        max_out;
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
+    double       *d_weight;        /* every block's band dist_weight (early stop), shared */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
     size_t        data_size;       /* bytes of the code-blocks' byte area */
     size_t        nb_pass_total;
@@ -297,6 +300,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     cudaFree(s->d_res);
     cudaFree(s->d_flag);
     cudaFree(s->d_t1_scratch);
+    cudaFree(s->t1s.d_scratch);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_data);
     cudaFreeHost(s->h_passes);
@@ -339,6 +343,7 @@ static void cuda_uninit(void *priv)
         slot_free(b, &b->slots[i]);
     free(b->slots);
     cudaFree(b->d_cblks);
+    cudaFree(b->d_weight);
     free(b->h_cblks);
     if (entered)
         leave(b, prev);
@@ -390,6 +395,17 @@ static int build_cblks(CudaBackend *b)
     ret = CU(cudaMalloc((void **)&b->d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
     if (ret == 0)
         ret = CU(cudaMemcpy(b->d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
+    if (ret == 0 && j2ki_t1s_enabled(b->cp)) {
+        double *w = (double *)malloc((plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double));
+        if (!w)
+            return J2KC_ERR_NOMEM;
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+        ret = CU(cudaMalloc((void **)&b->d_weight, (plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double)));
+        if (ret == 0)
+            ret = CU(cudaMemcpy(b->d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
+        free(w);
+    }
     return ret;
 }
 
@@ -428,6 +444,14 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         (ret = dev_alloc(b, s, (void **)&s->d_flag, sizeof(uint32_t))) < 0 ||
         (ret = dev_alloc(b, s, &s->d_t1_scratch, s->t1_scratch_size)) < 0)
         return ret;
+    if (b->d_weight) {
+        s->t1s.budget = b->cp->frame_bytes;
+        s->t1s.d_weight = b->d_weight;
+        s->t1s.nb_slots = (uint32_t)b->nb_pass_total;
+        s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks, s->t1s.nb_slots);
+        if ((ret = dev_alloc(b, s, &s->t1s.d_scratch, s->t1s.scratch_size)) < 0)
+            return ret;
+    }
     if ((ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_data, b->data_size ? b->data_size : 1))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_passes, (b->nb_pass_total ? b->nb_pass_total : 1) * sizeof(J2kiPass)))) < 0 ||
@@ -849,7 +873,8 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
         (ret = CU(j2ki_t1_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, cp->cblk_style, cp->bypass_start,
                                plan->max_cblk_w, plan->max_cblk_h, s->d_data, s->d_passes, s->d_res,
-                               s->d_flag, s->d_t1_scratch, s->t1_scratch_size, s->st))) < 0 ||
+                               s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
+                               s->t1s.d_scratch ? &s->t1s : NULL, s->st))) < 0 ||
         (ret = CU(cudaEventRecord(s->ev[EV_T1], s->st))) < 0)
         return ret;
 

@@ -14,6 +14,7 @@
 #include "mct.h"
 #include "quant.h"
 #include "t1.h"
+#include "t1_stop_host.h"
 
 typedef struct RefSlot {
     uint8_t  *out;
@@ -29,6 +30,7 @@ typedef struct RefBackend {
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
     void      *dwt_scratch;
     J2kiT1    *t1;
+    uint32_t  *stop_lim;     /* per code-block pass limit of the early stop; NULL when off */
     int        nb_slots;
     size_t     max_out;
     RefSlot   *slots;
@@ -51,6 +53,7 @@ static void ref_uninit(void *priv)
             free(rb->slots[i].out);
     free(rb->slots);
     j2ki_t1_free(&rb->t1);
+    free(rb->stop_lim);
     free(rb->dwt_scratch);
     free(rb->samples);
     j2ki_plan_free(&rb->plan);
@@ -89,6 +92,9 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     if (!(rb->dwt_scratch = malloc(j2ki_dwt_scratch_size(max_w, max_h))))
         goto fail;
     if (!(rb->t1 = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
+        goto fail;
+    if (j2ki_t1s_enabled(cp) &&
+        !(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))))
         goto fail;
     if (!(rb->slots = calloc((size_t)nb_slots, sizeof(*rb->slots))))
         goto fail;
@@ -161,26 +167,42 @@ static void quantise_all(RefBackend *rb)
     }
 }
 
-static int tier1_all(RefBackend *rb)
+static int tier1_block(RefBackend *rb, uint32_t i, int lim)
 {
     const J2kiCodingParams *cp = rb->cp;
     J2kiPlan *plan = rb->plan;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
-        J2kiCblk *cb = &plan->cblks[i];
-        const J2kiBand *band = &plan->bands[cb->band_idx];
-        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-        const int32_t *coefs = rb->samples + tc->buf_offset +
-                               (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                               band->buf_x0 + (cb->x0 - band->x0);
-        int ret = j2ki_t1_encode_cblk_ref(rb->t1, coefs, tc->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
+    J2kiCblk *cb = &plan->cblks[i];
+    const J2kiBand *band = &plan->bands[cb->band_idx];
+    const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+    const int32_t *coefs = rb->samples + tc->buf_offset +
+                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                           band->buf_x0 + (cb->x0 - band->x0);
+    int ret = j2ki_t1_encode_cblk_ref_lim(rb->t1, coefs, tc->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
                                           band->orient, cp->cblk_style, cp->bypass_start,
-                                          band->nb_mag_bits, band->frac_bits, cb);
-        if (ret < 0) {
-            j2ki_log(&rb->log, J2KC_LOG_ERROR, "tier-1 failed on code-block %u (tile %d comp %d res %d band %d): %s",
-                     i, band->tile, band->comp, band->res, band->orient, j2kc_strerror(ret));
+                                          band->nb_mag_bits, band->frac_bits, cb, lim);
+    if (ret < 0)
+        j2ki_log(&rb->log, J2KC_LOG_ERROR, "tier-1 failed on code-block %u (tile %d comp %d res %d band %d): %s",
+                 i, band->tile, band->comp, band->res, band->orient, j2kc_strerror(ret));
+    return ret;
+}
+
+/* Every code-block fully, then, with the early stop (t1_stop.h), the decisions the CUDA coder
+ * takes between its chunks, replayed on the causal estimates, and the stopped blocks again up
+ * to their limit. */
+static int tier1_all(RefBackend *rb)
+{
+    J2kiPlan *plan = rb->plan;
+    int ret;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        if ((ret = tier1_block(rb, i, 0)) < 0)
             return ret;
-        }
-    }
+    if (!rb->stop_lim)
+        return 0;
+    if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim)) < 0)
+        return ret;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        if (rb->stop_lim[i] && (ret = tier1_block(rb, i, (int)rb->stop_lim[i])) < 0)
+            return ret;
     return 0;
 }
 

@@ -103,6 +103,7 @@ typedef struct J2kiCodingParams {
     uint64_t layer_bytes[J2KI_MAX_LAYERS]; /* cumulative budgets; last = frame_bytes */
     double slope;                     /* J2KI_RC_SLOPE: log2 slope threshold */
     double psnr;                      /* J2KI_RC_PSNR target, dB */
+    int t1_stop;                      /* tier-1 early stop with J2KI_RC_BYTES (t1_stop.h) */
     /* profile bookkeeping */
     int profile;
     int fps_num, fps_den;

@@ -54,7 +54,10 @@ static const char help_text[] =
     "  comment     text of a COM marker [none]\n"
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
-    "  async_depth frames in flight 1..16 [2]\n";
+    "  async_depth frames in flight 1..16 [2]\n"
+    "  t1_stop     0|1: with a byte budget, tier-1 stops coding a code-block once its passes\n"
+    "              reach well below the estimated rate-control threshold (same bytes on both\n"
+    "              backends; 0 codes every pass, for a full PCRD-opt search) [1]\n";
 
 const char *j2kc_params_help(void) { return help_text; }
 
@@ -75,6 +78,7 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->backend      = J2KI_BACKEND_AUTO;
     cp->gpu          = -1;
     cp->async_depth  = 2;
+    cp->t1_stop      = 1;
 }
 
 J2kcParams *j2kc_params_alloc(void)
@@ -449,6 +453,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_EPH: ret = parse_bool(value, &cp->eph); break;
     case J2KI_KEY_TLM: ret = parse_bool(value, &cp->tlm); break;
     case J2KI_KEY_PLT: ret = parse_bool(value, &cp->plt); break;
+    case J2KI_KEY_T1_STOP: ret = parse_bool(value, &cp->t1_stop); break;
     case J2KI_KEY_MAINLEVEL:
         ret = parse_int(value, 0, 11, &v);
         if (!ret) cp->mainlevel = (int)v;

@@ -14,7 +14,8 @@
     X(TERMALL, "termall") X(VCAUSAL, "vcausal") X(PTERM, "pterm") X(SEGMARK, "segmark") \
     X(GUARD_BITS, "guard_bits") X(SOP, "sop") X(EPH, "eph") X(TLM, "tlm") X(PLT, "plt") \
     X(MAINLEVEL, "mainlevel") X(SUBLEVEL, "sublevel") X(FORMAT, "format") X(COMMENT, "comment") \
-    X(BACKEND, "backend") X(GPU, "gpu") X(ASYNC_DEPTH, "async_depth") X(COLOR, "color")
+    X(BACKEND, "backend") X(GPU, "gpu") X(ASYNC_DEPTH, "async_depth") X(COLOR, "color") \
+    X(T1_STOP, "t1_stop")
 
 enum {
 #define X(id, name) J2KI_KEY_##id,

@@ -16,6 +16,12 @@
 typedef struct J2kiPass {
     uint32_t rate;     /**< bytes of the code-block's data up to the end of this pass: a valid
                             truncation length (D.4.1); non-decreasing over the passes */
+    uint32_t est;      /**< causal estimate of rate, known when the pass ends (the exact rate
+                            of a pass that does not end a segment needs the bytes coded after
+                            it): the end of a terminated pass, else the bytes completed so far
+                            plus the byte being formed (a lower bound of rate). Tier-1's early
+                            stop (t1_stop.h) decides on it, so that a decision never depends
+                            on passes coded later */
     double   dist;     /**< distortion decrease of this pass, in tier-1 units (squared
                             quantisation indices, see t1.h); band weight applied by rc */
     double   slope;    /**< rate control: convex-hull slope (dist per byte, weighted), 0 when

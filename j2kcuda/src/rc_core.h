@@ -54,8 +54,9 @@ J2KI_HD double j2ki_rc_seg_slope(uint32_t r0, double d0, uint32_t r1, double d1)
  * while the slope into k is >= the top's own slope (collinear points are not vertices) or the
  * top has the same rate as k.
  */
-J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
+J2KI_HD void j2ki_rc_hull_passes_by(J2kiPass *passes, int nb_passes, double weight, int est)
 {
+#define J2KI_RC_R(k) (est ? passes[k].est : passes[k].rate)
     uint8_t stk[J2KI_RC_MAX_PASSES + 1];
     int n = nb_passes < J2KI_RC_MAX_PASSES ? nb_passes : J2KI_RC_MAX_PASSES;
     int top = 0, k, j;
@@ -72,17 +73,17 @@ J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
     }
     stk[0] = 0;
     for (k = 1; k <= n; k++) {
-        uint32_t rk = passes[k - 1].rate;
+        uint32_t rk = J2KI_RC_R(k - 1);
         double dk = passes[k - 1].slope;
         for (;;) {
             int h = stk[top];
-            uint32_t rh = h ? passes[h - 1].rate : 0;
+            uint32_t rh = h ? J2KI_RC_R(h - 1) : 0;
             double dh = h ? passes[h - 1].slope : 0.0;
             if (!(dk > dh))
                 break;                        /* no decrease from the hull's end: not a vertex */
             if (top > 0) {
                 int g = stk[top - 1];
-                uint32_t rg = g ? passes[g - 1].rate : 0;
+                uint32_t rg = g ? J2KI_RC_R(g - 1) : 0;
                 double dg = g ? passes[g - 1].slope : 0.0;
                 if (rk <= rh || j2ki_rc_seg_slope(rh, dh, rk, dk) >= j2ki_rc_seg_slope(rg, dg, rh, dh)) {
                     top--;                    /* h lies on or under the chord g -> k */
@@ -98,9 +99,9 @@ J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
     for (k = nb_passes; k >= 1; k--) {
         if (j > 0 && stk[j] == k) {
             int g = stk[j - 1];
-            uint32_t rg = g ? passes[g - 1].rate : 0;
+            uint32_t rg = g ? J2KI_RC_R(g - 1) : 0;
             double dg = g ? passes[g - 1].slope : 0.0;
-            double s = j2ki_rc_seg_slope(rg, dg, passes[k - 1].rate, passes[k - 1].slope);
+            double s = j2ki_rc_seg_slope(rg, dg, J2KI_RC_R(k - 1), passes[k - 1].slope);
             s = s < J2KI_RC_SLOPE_MAX ? s * weight : J2KI_RC_SLOPE_MAX;
             passes[k - 1].slope = s < J2KI_RC_SLOPE_MAX ? s : J2KI_RC_SLOPE_MAX;
             j--;
@@ -108,6 +109,14 @@ J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
             passes[k - 1].slope = 0.0;
         }
     }
+#undef J2KI_RC_R
+}
+
+/** j2ki_rc_hull_passes_by on the passes' rates (est = 1: on their causal estimates, .est,
+ *  for tier-1's early stop, t1_stop.h). */
+J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
+{
+    j2ki_rc_hull_passes_by(passes, nb_passes, weight, 0);
 }
 
 /**

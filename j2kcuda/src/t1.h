@@ -34,6 +34,12 @@ int j2ki_t1_encode_cblk_ref(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
                             int w, int h, int orient, int cblk_style, int bypass_start,
                             int nb_mag_bits, int frac_bits, J2kiCblk *cb);
 
+/** j2ki_t1_encode_cblk_ref coding only the first lim passes when 0 < lim < 3 numbps - 2 (the
+ *  last of them terminated, as at the end of a block): tier-1's early stop, t1_stop.h. */
+int j2ki_t1_encode_cblk_ref_lim(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
+                                int w, int h, int orient, int cblk_style, int bypass_start,
+                                int nb_mag_bits, int frac_bits, J2kiCblk *cb, int lim);
+
 /**
  * Codeword segments a layer sends (B.10.7, D.4): for the passes [first_pass, end_pass) of cb
  * that one layer adds, writes the length in bytes of each piece of codeword segment to

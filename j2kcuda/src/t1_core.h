@@ -731,12 +731,16 @@ J2KI_HD int j2ki_t1_seg_close(J2kiT1Seg *sg, J2kiMqc *m, uint16_t *ctx, J2kiMqcM
             passes[j].rate = sg->prev_rate;
         }
         passes[i].rate = sg->prev_rate = (uint32_t)end;
+        passes[i].est = (uint32_t)end;
         sg->seg_start = end;
         sg->open = 0;
     } else if (raw) {
         marks[i].bp = j2ki_mqc_raw_len(m);
+        passes[i].est = (uint32_t)marks[i].bp;
     } else {
         marks[i] = j2ki_mqc_mark(m);
+        /* bytes completed, plus B: j2ki_mqc_trunc_len never returns less */
+        passes[i].est = (uint32_t)j2ki_imax(marks[i].bp + 1, sg->seg_start);
     }
     if (m->overflow)
         return J2KC_ERR_BUFSIZE;
@@ -749,14 +753,16 @@ J2KI_HD int j2ki_t1_seg_close(J2kiT1Seg *sg, J2kiMqc *m, uint16_t *ctx, J2kiMqcM
  * j2ki_t1_code for a block whose flags memory already holds the stripe-column words (as
  * j2ki_t1_build_cols leaves them; t1_cuda.cu builds them straight from the coefficients).
  */
-J2KI_HD int j2ki_t1_code_cols(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
-                              int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
-                              int max_passes, uint32_t *len)
+J2KI_HD int j2ki_t1_code_cols_lim(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                                  int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                                  int max_passes, uint32_t *len, int lim)
 {
     int nb_passes = 3 * numbps - 2, i, ret;
     J2kiT1Seg sg;
     if (nb_passes > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
+    if (lim > 0 && lim < nb_passes)
+        nb_passes = lim;                  /* tier-1's early stop (t1_stop.h): the block ends here */
     j2ki_mqc_reset_ctx(st->ctx);
     j2ki_t1_seg_init(&sg);
     for (i = 0; i < nb_passes; i++) {
@@ -783,20 +789,38 @@ J2KI_HD int j2ki_t1_code_cols(J2kiT1State *st, int numbps, int cblk_style, int b
     return 0;
 }
 
+/** j2ki_t1_code_cols_lim without a pass limit: every pass of the numbps bit-planes. */
+J2KI_HD int j2ki_t1_code_cols(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                              int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                              int max_passes, uint32_t *len)
+{
+    return j2ki_t1_code_cols_lim(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap, passes, max_passes,
+                                 len, 0);
+}
+
 /**
  * Codes every pass of a loaded block (once: it turns the flags into stripe-column words)
  * with numbps bit-planes (1..J2KI_T1_MAX_PLANES) into
- * buf[0, cap): fills passes[0 .. 3 numbps - 3] (rate, dist, term; slope = 0) and *len.
+ * buf[0, cap): fills passes[0 .. 3 numbps - 3] (rate, est, dist, term; slope = 0) and *len;
+ * with 0 < lim < 3 numbps - 2 only the first lim passes, the last one terminated.
  * Returns 0 or J2KC_ERR_BUFSIZE (cap or max_passes too small; nothing is written past cap).
  */
-J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
-                         int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
-                         int max_passes, uint32_t *len)
+J2KI_HD int j2ki_t1_code_lim(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                             int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                             int max_passes, uint32_t *len, int lim)
 {
     if (3 * numbps - 2 > max_passes || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_BUFSIZE;
     j2ki_t1_build_cols(st);
-    return j2ki_t1_code_cols(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap, passes, max_passes, len);
+    return j2ki_t1_code_cols_lim(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap, passes, max_passes,
+                                 len, lim);
+}
+
+J2KI_HD int j2ki_t1_code(J2kiT1State *st, int numbps, int cblk_style, int bypass_start,
+                         int frac_bits, uint8_t *buf, uint32_t cap, J2kiPass *passes,
+                         int max_passes, uint32_t *len)
+{
+    return j2ki_t1_code_lim(st, numbps, cblk_style, bypass_start, frac_bits, buf, cap, passes, max_passes, len, 0);
 }
 
 #endif /* J2KI_T1_CORE_H */

@@ -37,6 +37,7 @@
  * warp's ceil(max_h / 4) x (32 or 64) stripe-column words.
  */
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_row
 extern "C" {
 #include "t1_core.h"
 #include "t1_par.h"
+#include "t1_stop.h"
 }
 
 static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
@@ -296,7 +298,7 @@ __device__ uint32_t load_warp(J2kiT1State *st, const int32_t *coefs, uint32_t st
  */
 __device__ __forceinline__ void t1_code_loaded(J2kiT1State *st, uint32_t acc, int cols, const J2kiCblkDev *cb,
                                                uint32_t i, int cblk_style, int bypass_start, uint8_t *data,
-                                               J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag)
+                                               J2kiPass *passes, J2kiCblkRes *res, uint32_t *flag, int lim)
 {
     J2kiCblkRes r;
     int numbps = j2ki_t1_nbits(acc >> cb->frac_bits);
@@ -307,11 +309,12 @@ __device__ __forceinline__ void t1_code_loaded(J2kiT1State *st, uint32_t acc, in
     if (numbps > cb->nb_mag_bits || numbps > J2KI_T1_MAX_PLANES) {
         r.err = J2KC_ERR_INTERNAL;
     } else if (numbps > 0) {
-        r.err = cols ? j2ki_t1_code_cols(st, numbps, cblk_style, bypass_start, cb->frac_bits, data + cb->data_off,
-                                         cb->data_cap, passes + cb->pass_off, cb->max_passes, &r.len)
-                     : j2ki_t1_code(st, numbps, cblk_style, bypass_start, cb->frac_bits, data + cb->data_off,
-                                    cb->data_cap, passes + cb->pass_off, cb->max_passes, &r.len);
-        r.nb_passes = r.err ? 0 : 3 * numbps - 2;
+        r.err = cols ? j2ki_t1_code_cols_lim(st, numbps, cblk_style, bypass_start, cb->frac_bits,
+                                             data + cb->data_off, cb->data_cap, passes + cb->pass_off,
+                                             cb->max_passes, &r.len, lim)
+                     : j2ki_t1_code_lim(st, numbps, cblk_style, bypass_start, cb->frac_bits, data + cb->data_off,
+                                        cb->data_cap, passes + cb->pass_off, cb->max_passes, &r.len, lim);
+        r.nb_passes = r.err ? 0 : lim > 0 && lim < 3 * numbps - 2 ? lim : 3 * numbps - 2;
     }
     if (r.err)
         atomicOr(flag, 1u);
@@ -328,7 +331,7 @@ __device__ __forceinline__ void t1_code_loaded(J2kiT1State *st, uint32_t acc, in
 __global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
                                                      const uint32_t *order, int cblk_style, int bypass_start,
                                                      uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
-                                                     uint32_t *flag, uint32_t flags_bytes)
+                                                     uint32_t *flag, uint32_t flags_bytes, const uint32_t *lim)
 {
     extern __shared__ __align__(16) uint8_t t1_smem[];
     const int lane = threadIdx.x;
@@ -336,6 +339,8 @@ __global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, con
     const J2kiCblkDev cb = cblks[i];
     J2kiT1State *st = (J2kiT1State *)t1_smem;
     t1_tables_load();
+    if (lim && !lim[i])                 /* the early stop's second run: stopped blocks only */
+        return;
     if (lane == 0) {
         st->flags = (uint16_t *)(t1_smem + sizeof(J2kiT1State));
         st->mag = (uint32_t *)(t1_smem + sizeof(J2kiT1State) + flags_bytes);
@@ -344,7 +349,7 @@ __global__ void __launch_bounds__(32) t1_code_kernel(const int32_t *samples, con
     uint32_t acc = load_warp(st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style, lane);
     if (lane != 0)
         return;
-    t1_code_loaded(st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
+    t1_code_loaded(st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag, lim ? (int)lim[i] : 0);
 }
 
 /*
@@ -358,7 +363,8 @@ __global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, c
                                                        const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                        int bypass_start, uint8_t *data, J2kiPass *passes,
                                                        J2kiCblkRes *res, uint32_t *flag, uint8_t *work,
-                                                       size_t flags_bytes, size_t work_bytes, uint32_t nb_workers)
+                                                       size_t flags_bytes, size_t work_bytes, uint32_t nb_workers,
+                                                       const uint32_t *lim)
 {
     const uint32_t lane = threadIdx.x & 31;
     const uint32_t worker = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * LANES + lane;
@@ -370,9 +376,11 @@ __global__ void __launch_bounds__(128) t1_lanes_kernel(const int32_t *samples, c
     st.mag = (uint32_t *)(work + (size_t)worker * work_bytes + flags_bytes);
     for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
         const uint32_t i = order[j];
+        if (lim && !lim[i])             /* the early stop's second run: stopped blocks only */
+            continue;
         const J2kiCblkDev cb = cblks[i];
         uint32_t acc = j2ki_t1_load(&st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style);
-        t1_code_loaded(&st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
+        t1_code_loaded(&st, acc, 0, &cb, i, cblk_style, bypass_start, data, passes, res, flag, lim ? (int)lim[i] : 0);
     }
 }
 
@@ -429,7 +437,7 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
                                                       int bypass_start, uint8_t *data, J2kiPass *passes,
                                                       J2kiCblkRes *res, uint32_t *flag, uint8_t *work,
                                                       size_t mag_at, size_t work_bytes, uint32_t nb_workers,
-                                                      uint32_t cols_bytes)
+                                                      uint32_t cols_bytes, const uint32_t *lim)
 {
     extern __shared__ __align__(16) uint8_t t1_cols_smem[];
     const uint32_t lane = threadIdx.x & 31;
@@ -442,46 +450,241 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
     st.mag = (uint32_t *)(work + (size_t)worker * work_bytes + mag_at);
     for (uint32_t j = worker; j < nb_cblks; j += nb_workers) {
         const uint32_t i = order[j];
+        if (lim && !lim[i])             /* the early stop's second run: stopped blocks only */
+            continue;
         const J2kiCblkDev cb = cblks[i];
         uint32_t acc = t1_load_cols(&st, samples + cb.buf, cb.stride, cb.w, cb.h, cb.orient, cblk_style);
-        t1_code_loaded(&st, acc, 1, &cb, i, cblk_style, bypass_start, data, passes, res, flag);
+        t1_code_loaded(&st, acc, 1, &cb, i, cblk_style, bypass_start, data, passes, res, flag, lim ? (int)lim[i] : 0);
     }
 }
 
 /* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
+static_assert(T1P_PLANES == J2KI_T1S_PLANES, "the early stop decides between the coder's chunks");
 static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
                   T1P_SMEM_TABLES,
               "t1p_usable counts the tables' shared memory");
 
+/* ---- tier-1's early stop (t1_stop.h) ---- */
+
+/* Scratch of J2kiT1StopDev, each part 256-aligned: the limits (u32 per block), then over the
+ * pass area the keys and bytes (in and sorted), the running byte sums, and CUB's storage. */
+typedef struct T1sScratch {
+    uint32_t *lim, *key, *key_s, *bytes, *bytes_s, *cum;
+    void *temp;
+    size_t temp_bytes;
+} T1sScratch;
+
+static size_t t1s_temp_size(uint32_t nb_slots)
+{
+    size_t a = 0, b = 0;
+    cub::DeviceRadixSort::SortPairsDescending((void *)NULL, a, (const uint32_t *)NULL, (uint32_t *)NULL,
+                                              (const uint32_t *)NULL, (uint32_t *)NULL, (int)nb_slots);
+    cub::DeviceScan::InclusiveSum((void *)NULL, b, (const uint32_t *)NULL, (uint32_t *)NULL, (int)nb_slots);
+    return a > b ? a : b;
+}
+
+static T1sScratch t1s_scratch(const J2kiT1StopDev *stop, uint32_t nb_cblks)
+{
+    T1sScratch t;
+    uint8_t *p = (uint8_t *)stop->d_scratch;
+    size_t m = align256((size_t)stop->nb_slots * 4);
+    t.lim = (uint32_t *)p;      p += align256((size_t)nb_cblks * 4);
+    t.key = (uint32_t *)p;      p += m;
+    t.key_s = (uint32_t *)p;    p += m;
+    t.bytes = (uint32_t *)p;    p += m;
+    t.bytes_s = (uint32_t *)p;  p += m;
+    t.cum = (uint32_t *)p;      p += m;
+    t.temp = p;
+    t.temp_bytes = t1s_temp_size(stop->nb_slots);
+    return t;
+}
+
+extern "C" size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks, uint32_t nb_slots)
+{
+    return align256((size_t)nb_cblks * 4) + 5 * align256((size_t)nb_slots * 4) + align256(t1s_temp_size(nb_slots));
+}
+
+static uint32_t *t1s_lim(const J2kiT1StopDev *stop)
+{
+    return (uint32_t *)stop->d_scratch;
+}
+
+extern "C" const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop)
+{
+    return t1s_lim(stop);
+}
+
+/* Passes block i has in all: from numbps (column-parallel coder, nbps) or its result. */
+__device__ __forceinline__ int t1s_nb_passes(const J2kiCblkDev &cb, uint32_t i, const uint32_t *nbps,
+                                             const J2kiCblkRes *res)
+{
+    if (nbps)
+        return t1p_valid(cb, (int)nbps[i]) ? 3 * (int)nbps[i] - 2 : 0;
+    return res[i].err ? 0 : res[i].nb_passes;
+}
+
+/* Step 1 of decision step s, one thread per block (j2ki_t1s_block_keys). */
+__global__ void __launch_bounds__(128) t1s_keys_kernel(const J2kiCblkDev *cblks, uint32_t nb_cblks,
+                                                       const uint32_t *nbps, const J2kiCblkRes *res,
+                                                       J2kiPass *passes, const double *weight, const uint32_t *lim,
+                                                       int s, uint32_t *key, uint32_t *bytes)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb_cblks)
+        return;
+    const J2kiCblkDev cb = cblks[i];
+    const int known = j2ki_t1s_known(s, t1s_nb_passes(cb, i, nbps, res), lim[i]);
+    j2ki_t1s_block_keys(passes + cb.pass_off, known, cb.max_passes, weight[i], key + cb.pass_off,
+                        bytes + cb.pass_off);
+}
+
+/* Steps 2 and 3, one thread per block: the threshold is the sorted key at the first running
+ * byte sum above the budget (each thread finds it by bisection: the same loads for all), then
+ * j2ki_t1s_decide for the blocks not stopped yet. */
+__global__ void __launch_bounds__(128) t1s_decide_kernel(const J2kiCblkDev *cblks, uint32_t nb_cblks,
+                                                         const uint32_t *nbps, const J2kiCblkRes *res,
+                                                         const uint32_t *key, const uint32_t *key_s,
+                                                         const uint32_t *cum, uint32_t n, uint64_t budget, int s,
+                                                         uint32_t *lim)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb_cblks || lim[i])
+        return;
+    uint32_t t = 0;
+    if (n && cum[n - 1] > budget) {
+        uint32_t lo = 0, hi = n - 1;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (cum[mid] > budget)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        t = key_s[lo];
+    }
+    const J2kiCblkDev cb = cblks[i];
+    const int nbp = t1s_nb_passes(cb, i, nbps, res);
+    lim[i] = j2ki_t1s_decide(key + cb.pass_off, j2ki_t1s_known(s, nbp, 0), nbp, t);
+}
+
+/* One decision step: keys, CUB radix sort by key (largest first) with the bytes, CUB
+ * inclusive sum of the bytes, decisions. The sums are integers, so ties among equal keys
+ * cannot change the threshold (t1_stop.c's host search gives the same key). */
+static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                            const uint32_t *nbps, const J2kiCblkRes *res, J2kiPass *d_passes, int s,
+                            cudaStream_t st)
+{
+    T1sScratch t = t1s_scratch(stop, nb_cblks);
+    const unsigned blocks = (nb_cblks + 127) / 128;
+    const int n = (int)stop->nb_slots;
+    cudaError_t e;
+    t1s_keys_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, d_passes, stop->d_weight, t.lim, s,
+                                             t.key, t.bytes);
+    if ((e = cudaPeekAtLastError()) != cudaSuccess ||
+        (e = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.key, t.key_s, t.bytes, t.bytes_s,
+                                                       n, 0, 32, st)) != cudaSuccess ||
+        (e = cub::DeviceScan::InclusiveSum(t.temp, t.temp_bytes, t.bytes_s, t.cum, n, st)) != cudaSuccess)
+        return e;
+    t1s_decide_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum,
+                                               (uint32_t)n, stop->budget, s, t.lim);
+    return cudaPeekAtLastError();
+}
+
+/* The serial kernels (every variant but J2KI_T1_CUDA_PAR) over the sorted blocks (order);
+ * lim: NULL, or the early stop's second run (only the blocks with lim[i] != 0, up to it). */
+static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
+                             uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
+                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
+                             int variant, const uint32_t *lim, cudaStream_t st)
+{
+    size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
+    size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
+    size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
+    cudaError_t e;
+    variant = t1_fit_variant(variant, max_w, max_h);
+    if (variant & J2KI_T1_CUDA_SMEM) {
+        uint32_t workers = nb_workers(nb_cblks), cols_bytes;
+        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
+        size_t dyn = (size_t)4 * lanes * cols_bytes;
+        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
+#define T1_SMEM(n)                                                                                     \
+        do {                                                                                           \
+            if (dyn > 48 * 1024 && (e = cudaFuncSetAttribute(t1_smem_kernel<n>,                        \
+                                                             cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                                             (int)dyn)) != cudaSuccess)                \
+                return e;                                                                              \
+            t1_smem_kernel<n><<<blocks, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,   \
+                                                         nb_cblks, cblk_style, bypass_start, d_data,    \
+                                                         d_passes, d_res, d_flag, p, fb, wb, workers,   \
+                                                         cols_bytes, lim);                              \
+        } while (0)
+        if (lanes == 8)
+            T1_SMEM(8);
+        else if (lanes == 4)
+            T1_SMEM(4);
+        else
+            T1_SMEM(1);
+#undef T1_SMEM
+        return cudaPeekAtLastError();
+    }
+    if (variant > 0) {
+        uint32_t workers = nb_workers(nb_cblks);
+        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
+        uint32_t lanes = variant >= 32 ? 32 : variant >= 16 ? 16 : variant >= 8 ? 8 : variant >= 4 ? 4 : 1;
+        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
+#define T1_LANES(n)                                                                                   \
+        t1_lanes_kernel<n><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, \
+                                                   cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, \
+                                                   fb, wb, workers, lim)
+        switch (lanes) {
+        case 1:  T1_LANES(1); break;
+        case 4:  T1_LANES(4); break;
+        case 8:  T1_LANES(8); break;
+        case 16: T1_LANES(16); break;
+        default: T1_LANES(32); break;
+        }
+#undef T1_LANES
+        return cudaPeekAtLastError();
+    }
+    if (smem > 48 * 1024 &&
+        (e = cudaFuncSetAttribute(t1_code_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
+        return e;
+    t1_code_kernel<<<nb_cblks, 32, smem, st>>>((const int32_t *)d_samples, d_cblks, idx_out, cblk_style,
+                                               bypass_start, d_data, d_passes, d_res, d_flag,
+                                               (uint32_t)flags_bytes, lim);
+    return cudaPeekAtLastError();
+}
+
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                     int cblk_style, int bypass_start, int max_w, int max_h,
                                     uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                    uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st)
+                                    uint32_t *d_flag, void *d_scratch, size_t scratch_size,
+                                    const J2kiT1StopDev *stop, cudaStream_t st)
 {
     return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, st);
+                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, stop, st);
 }
 
 extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            cudaStream_t st)
+                                            const J2kiT1StopDev *stop, cudaStream_t st)
 {
     uint8_t *p = (uint8_t *)d_scratch;
-    size_t n = nb_cblks, per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
+    size_t n = nb_cblks;
     size_t temp_bytes = sort_temp_size(nb_cblks);
     uint32_t *keys_in, *keys_out, *idx_in, *idx_out;
-    size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
-    size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
     void *temp;
     cudaError_t e;
 
     if (!nb_cblks)
         return cudaSuccess;
     variant = t1_resolve_variant(variant, max_w, max_h);
-    if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant))
+    if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant) ||
+        (stop && stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks, stop->nb_slots)))
         return cudaErrorInvalidValue;
     keys_in = (uint32_t *)p;  p += align256(n * 4);
     keys_out = (uint32_t *)p; p += align256(n * 4);
@@ -504,6 +707,9 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
     if ((e = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in, idx_out,
                                                        (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
+    uint32_t *lim = stop ? t1s_lim(stop) : NULL;
+    if (lim && (e = cudaMemsetAsync(lim, 0, n * sizeof(uint32_t), st)) != cudaSuccess)
+        return e;
     if (variant == J2KI_T1_CUDA_PAR) {
         const T1pLayout lay = t1p_layout(max_w, max_h);
         uint8_t *slots = p + 2 * align256(n * 4);
@@ -511,70 +717,36 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
         for (int c = 0; c <= T1P_CHUNKS; c++) {         /* MQ of chunk c - 1 beside the model of chunk c */
             const unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;
+            /* early stop: decision step c - 1, once chunks 0 .. c - 2 are MQ-coded (launch c - 1) */
+            if (lim && c >= 2 && c - 1 <= J2KI_T1S_STEPS &&
+                (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, c - 1, st)) != cudaSuccess)
+                return e;
             if (lay.ws == 64)
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              nb_cblks, cblk_style, bypass_start, d_data, d_passes,
-                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q);
+                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q,
+                                                             lim);
             else
                 t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              nb_cblks, cblk_style, bypass_start, d_data, d_passes,
-                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q);
+                                                             d_res, d_flag, t1p_nbps, t1p_stat, slots, lay, c, q,
+                                                             lim);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
         }
         return cudaSuccess;
     }
-    variant = t1_fit_variant(variant, max_w, max_h);
-    if (variant & J2KI_T1_CUDA_SMEM) {
-        uint32_t workers = nb_workers(nb_cblks), cols_bytes;
-        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
-        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
-        size_t dyn = (size_t)4 * lanes * cols_bytes;
-        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
-#define T1_SMEM(n)                                                                                     \
-        do {                                                                                           \
-            if (dyn > 48 * 1024 && (e = cudaFuncSetAttribute(t1_smem_kernel<n>,                        \
-                                                             cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                                             (int)dyn)) != cudaSuccess)                \
-                return e;                                                                              \
-            t1_smem_kernel<n><<<blocks, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,   \
-                                                         nb_cblks, cblk_style, bypass_start, d_data,    \
-                                                         d_passes, d_res, d_flag, p, fb, wb, workers,   \
-                                                         cols_bytes);                                   \
-        } while (0)
-        if (lanes == 8)
-            T1_SMEM(8);
-        else if (lanes == 4)
-            T1_SMEM(4);
-        else
-            T1_SMEM(1);
-#undef T1_SMEM
-        return cudaPeekAtLastError();
-    }
-    if (variant > 0) {
-        uint32_t workers = nb_workers(nb_cblks);
-        size_t fb = align256(per * 2), wb = fb + align256(per * 4);
-        uint32_t lanes = variant >= 32 ? 32 : variant >= 16 ? 16 : variant >= 8 ? 8 : variant >= 4 ? 4 : 1;
-        uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
-#define T1_LANES(n)                                                                                   \
-        t1_lanes_kernel<n><<<blocks, 128, 0, st>>>((const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, \
-                                                   cblk_style, bypass_start, d_data, d_passes, d_res, d_flag, p, \
-                                                   fb, wb, workers)
-        switch (lanes) {
-        case 1:  T1_LANES(1); break;
-        case 4:  T1_LANES(4); break;
-        case 8:  T1_LANES(8); break;
-        case 16: T1_LANES(16); break;
-        default: T1_LANES(32); break;
-        }
-#undef T1_LANES
-        return cudaPeekAtLastError();
-    }
-    if (smem > 48 * 1024 &&
-        (e = cudaFuncSetAttribute(t1_code_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
+    /* The serial kernels code every block fully; with the early stop, the decisions follow on
+     * the finished passes (the estimates are causal: the same the column-parallel coder has at
+     * each step, and the reference backend replays) and a second run codes the stopped blocks
+     * up to their limit. */
+    if ((e = t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
+                       d_passes, d_res, d_flag, p, variant, NULL, st)) != cudaSuccess || !lim)
         return e;
-    t1_code_kernel<<<nb_cblks, 32, smem, st>>>((const int32_t *)d_samples, d_cblks, idx_out, cblk_style,
-                                               bypass_start, d_data, d_passes, d_res, d_flag,
-                                               (uint32_t)flags_bytes);
-    return cudaPeekAtLastError();
+    for (int s1 = 1; s1 <= J2KI_T1S_STEPS; s1++)
+        if ((e = t1s_step(stop, d_cblks, nb_cblks, NULL, d_res, d_passes, s1, st)) != cudaSuccess)
+            return e;
+    return t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
+                     d_passes, d_res, d_flag, p, variant, lim, st);
 }
+

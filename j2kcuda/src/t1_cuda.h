@@ -37,6 +37,27 @@ typedef struct J2kiCblkRes {
     uint32_t len;            /**< bytes written */
 } J2kiCblkRes;
 
+/**
+ * Tier-1's early stop on the device (t1_stop.h). The caller owns d_weight (every code-block's
+ * band dist_weight, plan order) and d_scratch (j2ki_t1s_cuda_scratch_size bytes); nb_slots is
+ * the length of the pass area (the sum of the blocks' max_passes, pass_off indexing it).
+ * Passed as NULL, every pass of every block is coded.
+ */
+typedef struct J2kiT1StopDev {
+    uint64_t      budget;        /**< frame budget in bytes (J2KI_RC_BYTES) */
+    const double *d_weight;
+    uint32_t      nb_slots;
+    void         *d_scratch;
+    size_t        scratch_size;
+} J2kiT1StopDev;
+
+/** Device scratch of the early stop for nb_cblks code-blocks and a pass area of nb_slots. */
+size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks, uint32_t nb_slots);
+
+/** The early stop's per-block pass limits in its scratch (u32 per code-block, 0: not stopped),
+ *  valid after j2ki_t1_cuda returns (in stream order), for check_cuda. */
+const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop);
+
 /** Device scratch bytes j2ki_t1_cuda_variant needs for nb_cblks code-blocks of at most
  *  max_w x max_h with `variant` (J2KI_T1_CUDA_DEFAULT: what j2ki_t1_cuda runs, with
  *  J2KC_CUDA_T1_VARIANT read now); j2ki_t1_cuda_scratch_size: enough for every variant. */
@@ -51,7 +72,8 @@ size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
 cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                          int cblk_style, int bypass_start, int max_w, int max_h,
                          uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                         uint32_t *d_flag, void *d_scratch, size_t scratch_size, cudaStream_t st);
+                         uint32_t *d_flag, void *d_scratch, size_t scratch_size, const J2kiT1StopDev *stop,
+                         cudaStream_t st);
 
 /** Kernel variants (check_cuda --bench times them; J2KC_CUDA_T1_VARIANT in the environment
  *  overrides the default, a measuring aid): 0 = one code-block per single-warp thread block,
@@ -80,7 +102,7 @@ cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cbl
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                  uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 cudaStream_t st);
+                                 const J2kiT1StopDev *stop, cudaStream_t st);
 
 #ifdef __cplusplus
 }

@@ -304,14 +304,16 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                                                const int32_t *samples, const J2kiCblkDev *cblks,
                                                const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                int bypass_start, J2kiPass *passes, const uint32_t *nbps,
-                                               uint32_t *stat, uint8_t *slots, const T1pLayout &lay, int chunk)
+                                               uint32_t *stat, uint8_t *slots, const T1pLayout &lay, int chunk,
+                                               const uint32_t *lim)
 {
     if (j >= nb_cblks)                                  /* whole warp */
         return;
     const uint32_t i = order[j];
     const J2kiCblkDev cb = cblks[i];
     const int numbps = (int)nbps[i], k0 = chunk * T1P_PLANES, k1 = j2ki_imin(k0 + T1P_PLANES, numbps);
-    if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i])  /* whole warp: the same loads */
+    /* whole warp: the same loads; a block the early stop ended (lim) is not modelled further */
+    if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i] || (lim && lim[i]))
         return;
     const int w = cb.w, h = cb.h, ns = (h + 3) >> 2, ws = (int)lay.ws, nb_passes = 3 * numbps - 2;
     const int32_t *coefs = samples + cb.buf;
@@ -546,7 +548,8 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
                                               uint32_t nb_cblks, int cblk_style, int bypass_start,
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
-                                              uint8_t *slots, const T1pLayout &lay, int chunk)
+                                              uint8_t *slots, const T1pLayout &lay, int chunk,
+                                              const uint32_t *lim)
 {
     if (j >= nb_cblks)
         return;
@@ -572,7 +575,29 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
     }
     if (!t1p_valid(cb, numbps) || k0 >= numbps || (stat[i] & T1P_ERR_DONE))
         return;
-    if (stat[i] & T1P_ERR_MODEL) {
+    if (lim && lim[i] && !(stat[i] & T1P_ERR_MODEL)) {
+        /* The early stop (t1_stop.h) ended the block after chunk - 1, whose MQ coding ran in
+         * the previous launch: this chunk's symbols are dropped, and the block ends as if its
+         * last pass were that chunk's last, a cleanup pass (MQ-coded): the open segment is
+         * terminated from the coder state stored after it (bytes before B are final there),
+         * exactly as j2ki_t1_code_lim terminates the pass lim - 1 it ends on. Its est keeps
+         * the value the decisions used. Later launches skip the block. */
+        const int last = (int)lim[i] - 1;
+        if (last != j2ki_t1s_chunk_end(chunk) - 1)
+            return;
+        J2kiMqc mqc = b->st.mqc;
+        J2kiT1Seg cd = b->cd;
+        J2kiPass *ps = passes + cb.pass_off;
+        if (cd.open) {
+            const uint32_t est = ps[last].est;
+            r.err = j2ki_t1_seg_close(&cd, &mqc, ctx, b->st.marks, last, 0, 1, cblk_style, data + cb.data_off, ps);
+            ps[last].est = est;
+        }
+        if (!r.err) {
+            r.nb_passes = last + 1;
+            r.len = (uint32_t)cd.seg_start;
+        }
+    } else if (stat[i] & T1P_ERR_MODEL) {
         r.err = J2KC_ERR_INTERNAL;
     } else {
         const int i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * j2ki_imin(k0 + T1P_PLANES, numbps) - 2, nb_passes);
@@ -643,7 +668,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
                                                         int bypass_start, uint8_t *data, J2kiPass *passes,
                                                         J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
                                                         uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
-                                                        uint32_t qblocks)
+                                                        uint32_t qblocks, const uint32_t *lim)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
@@ -652,12 +677,12 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
     if (blockIdx.x < qblocks) {
         t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
                       order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
-                      c - 1);
+                      c - 1, lim);
     } else {
         const uint32_t w = threadIdx.x >> 5;
         t1p_model_warp<NC>((blockIdx.x - qblocks) * 4 + w, threadIdx.x & 31,
                            (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, samples, cblks, order, nb_cblks,
-                           cblk_style, bypass_start, passes, nbps, stat, slots, lay, c);
+                           cblk_style, bypass_start, passes, nbps, stat, slots, lay, c, lim);
     }
 }
 

@@ -49,6 +49,14 @@ int j2ki_t1_encode_cblk_ref(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
                             int w, int h, int orient, int cblk_style, int bypass_start,
                             int nb_mag_bits, int frac_bits, J2kiCblk *cb)
 {
+    return j2ki_t1_encode_cblk_ref_lim(t1, coefs, stride, w, h, orient, cblk_style, bypass_start, nb_mag_bits,
+                                       frac_bits, cb, 0);
+}
+
+int j2ki_t1_encode_cblk_ref_lim(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
+                                int w, int h, int orient, int cblk_style, int bypass_start,
+                                int nb_mag_bits, int frac_bits, J2kiCblk *cb, int lim)
+{
     uint32_t acc, len = 0;
     int numbps, ret;
 
@@ -63,11 +71,11 @@ int j2ki_t1_encode_cblk_ref(J2kiT1 *t1, const int32_t *coefs, ptrdiff_t stride,
         return 0;
     if (numbps > nb_mag_bits || numbps > J2KI_T1_MAX_PLANES)
         return J2KC_ERR_INTERNAL;
-    ret = j2ki_t1_code(&t1->st, numbps, cblk_style, bypass_start, frac_bits, cb->data,
-                       cb->data_cap, cb->passes, cb->max_passes, &len);
+    ret = j2ki_t1_code_lim(&t1->st, numbps, cblk_style, bypass_start, frac_bits, cb->data,
+                           cb->data_cap, cb->passes, cb->max_passes, &len, lim);
     if (ret < 0)
         return ret;
-    cb->nb_passes = 3 * numbps - 2;
+    cb->nb_passes = lim > 0 && lim < 3 * numbps - 2 ? lim : 3 * numbps - 2;
     return 0;
 }
 

@@ -1,0 +1,107 @@
+/*
+ * Tier-1 early stop: the passes that rate control cannot choose are not coded.
+ *
+ * With a byte budget, PCRD-opt keeps only the passes whose hull slope reaches the final
+ * threshold. At 250 Mb/s a 4K DCI frame keeps 7 % of the sample-weighted passes tier-1 codes
+ * (2K DCI frames about a third): the rest is modelled and MQ-coded, then thrown away. Tier-1
+ * therefore codes every code-block in chunks of J2KI_T1S_PLANES bit-planes (as the CUDA coder
+ * does anyway, t1_par_cuda.cuh) and, at decision steps s = 1 .. J2KI_T1S_STEPS, when chunks
+ * 0 .. s - 1 of every block are coded, estimates the threshold and stops the blocks that
+ * already have passes to spare:
+ *
+ *   1. every block's convex hull over its known passes (chunks 0 .. s - 1, or all of them if
+ *      it has no more, or those it stopped with), on the causal rate estimates J2kiPass.est,
+ *      which do not depend on what is coded later;
+ *   2. the threshold T_s: walking all blocks' hull vertices from the steepest down, the slope
+ *      at which the bytes taken first exceed the frame budget (none: T_s = 0, nobody stops);
+ *   3. a block with more passes to come stops after its known passes when at least
+ *      J2KI_T1S_MARGIN of them lie below T_s.
+ *
+ * Why this rarely changes what rate control picks: more passes only add hull points, so at
+ * any threshold each block's chosen rate can only grow; the budget is met at a higher
+ * threshold once everything is coded, i.e. T_s is a lower bound of the final threshold (the
+ * estimates are lower bounds of the rates, and the headers are left out of the budget, both of
+ * which lower T_s further). A stopped block's passes below T_s stay unchosen; what it loses
+ * are passes a whole bit-plane (the margin) below ones already rejected, which the convex,
+ * ever flatter rate-distortion curve of bit-plane coding does not pick. It is a rule of the
+ * encoder, not of the standard: both backends apply it identically, so the codestreams of the
+ * reference and the CUDA backend stay the same bytes. The reference backend codes every block
+ * fully, replays the decisions (the estimates are causal, so they are the ones the CUDA coder
+ * had at each step) and codes the stopped blocks again up to their limit; the CUDA backend's
+ * column-parallel coder stops them between its chunk launches.
+ *
+ * Thresholds are compared as keys: the bits of the slope rounded to float (positive floats
+ * order as their bit patterns), so that the device can sort them as 32-bit integers. Byte
+ * sums are integers; the hull is rc_core.h's, bit-identical on host and device.
+ *
+ * Only J2KI_RC_BYTES uses it (J2kcParams key "t1_stop", on by default); SLOPE and PSNR rate
+ * control and lossless coding code every pass.
+ */
+#ifndef J2KI_T1_STOP_H
+#define J2KI_T1_STOP_H
+
+#include "rc_core.h"
+
+#define J2KI_T1S_PLANES 4   /**< bit-planes per chunk (= T1P_PLANES of the CUDA coder) */
+#define J2KI_T1S_STEPS  3   /**< decision steps: after chunks 0, 1 and 2 */
+#define J2KI_T1S_MARGIN 3   /**< known passes below the threshold before a block stops */
+
+/** Passes in chunks 0 .. s - 1 (the first chunk has 1 + 3 (P - 1) passes, the others 3 P). */
+J2KI_HD int j2ki_t1s_chunk_end(int s) { return 3 * J2KI_T1S_PLANES * s - 2; }
+
+/** Passes of a block known at decision step s: lim when it stopped (lim > 0), all of its
+ *  nb_passes when they end within chunks 0 .. s - 1, else those of chunks 0 .. s - 1. */
+J2KI_HD int j2ki_t1s_known(int s, int nb_passes, uint32_t lim)
+{
+    int e = j2ki_t1s_chunk_end(s);
+    if (lim)
+        return (int)lim;
+    return nb_passes < e ? nb_passes : e;
+}
+
+/** Sort key of a hull slope: the bits of the positive float nearest to it (0: not a vertex). */
+J2KI_HD uint32_t j2ki_t1s_key(double slope)
+{
+    union { float f; uint32_t u; } v;
+    if (!(slope > 0.0))
+        return 0;
+    v.f = (float)slope;
+    return v.u;
+}
+
+/**
+ * Step 1 for one block: the hull of its first n passes on the estimates (passes[].slope is
+ * overwritten; rate control recomputes it), then for each of its max pass slots k a key and
+ * the estimated bytes the vertex adds to the previous one (0, 0 for the others).
+ */
+J2KI_HD void j2ki_t1s_block_keys(J2kiPass *passes, int n, int max, double weight, uint32_t *key,
+                                 uint32_t *bytes)
+{
+    uint32_t prev = 0;
+    int k;
+    j2ki_rc_hull_passes_by(passes, n, weight, 1);
+    for (k = 0; k < max; k++) {
+        uint32_t kk = k < n ? j2ki_t1s_key(passes[k].slope) : 0;
+        key[k] = kk;
+        bytes[k] = kk ? passes[k].est - prev : 0;
+        if (kk)
+            prev = passes[k].est;
+    }
+}
+
+/**
+ * Step 3 for one block after its keys (step 1) and the threshold key t (step 2): the pass
+ * limit if it stops now (n: its known passes, nb_passes: all it has), else 0.
+ */
+J2KI_HD uint32_t j2ki_t1s_decide(const uint32_t *key, int n, int nb_passes, uint32_t t)
+{
+    int sel = 0, k;
+    if (!t || n >= nb_passes)
+        return 0;
+    for (k = 0; k < n; k++)
+        if (key[k] > t)
+            sel = k + 1;
+    return n - sel >= J2KI_T1S_MARGIN ? (uint32_t)n : 0;
+}
+
+#endif /* J2KI_T1_STOP_H */
