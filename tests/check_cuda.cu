@@ -40,6 +40,7 @@ extern "C" {
 #include "mct_cuda.h"
 #include "quant_cuda.h"
 #include "t1_cuda.h"
+#include "t1_stop_host.h"
 #include "test.h"
 
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
@@ -402,9 +403,12 @@ static void image_desc(const Cfg *cfg, J2kcImageDesc *img)
     }
 }
 
-/* Tier-1: reference per code-block vs the CUDA kernel over the whole frame. */
+/* Tier-1: reference per code-block vs the CUDA kernel over the whole frame. stop_pct > 0:
+ * with the early stop (t1_stop.h) at a budget of stop_pct % of the bytes of every pass: the
+ * reference codes every block, replays the decisions (j2ki_t1s_plan_host) and codes the
+ * stopped blocks again; the device's limits must be the same, and so every pass and byte. */
 static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
-                     int variant, float *ms)
+                     int variant, float *ms, int stop_pct)
 {
     uint32_t n = plan->nb_cblks;
     J2kiCblkDev *h = (J2kiCblkDev *)calloc(n ? n : 1, sizeof(*h));
@@ -443,6 +447,53 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     CK(cudaMalloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
     CK(cudaMalloc((void **)&d_flag, 4));
     CK(cudaMalloc(&d_scratch, ss));
+
+    /* the reference, every block fully */
+    int bad = 0, nb_stopped = 0;
+    int *rret = (int *)calloc(n ? n : 1, sizeof(int));
+    uint32_t *hlim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t)), *glim = NULL;
+    uint64_t full_bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        rret[i] = j2ki_t1_encode_cblk_ref(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
+                                          cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
+        if (rret[i] == 0 && cb->nb_passes)
+            full_bytes += cb->passes[cb->nb_passes - 1].rate;
+    }
+    J2kiT1StopDev stop, *stopp = NULL;
+    double *d_w = NULL;
+    if (stop_pct > 0) {
+        double *w = (double *)malloc((n ? n : 1) * sizeof(double));
+        for (uint32_t i = 0; i < n; i++)
+            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+        CK(cudaMalloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
+        CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
+        free(w);
+        stop.budget = full_bytes * (uint64_t)stop_pct / 100;
+        stop.d_weight = d_w;
+        stop.nb_slots = (uint32_t)pass_off;
+        stop.scratch_size = j2ki_t1s_cuda_scratch_size(n, stop.nb_slots);
+        CK(cudaMalloc(&stop.d_scratch, stop.scratch_size));
+        stopp = &stop;
+        /* the replay, then the stopped blocks again up to their limit */
+        if (j2ki_t1s_plan_host(plan, stop.budget, hlim) < 0) {
+            printf("FAIL %s tier-1 stop: j2ki_t1s_plan_host\n", cfg->name);
+            bad = 1;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            J2kiCblk *cb = &plan->cblks[i];
+            const J2kiBand *band = &plan->bands[cb->band_idx];
+            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+            if (!hlim[i])
+                continue;
+            nb_stopped++;
+            rret[i] = j2ki_t1_encode_cblk_ref_lim(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
+                                                  cp->cblk_style, cp->bypass_start, band->nb_mag_bits,
+                                                  band->frac_bits, cb, (int)hlim[i]);
+        }
+    }
     CK(cudaMemset(d_flag, 0, 4));
     CK(cudaMemset(d_data, 0xA5, data_off + 1));
     CK(cudaMemcpy(d_s, s, plan->nb_samples * 4, cudaMemcpyHostToDevice));
@@ -453,7 +504,8 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         for (int rep = 0; rep < (ms ? 3 : 1); rep++) {
             CK(cudaEventRecord(e0, 0));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
-                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant, NULL, 0));
+                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant, stopp,
+                                    0));
             CK(cudaEventRecord(e1, 0));
             CK(cudaDeviceSynchronize());
             if (ms) {
@@ -473,15 +525,24 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     CK(cudaMemcpy(g_passes, d_passes, (pass_off + 1) * sizeof(J2kiPass), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(g_res, d_res, (n + 1) * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(&flag, d_flag, 4, cudaMemcpyDeviceToHost));
+    if (stopp) {
+        glim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t));
+        CK(cudaMemcpy(glim, j2ki_t1s_cuda_limits(stopp), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        for (uint32_t i = 0; i < n && !bad; i++)
+            if (glim[i] != hlim[i]) {
+                const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
+                printf("FAIL %s tier-1 stop: code-block %u (comp %d, res %d, band %d, x %u, y %u): limit %u, "
+                       "reference %u\n", cfg->name, i, band->comp, band->res, band->orient, plan->cblks[i].x0,
+                       plan->cblks[i].y0, glim[i], hlim[i]);
+                bad = 1;
+            }
+    }
 
-    int bad = 0;
     size_t total_bytes = 0, total_passes = 0;
     for (uint32_t i = 0; i < n && !bad; i++) {
         J2kiCblk *cb = &plan->cblks[i];
         const J2kiBand *band = &plan->bands[cb->band_idx];
-        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-        int ret = j2ki_t1_encode_cblk_ref(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
-                                          cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
+        int ret = rret[i];
         const J2kiCblkRes *r = &g_res[i];
         const J2kiPass *gp = g_passes + h[i].pass_off;
         const char *what = NULL;
@@ -497,6 +558,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
                 if (gp[k].rate != cb->passes[k].rate) what = "pass rate";
                 else if (memcmp(&gp[k].dist, &cb->passes[k].dist, sizeof(double))) what = "pass dist";
                 else if (gp[k].term != cb->passes[k].term) what = "pass term";
+                /* est is causal; a stopped block's last pass keeps on the device the value the
+                 * decisions saw (the block went on), the reference's ends there */
+                else if (gp[k].est != cb->passes[k].est && !(hlim[i] && k == cb->nb_passes - 1)) what = "pass est";
                 pi = k;
             }
             if (!what && cb->nb_passes) {
@@ -521,7 +585,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     }
     /* capacity overflow: the largest block gets a 2-byte buffer; the kernel must flag it and
      * write nothing past the capacity */
-    if (!bad && !ms && n) {
+    if (!bad && !ms && n && !stopp) {
         uint32_t big = 0;
         for (uint32_t i = 1; i < n; i++)
             if (g_res[i].len > g_res[big].len)
@@ -554,10 +618,19 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1 (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s, %s): %u code-blocks, %zu passes, %zu "
-               "bytes identical\n", cfg->name, variant,
+        printf("ok   %s tier-1%s (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s, %s): %u code-blocks%s, %zu passes, "
+               "%zu bytes identical\n", cfg->name, stopp ? " early stop" : "", variant,
                getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
-               j2ki_t1_cuda_kernel_name(variant, plan->max_cblk_w, plan->max_cblk_h), n, total_passes, total_bytes);
+               j2ki_t1_cuda_kernel_name(variant, plan->max_cblk_w, plan->max_cblk_h), n,
+               stopp ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
+    if (stopp)
+        printf("     %s tier-1 early stop at %d %% of %llu bytes: %d of %u code-blocks stopped, same limits\n",
+               cfg->name, stop_pct, (unsigned long long)full_bytes, nb_stopped, n);
+    free(rret); free(hlim); free(glim);
+    if (stopp) {
+        cudaFree(stop.d_scratch);
+        cudaFree(d_w);
+    }
     j2ki_t1_free(&t1);
     free(g_data); free(g_passes); free(g_res); free(h);
     cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);
@@ -776,12 +849,14 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     if (t1_variants) {
         for (const int *v = t1_variants; *v != -2; v++) {
             float ms = 0;
-            check_t1(cfg, &cp, plan, s_q, d_s, *v, &ms);
+            check_t1(cfg, &cp, plan, s_q, d_s, *v, &ms, 0);
             printf("bench %s tier-1 kernel variant %d: %.2f ms (best of 3)\n", cfg->name, *v, ms);
         }
         goto done;
     }
-    check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, NULL);
+    check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, NULL, 0);
+    /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
+    check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, NULL, 10);
 
     /* ---- end to end through the public API ---- */
     {
