@@ -715,11 +715,27 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         uint8_t *slots = p + 2 * align256(n * 4);
         const size_t dyn = t1p_smem(&lay);
         const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
-        for (int c = 0; c <= T1P_CHUNKS; c++) {         /* MQ of chunk c - 1 beside the model of chunk c */
-            const unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;
-            /* early stop: decision step c - 1, once chunks 0 .. c - 2 are MQ-coded (launch c - 1) */
-            if (lim && c >= 2 && c - 1 <= J2KI_T1S_STEPS &&
-                (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, c - 1, st)) != cudaSuccess)
+        /* Launch c: the MQ coding of chunk c - 1 (q thread blocks) beside the modelling of chunk
+         * c (m). With the early stop, split (J2KC_CUDA_T1_SPLIT, a measuring aid for now): the
+         * modelling of chunk c alone, then its MQ coding alone, so that decision step c comes
+         * before chunk c is modelled and a stopped block's chunk c is not modelled for nothing
+         * (the decisions, hence the bytes, are the same either way). */
+        const char *split_env = getenv("J2KC_CUDA_T1_SPLIT");
+        const int split = lim && split_env && atoi(split_env) > 0;
+        for (int k = 0; k <= (split ? 2 * T1P_CHUNKS - 1 : T1P_CHUNKS); k++) {
+            const int c = split ? (k + 1) / 2 : k;
+            unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;
+            if (split) {
+                if (k & 1)
+                    m = 0;              /* MQ of chunk c - 1 alone */
+                else
+                    q = 0;              /* model of chunk c alone */
+            }
+            /* early stop: decision step s once chunks 0 .. s - 1 are MQ-coded, before the launch
+             * that MQ-codes chunk s (and, split, before the one that models it) */
+            const int s = split ? (k & 1 ? 0 : c) : c - 1;
+            if (lim && s >= 1 && s <= J2KI_T1S_STEPS &&
+                (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, s, st)) != cudaSuccess)
                 return e;
             if (lay.ws == 64)
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
