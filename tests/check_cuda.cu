@@ -473,8 +473,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         free(w);
         stop.budget = full_bytes * (uint64_t)stop_pct / 100;
         stop.d_weight = d_w;
-        stop.nb_slots = (uint32_t)pass_off;
-        stop.scratch_size = j2ki_t1s_cuda_scratch_size(n, stop.nb_slots);
+        stop.scratch_size = j2ki_t1s_cuda_scratch_size(n);
         CK(cudaMalloc(&stop.d_scratch, stop.scratch_size));
         stopp = &stop;
         /* the replay, then the stopped blocks again up to their limit */

@@ -447,8 +447,7 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     if (b->d_weight) {
         s->t1s.budget = b->cp->frame_bytes;
         s->t1s.d_weight = b->d_weight;
-        s->t1s.nb_slots = (uint32_t)b->nb_pass_total;
-        s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks, s->t1s.nb_slots);
+        s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
         if ((ret = dev_alloc(b, s, &s->t1s.d_scratch, s->t1s.scratch_size)) < 0)
             return ret;
     }

@@ -115,6 +115,9 @@ static size_t sort_temp_size(uint32_t n)
 }
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
+
+/* With the early stop, the column-parallel coder's launches split (see j2ki_t1_cuda_variant). */
+#define T1P_SPLIT_DEFAULT 1
 static int t1p_usable(int max_w, int max_h);
 
 /*
@@ -467,20 +470,25 @@ static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_row
 
 /* ---- tier-1's early stop (t1_stop.h) ---- */
 
-/* Scratch of J2kiT1StopDev, each part 256-aligned: the limits (u32 per block), then over the
- * pass area the keys and bytes (in and sorted), the running byte sums, and CUB's storage. */
+/* Keys per block at decision step s: its known passes, at most j2ki_t1s_chunk_end(s) (a block
+ * stopped earlier has fewer, one that ends sooner too), so block i's keys sit at i * E. */
+#define T1S_MAX_E ((uint32_t)(3 * J2KI_T1S_PLANES * J2KI_T1S_STEPS - 2))
+
+/* Scratch of J2kiT1StopDev, each part 256-aligned: the limits (u32 per block), then, for
+ * nb_cblks * T1S_MAX_E entries, the keys and bytes (in and sorted), the running byte sums,
+ * and CUB's storage. */
 typedef struct T1sScratch {
     uint32_t *lim, *key, *key_s, *bytes, *bytes_s, *cum;
     void *temp;
     size_t temp_bytes;
 } T1sScratch;
 
-static size_t t1s_temp_size(uint32_t nb_slots)
+static size_t t1s_temp_size(size_t n)
 {
     size_t a = 0, b = 0;
     cub::DeviceRadixSort::SortPairsDescending((void *)NULL, a, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                              (const uint32_t *)NULL, (uint32_t *)NULL, (int)nb_slots);
-    cub::DeviceScan::InclusiveSum((void *)NULL, b, (const uint32_t *)NULL, (uint32_t *)NULL, (int)nb_slots);
+                                              (const uint32_t *)NULL, (uint32_t *)NULL, (int)n);
+    cub::DeviceScan::InclusiveSum((void *)NULL, b, (const uint32_t *)NULL, (uint32_t *)NULL, (int)n);
     return a > b ? a : b;
 }
 
@@ -488,7 +496,7 @@ static T1sScratch t1s_scratch(const J2kiT1StopDev *stop, uint32_t nb_cblks)
 {
     T1sScratch t;
     uint8_t *p = (uint8_t *)stop->d_scratch;
-    size_t m = align256((size_t)stop->nb_slots * 4);
+    const size_t n = (size_t)nb_cblks * T1S_MAX_E, m = align256(n * 4);
     t.lim = (uint32_t *)p;      p += align256((size_t)nb_cblks * 4);
     t.key = (uint32_t *)p;      p += m;
     t.key_s = (uint32_t *)p;    p += m;
@@ -496,13 +504,14 @@ static T1sScratch t1s_scratch(const J2kiT1StopDev *stop, uint32_t nb_cblks)
     t.bytes_s = (uint32_t *)p;  p += m;
     t.cum = (uint32_t *)p;      p += m;
     t.temp = p;
-    t.temp_bytes = t1s_temp_size(stop->nb_slots);
+    t.temp_bytes = t1s_temp_size(n);
     return t;
 }
 
-extern "C" size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks, uint32_t nb_slots)
+extern "C" size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks)
 {
-    return align256((size_t)nb_cblks * 4) + 5 * align256((size_t)nb_slots * 4) + align256(t1s_temp_size(nb_slots));
+    const size_t n = (size_t)nb_cblks * T1S_MAX_E;
+    return align256((size_t)nb_cblks * 4) + 5 * align256(n * 4) + align256(t1s_temp_size(n));
 }
 
 static uint32_t *t1s_lim(const J2kiT1StopDev *stop)
@@ -524,19 +533,18 @@ __device__ __forceinline__ int t1s_nb_passes(const J2kiCblkDev &cb, uint32_t i, 
     return res[i].err ? 0 : res[i].nb_passes;
 }
 
-/* Step 1 of decision step s, one thread per block (j2ki_t1s_block_keys). */
+/* Step 1 of decision step s, one thread per block (j2ki_t1s_block_keys), E keys each. */
 __global__ void __launch_bounds__(128) t1s_keys_kernel(const J2kiCblkDev *cblks, uint32_t nb_cblks,
                                                        const uint32_t *nbps, const J2kiCblkRes *res,
                                                        J2kiPass *passes, const double *weight, const uint32_t *lim,
-                                                       int s, uint32_t *key, uint32_t *bytes)
+                                                       int s, uint32_t e, uint32_t *key, uint32_t *bytes)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nb_cblks)
         return;
     const J2kiCblkDev cb = cblks[i];
     const int known = j2ki_t1s_known(s, t1s_nb_passes(cb, i, nbps, res), lim[i]);
-    j2ki_t1s_block_keys(passes + cb.pass_off, known, cb.max_passes, weight[i], key + cb.pass_off,
-                        bytes + cb.pass_off);
+    j2ki_t1s_block_keys(passes + cb.pass_off, known, (int)e, weight[i], key + (size_t)i * e, bytes + (size_t)i * e);
 }
 
 /* Steps 2 and 3, one thread per block: the threshold is the sorted key at the first running
@@ -545,8 +553,8 @@ __global__ void __launch_bounds__(128) t1s_keys_kernel(const J2kiCblkDev *cblks,
 __global__ void __launch_bounds__(128) t1s_decide_kernel(const J2kiCblkDev *cblks, uint32_t nb_cblks,
                                                          const uint32_t *nbps, const J2kiCblkRes *res,
                                                          const uint32_t *key, const uint32_t *key_s,
-                                                         const uint32_t *cum, uint32_t n, uint64_t budget, int s,
-                                                         uint32_t *lim)
+                                                         const uint32_t *cum, uint32_t n, uint32_t e,
+                                                         uint64_t budget, int s, uint32_t *lim)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nb_cblks || lim[i])
@@ -565,7 +573,7 @@ __global__ void __launch_bounds__(128) t1s_decide_kernel(const J2kiCblkDev *cblk
     }
     const J2kiCblkDev cb = cblks[i];
     const int nbp = t1s_nb_passes(cb, i, nbps, res);
-    lim[i] = j2ki_t1s_decide(key + cb.pass_off, j2ki_t1s_known(s, nbp, 0), nbp, t);
+    lim[i] = j2ki_t1s_decide(key + (size_t)i * e, j2ki_t1s_known(s, nbp, 0), nbp, t);
 }
 
 /* One decision step: keys, CUB radix sort by key (largest first) with the bytes, CUB
@@ -577,17 +585,18 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
 {
     T1sScratch t = t1s_scratch(stop, nb_cblks);
     const unsigned blocks = (nb_cblks + 127) / 128;
-    const int n = (int)stop->nb_slots;
-    cudaError_t e;
-    t1s_keys_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, d_passes, stop->d_weight, t.lim, s,
+    const uint32_t e = (uint32_t)j2ki_t1s_chunk_end(s);
+    const int n = (int)(nb_cblks * e);
+    cudaError_t e2;
+    t1s_keys_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, d_passes, stop->d_weight, t.lim, s, e,
                                              t.key, t.bytes);
-    if ((e = cudaPeekAtLastError()) != cudaSuccess ||
-        (e = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.key, t.key_s, t.bytes, t.bytes_s,
-                                                       n, 0, 32, st)) != cudaSuccess ||
-        (e = cub::DeviceScan::InclusiveSum(t.temp, t.temp_bytes, t.bytes_s, t.cum, n, st)) != cudaSuccess)
-        return e;
-    t1s_decide_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum,
-                                               (uint32_t)n, stop->budget, s, t.lim);
+    if ((e2 = cudaPeekAtLastError()) != cudaSuccess ||
+        (e2 = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.key, t.key_s, t.bytes, t.bytes_s,
+                                                        n, 0, 32, st)) != cudaSuccess ||
+        (e2 = cub::DeviceScan::InclusiveSum(t.temp, t.temp_bytes, t.bytes_s, t.cum, n, st)) != cudaSuccess)
+        return e2;
+    t1s_decide_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum, (uint32_t)n, e,
+                                               stop->budget, s, t.lim);
     return cudaPeekAtLastError();
 }
 
@@ -684,7 +693,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         return cudaSuccess;
     variant = t1_resolve_variant(variant, max_w, max_h);
     if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant) ||
-        (stop && stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks, stop->nb_slots)))
+        (stop && stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks)))
         return cudaErrorInvalidValue;
     keys_in = (uint32_t *)p;  p += align256(n * 4);
     keys_out = (uint32_t *)p; p += align256(n * 4);
@@ -721,7 +730,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
          * before chunk c is modelled and a stopped block's chunk c is not modelled for nothing
          * (the decisions, hence the bytes, are the same either way). */
         const char *split_env = getenv("J2KC_CUDA_T1_SPLIT");
-        const int split = lim && split_env && atoi(split_env) > 0;
+        const int split = lim && (split_env ? atoi(split_env) > 0 : T1P_SPLIT_DEFAULT);
         for (int k = 0; k <= (split ? 2 * T1P_CHUNKS - 1 : T1P_CHUNKS); k++) {
             const int c = split ? (k + 1) / 2 : k;
             unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;

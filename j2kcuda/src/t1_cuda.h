@@ -39,20 +39,18 @@ typedef struct J2kiCblkRes {
 
 /**
  * Tier-1's early stop on the device (t1_stop.h). The caller owns d_weight (every code-block's
- * band dist_weight, plan order) and d_scratch (j2ki_t1s_cuda_scratch_size bytes); nb_slots is
- * the length of the pass area (the sum of the blocks' max_passes, pass_off indexing it).
- * Passed as NULL, every pass of every block is coded.
+ * band dist_weight, plan order) and d_scratch (j2ki_t1s_cuda_scratch_size bytes). Passed as
+ * NULL, every pass of every block is coded.
  */
 typedef struct J2kiT1StopDev {
     uint64_t      budget;        /**< frame budget in bytes (J2KI_RC_BYTES) */
     const double *d_weight;
-    uint32_t      nb_slots;
     void         *d_scratch;
     size_t        scratch_size;
 } J2kiT1StopDev;
 
-/** Device scratch of the early stop for nb_cblks code-blocks and a pass area of nb_slots. */
-size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks, uint32_t nb_slots);
+/** Device scratch of the early stop for nb_cblks code-blocks. */
+size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks);
 
 /** The early stop's per-block pass limits in its scratch (u32 per code-block, 0: not stopped),
  *  valid after j2ki_t1_cuda returns (in stream order), for check_cuda. */
