@@ -55,9 +55,10 @@ static const char help_text[] =
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
     "  async_depth frames in flight 1..16 [2]\n"
-    "  t1_stop     0|1: with a byte budget, tier-1 stops coding a code-block once its passes\n"
-    "              reach well below the estimated rate-control threshold (same bytes on both\n"
-    "              backends; 0 codes every pass, for a full PCRD-opt search) [1]\n";
+    "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
+    "              code-block once its passes reach well below the estimated rate-control\n"
+    "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
+    "              PCRD-opt search) [1]\n";
 
 const char *j2kc_params_help(void) { return help_text; }
 
