@@ -116,8 +116,8 @@ static size_t sort_temp_size(uint32_t n)
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 
-/* With the early stop, the column-parallel coder's launches split (see j2ki_t1_cuda_variant). */
-#define T1P_SPLIT_DEFAULT 1
+/* With the early stop, the column-parallel coder's launch schedule (see j2ki_t1_cuda_variant). */
+#define T1P_SPLIT_DEFAULT 2
 static int t1p_usable(int max_w, int max_h);
 
 /*
@@ -724,27 +724,40 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         uint8_t *slots = p + 2 * align256(n * 4);
         const size_t dyn = t1p_smem(&lay);
         const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
-        /* Launch c: the MQ coding of chunk c - 1 (q thread blocks) beside the modelling of chunk
-         * c (m). With the early stop, split (J2KC_CUDA_T1_SPLIT, a measuring aid for now): the
-         * modelling of chunk c alone, then its MQ coding alone, so that decision step c comes
-         * before chunk c is modelled and a stopped block's chunk c is not modelled for nothing
-         * (the decisions, hence the bytes, are the same either way). */
+        /* The launches of t1p_chunk_kernel as (chunk c, MQ part: chunk c - 1, model part: chunk
+         * c) and the decision step before each. Fused (mode 0, the only one without the early
+         * stop): launch c runs the MQ coding of chunk c - 1 beside the modelling of chunk c, for
+         * c = 0 .. T1P_CHUNKS, and decision step s comes before launch s + 1, so a block it
+         * stops has had chunk s modelled for nothing. Split (1): the modelling of chunk c alone,
+         * then its MQ coding alone, decision step c before the modelling of chunk c. Split then
+         * fused (2): split up to the modelling of chunk J2KI_T1S_STEPS, fused after, where only
+         * the blocks with the most bit-planes are left and the overlap of their MQ chains with
+         * the modelling shortens the frame's tail. The decisions, hence the bytes, are the same
+         * in every mode (J2KC_CUDA_T1_SPLIT=0/1/2 chooses, a measuring aid). */
         const char *split_env = getenv("J2KC_CUDA_T1_SPLIT");
-        const int split = lim && (split_env ? atoi(split_env) > 0 : T1P_SPLIT_DEFAULT);
-        for (int k = 0; k <= (split ? 2 * T1P_CHUNKS - 1 : T1P_CHUNKS); k++) {
-            const int c = split ? (k + 1) / 2 : k;
-            unsigned q = c > 0 ? qblocks : 0, m = c < T1P_CHUNKS ? mblocks : 0;
-            if (split) {
-                if (k & 1)
-                    m = 0;              /* MQ of chunk c - 1 alone */
-                else
-                    q = 0;              /* model of chunk c alone */
+        const int mode = !lim ? 0 : split_env ? atoi(split_env) : T1P_SPLIT_DEFAULT;
+        const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
+        int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
+        int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
+        for (int c = 0; c <= T1P_CHUNKS; c++) {
+            if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
+                if (c > 0) {
+                    plan_c[nl] = c; plan_q[nl] = 1; plan_m[nl] = 0; plan_s[nl++] = 0;
+                }
+                if (c < T1P_CHUNKS) {
+                    plan_c[nl] = c; plan_q[nl] = 0; plan_m[nl] = 1; plan_s[nl++] = c;
+                }
+            } else {                    /* fused: [MQ c - 1 + model c] after step c - 1 */
+                plan_c[nl] = c; plan_q[nl] = c > 0; plan_m[nl] = c < T1P_CHUNKS;
+                plan_s[nl++] = c - 1 > ssplit ? c - 1 : 0;     /* not again after the split part */
             }
-            /* early stop: decision step s once chunks 0 .. s - 1 are MQ-coded, before the launch
-             * that MQ-codes chunk s (and, split, before the one that models it) */
-            const int s = split ? (k & 1 ? 0 : c) : c - 1;
-            if (lim && s >= 1 && s <= J2KI_T1S_STEPS &&
-                (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, s, st)) != cudaSuccess)
+        }
+        for (int k = 0; k < nl; k++) {
+            const int c = plan_c[k];
+            const unsigned q = plan_q[k] ? qblocks : 0, m = plan_m[k] ? mblocks : 0;
+            /* decision step s once chunks 0 .. s - 1 are MQ-coded */
+            if (lim && plan_s[k] >= 1 && plan_s[k] <= J2KI_T1S_STEPS &&
+                (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, plan_s[k], st)) != cudaSuccess)
                 return e;
             if (lay.ws == 64)
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
