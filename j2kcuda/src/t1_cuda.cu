@@ -466,7 +466,8 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
 
 /* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
-static_assert(T1P_PLANES == J2KI_T1S_PLANES, "the early stop decides between the coder's chunks");
+static_assert(T1P_PLANES == J2KI_T1S_PLANES && J2KI_T1S_FIRST >= 1 && J2KI_T1S_FIRST <= T1P_PLANES,
+              "the early stop decides between the coder's chunks, of at most T1P_PLANES planes");
 static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
                   T1P_SMEM_TABLES,
               "t1p_usable counts the tables' shared memory");

@@ -72,7 +72,9 @@
  * (MQ chains a little faster, 4K frame rate 4 % lower) or (128, 10) (spills).
  */
 #define T1P_PLANES 4
-#define T1P_CHUNKS ((J2KI_T1_MAX_PLANES + T1P_PLANES - 1) / T1P_PLANES)
+/* chunk c holds bit-planes [j2ki_t1s_plane0(c), j2ki_t1s_plane0(c + 1)) (t1_stop.h: the first
+ * J2KI_T1S_FIRST planes, then T1P_PLANES each) */
+#define T1P_CHUNKS (1 + (J2KI_T1_MAX_PLANES - J2KI_T1S_FIRST + T1P_PLANES - 1) / T1P_PLANES)
 #define T1P_ALL 0xFFFFFFFFu
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
@@ -311,7 +313,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         return;
     const uint32_t i = order[j];
     const J2kiCblkDev cb = cblks[i];
-    const int numbps = (int)nbps[i], k0 = chunk * T1P_PLANES, k1 = j2ki_imin(k0 + T1P_PLANES, numbps);
+    const int numbps = (int)nbps[i], k0 = j2ki_t1s_plane0(chunk), k1 = j2ki_imin(j2ki_t1s_plane0(chunk + 1), numbps);
     /* whole warp: the same loads; a block the early stop ended (lim) is not modelled further */
     if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i] || (lim && lim[i]))
         return;
@@ -555,7 +557,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
         return;
     const uint32_t i = order[j];
     const J2kiCblkDev cb = cblks[i];
-    const int numbps = (int)nbps[i], k0 = chunk * T1P_PLANES, nb_passes = 3 * numbps - 2;
+    const int numbps = (int)nbps[i], k0 = j2ki_t1s_plane0(chunk), nb_passes = 3 * numbps - 2;
     uint8_t *slot = slots + (size_t)i * lay.slot;
     T1pBlock *b = (T1pBlock *)(void *)(slot + lay.block);
     J2kiCblkRes r;
@@ -600,7 +602,8 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
     } else if (stat[i] & T1P_ERR_MODEL) {
         r.err = J2KC_ERR_INTERNAL;
     } else {
-        const int i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * j2ki_imin(k0 + T1P_PLANES, numbps) - 2, nb_passes);
+        const int i0 = k0 ? 3 * k0 - 2 : 0;
+        const int i1 = j2ki_imin(3 * j2ki_imin(j2ki_t1s_plane0(chunk + 1), numbps) - 2, nb_passes);
         const uint32_t *cnt = (const uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
         const uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
         uint32_t pos = 0;
