@@ -40,6 +40,7 @@ CORPUS=${J2KC_CORPUS:-$(t_corpus)}   # J2KC_CORPUS overrides ../shared/corpus
 PSNR_TOL=0.05          # dB below the weaker peer that we still accept
 SIZE_WIN=0.002         # peers: same size as ours, or at most this fraction larger
 LOSSLESS_MAX=1.01      # ours / OpenJPEG, lossless
+STOP_TOL=0.01          # dB that tier-1's early stop may cost against coding every pass
 
 # PSNR over all components from a cmp line ("PSNR c0 X c1 Y ... min ..."): 10 log10(peak^2 /
 # mean of the components' MSE). Equal-size components only (4:4:4 here).
@@ -165,6 +166,30 @@ lossy_case gen12_150k "$W/gen12.ppm" $RAW12 $LAYOUT --bytes 150000
 lossy_case gen8_400k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 400000
 lossy_case gen8_150k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 150000
 lossless_case gen12_lossless "$W/gen12.ppm" 5 32x32
+
+# stop_case NAME SRC J2KC_OPTIONS...: tier-1's early stop (on below 1 bit/sample) against
+# coding every pass (t1_stop=0), both decoded by OpenJPEG: at most STOP_TOL dB lost.
+stop_case() {
+    local name=$1 src=$2 full stop fb sb; shift 2
+    if ! "$J2KC" -i "$src" -o "$W/full.j2c" -q "$@" --set t1_stop=0 > "$W/ours.log" 2>&1 ||
+       ! "$J2KC" -i "$src" -o "$W/stop.j2c" -q "$@" > "$W/ours.log" 2>&1; then
+        t_fail "quality/$name" "j2kc $* failed: $(head -c 300 "$W/ours.log")"
+        return
+    fi
+    decode_psnr "$src" "$W/full.j2c" || { t_fail "quality/$name" "every pass: $CMP"; return; }
+    full=$ALL
+    decode_psnr "$src" "$W/stop.j2c" || { t_fail "quality/$name" "early stop: $CMP"; return; }
+    stop=$ALL
+    fb=$(size_of "$W/full.j2c") sb=$(size_of "$W/stop.j2c")
+    if awk -v s="$stop" -v f="$full" -v t="$STOP_TOL" 'BEGIN { exit !(s + 0 >= f - t) }'; then
+        t_ok "quality/$name" "early stop $sb B $stop dB, every pass $fb B $full dB"
+    else
+        t_fail "quality/$name" "early stop $sb B $stop dB < every pass $fb B $full dB - $STOP_TOL dB"
+    fi
+}
+stop_case t1stop_gen12_150k "$W/gen12.ppm" $LAYOUT --bytes 150000
+stop_case t1stop_gen8_150k "$W/gen8.ppm" $LAYOUT --bytes 150000
+stop_case t1stop_gen8_60k "$W/gen8.ppm" $LAYOUT --bytes 60000
 
 # ---- real content (../shared/corpus) --------------------------------------------------------
 if [ -d "$CORPUS" ]; then

@@ -49,11 +49,12 @@
 
 #define J2KI_T1S_PLANES 4   /**< bit-planes per chunk after the first (= T1P_PLANES of the CUDA coder) */
 #ifndef J2KI_T1S_FIRST
-/** Bit-planes of chunk 0 (1 + 3 (F - 1) passes). 3 rather than 4: on the 4K DCI bench frame a
- *  block keeps 1.65 passes on average, and stopping after 7 passes instead of 10 codes 270,306
- *  passes instead of 302,079 (19,164 blocks stop at step 1, 6,969 at step 2; same bytes). With
- *  2 planes (4 passes) the first estimate of the threshold is too low to stop many (6,655). */
-#define J2KI_T1S_FIRST  3
+/** Bit-planes of chunk 0 (1 + 3 (F - 1) passes). 3 was measured: on the 4K DCI bench frame (a
+ *  block keeps 1.65 passes on average) 270,306 passes coded instead of 302,079, same bytes, 245
+ *  against 241 frames/s on an H100; but on tests/quality.sh's gen8 at 0.43 bit/sample it lost
+ *  0.048 dB against coding every pass (4: 0.002 dB), so 4 it stays. With 2 planes the first
+ *  estimate of the threshold is too low to stop many (6,655 blocks of 26,292 at 4K). */
+#define J2KI_T1S_FIRST  4
 #endif
 #define J2KI_T1S_STEPS  2   /**< decision steps: after chunks 0 and 1 (a third stopped 23 of
                                  26,292 blocks of the 4K DCI bench frame, 143 of 6,708 at 2K) */
