@@ -477,7 +477,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         CK(cudaMalloc(&stop.d_scratch, stop.scratch_size));
         stopp = &stop;
         /* the replay, then the stopped blocks again up to their limit */
-        if (j2ki_t1s_plan_host(plan, stop.budget, hlim) < 0) {
+        if (j2ki_t1s_plan_host(plan, stop.budget, hlim, NULL) < 0) {
             printf("FAIL %s tier-1 stop: j2ki_t1s_plan_host\n", cfg->name);
             bad = 1;
         }

@@ -31,6 +31,7 @@ typedef struct RefBackend {
     void      *dwt_scratch;
     J2kiT1    *t1;
     uint32_t  *stop_lim;     /* per code-block pass limit of the early stop; NULL when off */
+    void      *stop_work;    /* its decisions' work area (j2ki_t1s_host_scratch_size) */
     int        nb_slots;
     size_t     max_out;
     RefSlot   *slots;
@@ -54,6 +55,7 @@ static void ref_uninit(void *priv)
     free(rb->slots);
     j2ki_t1_free(&rb->t1);
     free(rb->stop_lim);
+    free(rb->stop_work);
     free(rb->dwt_scratch);
     free(rb->samples);
     j2ki_plan_free(&rb->plan);
@@ -94,7 +96,8 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     if (!(rb->t1 = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
         goto fail;
     if (j2ki_t1s_enabled(cp) &&
-        !(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))))
+        (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
+         !(rb->stop_work = malloc(j2ki_t1s_host_scratch_size(rb->plan)))))
         goto fail;
     if (!(rb->slots = calloc((size_t)nb_slots, sizeof(*rb->slots))))
         goto fail;
@@ -198,7 +201,7 @@ static int tier1_all(RefBackend *rb)
             return ret;
     if (!rb->stop_lim)
         return 0;
-    if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim)) < 0)
+    if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work)) < 0)
         return ret;
     for (uint32_t i = 0; i < plan->nb_cblks; i++)
         if (rb->stop_lim[i] && (ret = tier1_block(rb, i, (int)rb->stop_lim[i])) < 0)

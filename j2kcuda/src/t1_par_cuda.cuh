@@ -579,7 +579,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
         return;
     if (lim && lim[i] && !(stat[i] & T1P_ERR_MODEL)) {
         /* The early stop (t1_stop.h) ended the block after chunk - 1, whose MQ coding ran in
-         * the previous launch: this chunk's symbols are dropped, and the block ends as if its
+         * an earlier launch: this chunk's symbols (if the fused schedule modelled them) are dropped, and the block ends as if its
          * last pass were that chunk's last, a cleanup pass (MQ-coded): the open segment is
          * terminated from the coder state stored after it (bytes before B are final there),
          * exactly as j2ki_t1_code_lim terminates the pass lim - 1 it ends on. Its est keeps

@@ -43,23 +43,33 @@ uint32_t j2ki_t1s_threshold(const uint32_t *key, const uint32_t *bytes, size_t n
     return 0;
 }
 
-int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim)
+/* Entries of the search: every pass slot of every block. */
+static size_t plan_slots(const J2kiPlan *plan)
 {
     size_t n = 0;
-    uint32_t i;
-    for (i = 0; i < plan->nb_cblks; i++) {
-        lim[i] = 0;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
         n += (size_t)plan->cblks[i].max_passes;
-    }
-    uint32_t *key = malloc((n ? n : 1) * sizeof(*key));
-    uint32_t *bytes = malloc((n ? n : 1) * sizeof(*bytes));
-    uint64_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
-    if (!key || !bytes || !scratch) {
-        free(key);
-        free(bytes);
-        free(scratch);
+    return n ? n : 1;
+}
+
+size_t j2ki_t1s_host_scratch_size(const J2kiPlan *plan)
+{
+    return plan_slots(plan) * (2 * sizeof(uint32_t) + sizeof(uint64_t));
+}
+
+int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim, void *work)
+{
+    const size_t n = plan_slots(plan);
+    void *own = work ? NULL : malloc(j2ki_t1s_host_scratch_size(plan));
+    uint8_t *p = work ? work : own;
+    uint32_t i;
+    if (!p)
         return J2KC_ERR_NOMEM;
-    }
+    uint64_t *scratch = (uint64_t *)(void *)p;
+    uint32_t *key = (uint32_t *)(void *)(p + n * sizeof(uint64_t));
+    uint32_t *bytes = key + n;
+    for (i = 0; i < plan->nb_cblks; i++)
+        lim[i] = 0;
     for (int s = 1; s <= J2KI_T1S_STEPS; s++) {
         size_t off = 0;
         for (i = 0; i < plan->nb_cblks; i++) {
@@ -78,8 +88,6 @@ int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim)
             off += (size_t)cb->max_passes;
         }
     }
-    free(key);
-    free(bytes);
-    free(scratch);
+    free(own);
     return 0;
 }

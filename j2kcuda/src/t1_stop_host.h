@@ -22,12 +22,16 @@ int j2ki_t1s_enabled(const J2kiCodingParams *cp);
 uint32_t j2ki_t1s_threshold(const uint32_t *key, const uint32_t *bytes, size_t n, uint64_t budget,
                             uint64_t *scratch);
 
+/** Bytes of the work area j2ki_t1s_plan_host needs for the plan. */
+size_t j2ki_t1s_host_scratch_size(const J2kiPlan *plan);
+
 /**
  * The decisions of every step over the plan's code-blocks, coded fully (cb->nb_passes,
  * passes[].est, .dist): lim[i] = the pass limit of block i, or 0 when it is not stopped.
- * passes[].slope is overwritten. Returns 0 or J2KC_ERR_NOMEM.
+ * passes[].slope is overwritten. work: j2ki_t1s_host_scratch_size bytes (8-aligned), or NULL
+ * to allocate them for this call. Returns 0 or J2KC_ERR_NOMEM.
  */
-int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim);
+int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim, void *work);
 
 #ifdef __cplusplus
 }
