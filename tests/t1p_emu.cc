@@ -18,6 +18,7 @@
  */
 #include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
 
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -92,6 +93,9 @@ static int __popc(unsigned v) { return __builtin_popcount(v); }
 template <class T> static T __ldg(const T *p) { return *p; }
 static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> l(g_mu); unsigned o = *p; *p |= v; return o; }
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+/* stripe-passes the model warp skipped (SPP, MRP) or coded by the quiet-cleanup shortcut */
+static std::atomic<long> g_quiet[3];
+#define T1P_QUIET_HOOK(type, lane) do { if ((lane) == 0) g_quiet[type]++; } while (0)
 
 #include "t1_par_cuda.cuh"
 
@@ -314,6 +318,11 @@ int main(int argc, char **argv)
     for (const auto &c : scfgs)
         fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
     fails += run_cfg(20, 0x00, 1, 28, 31, 1);
+    /* the quiet-stripe shortcuts of the model warp must have run (sparse and half-empty blocks) */
+    const int quiet_ok = g_quiet[0] > 0 && g_quiet[1] > 0 && g_quiet[2] > 0;
+    printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
+           quiet_ok ? "ok" : "FAIL", g_quiet[0].load(), g_quiet[1].load(), g_quiet[2].load());
+    fails += !quiet_ok;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
            (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 1);
     return fails != 0;

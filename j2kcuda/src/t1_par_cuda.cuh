@@ -66,7 +66,12 @@
  * MRP without neighbour shuffles, phase 3 by ballots, one spread per stripe): warp
  * instructions of chunk 0 1.63 -> 1.24 billion, tier-1 9.7 ms, 140 -> 161 frames/s with 8
  * in flight; the emission by predicated stores at constant offsets, the coefficients from one
- * pointer, the column coders' row loops unrolled: 170 frames/s. Tried and left out: the symbol lists prefetched deeper for the MQ threads
+ * pointer, the column coders' row loops unrolled: 170 frames/s. 2026-11-25 (ninth round), with
+ * the early stop: quiet stripes (an SPP or MRP stripe with no significant sample in reach,
+ * skipped before its magnitudes are loaded; a cleanup stripe of run-length zeros, its
+ * symbols written directly): 4K DCI 225 -> 238 frames/s (A/B medians of 3, old and new
+ * builds alternating, 8 in flight; pairs 225/238, 244/248, 225/238), grain 601 -> 619, 2K
+ * within the spread (465-535 both); codestreams unchanged. Tried and left out: the symbol lists prefetched deeper for the MQ threads
  * (16-byte loads: tier-1 10.4 ms, two words ahead 11.6: every live register the MQ loop
  * gains costs its chain), chunks of 5 or 6 planes (the same), __launch_bounds__(128, 6)
  * (MQ chains a little faster, 4K frame rate 4 % lower) or (128, 10) (spills).
@@ -76,6 +81,11 @@
  * J2KI_T1S_FIRST planes, then T1P_PLANES each) */
 #define T1P_CHUNKS (1 + (J2KI_T1_MAX_PLANES - J2KI_T1S_FIRST + T1P_PLANES - 1) / T1P_PLANES)
 #define T1P_ALL 0xFFFFFFFFu
+/* sigma of the stripe's own rows 1..4 in a stripe-column word (what an MRP could code) */
+#define T1P_SIGMA_OWN (J2KI_T1_SIGMA(1, 1) | J2KI_T1_SIGMA(2, 1) | J2KI_T1_SIGMA(3, 1) | J2KI_T1_SIGMA(4, 1))
+#ifndef T1P_QUIET_HOOK
+#define T1P_QUIET_HOOK(type, lane) ((void)0)   /* tests/t1p_emu.cc counts the quiet stripes */
+#endif
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
 #define T1P_CTX_STEP 22       /* halfwords between the MQ threads' context states in shared memory */
@@ -369,6 +379,21 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         int64_t sum = 0;
         for (int k = 0; k < ns; k++) {
             const int nr = j2ki_imin(4, h - 4 * k);
+            /* quiet SPP / MRP stripes: with no significant sample in any column's 3 x 6 window
+             * (SPP) or in the stripe itself (MRP), the pass codes nothing there and changes no
+             * word (an SPP codes only samples with a significant neighbour, and the first of
+             * them in a stripe has one that was significant before the pass), so the warp
+             * skips the stripe before loading any magnitude (whole warp: one ballot) */
+            if (type != 2) {
+                const uint32_t qm = type == 0 ? J2KI_T1_SIGMA_ALL : T1P_SIGMA_OWN;
+                uint32_t busy = 0;
+                for (int c = 0; c < NC; c++)
+                    busy |= act[c] ? wcol[c][k * ws] & qm : 0u;
+                if (!__any_sync(T1P_ALL, busy)) {
+                    T1P_QUIET_HOOK(type, lane);
+                    continue;
+                }
+            }
             uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
             /* phase 0: the column's word and magnitudes (coalesced along x) */
             for (int c = 0; c < NC; c++) {
@@ -381,6 +406,34 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                     int32_t v = act[c] && r < nr ? __ldg(sp + (uint32_t)r * cst) : 0;
                     mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
                     bits[c] |= ((mg[c][r] >> s) & 1) << r;
+                }
+            }
+            /* quiet cleanup stripes: a full stripe whose words hold no significant sample and
+             * no SPP-coded row and whose magnitudes have no bit at s codes one run-length 0
+             * per column (j2ki_t1p_cup_col) and changes no word (pi is already clear): the
+             * symbols are written directly (whole warp: ballots) */
+            if (type == 2 && nr == 4) {
+                uint32_t busy = 0;
+                for (int c = 0; c < NC; c++)
+                    busy |= act[c] && ((word[c] & (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL)) || bits[c]);
+                if (!__any_sync(T1P_ALL, busy)) {
+                    const uint32_t below = (1u << lane) - 1u;
+                    uint32_t tot = 0;
+                    for (int c = 0; c < NC; c++) {
+                        const uint32_t m = __ballot_sync(T1P_ALL, act[c]);
+                        const uint32_t off = pos + base + tot + (uint32_t)__popc(m & below);
+                        if (act[c]) {
+                            if (off < lay.syms_cap)
+                                syms[off] = J2KI_T1P_SYM(J2KI_T1_CTX_RL, 0);
+                            else
+                                bad = 1;
+                        }
+                        tot += (uint32_t)__popc(m);
+                    }
+                    base += tot;
+                    T1P_QUIET_HOOK(type, lane);
+                    __syncwarp();
+                    continue;
                 }
             }
             if (type != 1) {                      /* the MRP reads no neighbour */
