@@ -54,7 +54,7 @@ static const char help_text[] =
     "  comment     text of a COM marker [none]\n"
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
-    "  async_depth frames in flight 1..16 [2]\n"
+    "  async_depth frames in flight 1..32 [2]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once its passes reach well below the estimated rate-control\n"
     "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
@@ -480,7 +480,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         else { ret = parse_int(value, 0, 1023, &v); if (!ret) cp->gpu = (int)v; }
         break;
     case J2KI_KEY_ASYNC_DEPTH:
-        ret = parse_int(value, 1, 16, &v);
+        ret = parse_int(value, 1, 32, &v);
         if (!ret) cp->async_depth = (int)v;
         break;
     case J2KI_KEY_COLOR:

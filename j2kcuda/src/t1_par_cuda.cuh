@@ -69,9 +69,12 @@
  * pointer, the column coders' row loops unrolled: 170 frames/s. 2026-11-25 (ninth round), with
  * the early stop: quiet stripes (an SPP or MRP stripe with no significant sample in reach,
  * skipped before its magnitudes are loaded; a cleanup stripe of run-length zeros, its
- * symbols written directly): 4K DCI 225 -> 238 frames/s (A/B medians of 3, old and new
- * builds alternating, 8 in flight; pairs 225/238, 244/248, 225/238), grain 601 -> 619, 2K
- * within the spread (465-535 both); codestreams unchanged. Tried and left out: the symbol lists prefetched deeper for the MQ threads
+ * symbols written directly): ncu of a 4K DCI frame, chunk 0's modelling 999 -> 962 million
+ * warp instructions, tier-1 1,587 -> 1,557 million (2K: 580 -> 577): quiet stripes were
+ * already cheap (one SPP round, nothing emitted), the busy ones cost. A/B frame rates (old
+ * and new builds alternating, 8 in flight): 4K medians 225 -> 238 (pairs 225/238, 244/248,
+ * 225/238), grain 601 -> 619, 2K 512 -> 487: more than the instructions explain, i.e.
+ * mostly this machine's spread. Codestreams unchanged. Tried and left out: the symbol lists prefetched deeper for the MQ threads
  * (16-byte loads: tier-1 10.4 ms, two words ahead 11.6: every live register the MQ loop
  * gains costs its chain), chunks of 5 or 6 planes (the same), __launch_bounds__(128, 6)
  * (MQ chains a little faster, 4K frame rate 4 % lower) or (128, 10) (spills).

@@ -98,6 +98,9 @@ static void test_params(void)
     CHECK(j2kc_params_set(p, "order", "xyzw") == J2KC_ERR_INVAL, "bad order accepted");
     CHECK(j2kc_params_set(p, "bytes", "-5") == J2KC_ERR_INVAL, "negative bytes accepted");
     CHECK(j2kc_params_set(p, "order", "cprl") == 0, "cprl refused");
+    CHECK(j2kc_params_set(p, "async_depth", "32") == 0, "async_depth 32 refused");
+    CHECK(j2kc_params_set(p, "async_depth", "33") == J2KC_ERR_INVAL && j2kc_params_set(p, "async_depth", "0") == J2KC_ERR_INVAL,
+          "async_depth outside 1..32 accepted");
     CHECK(j2kc_params_set(p, "fps", "0.5") == 0, "fps 0.5 refused");
     CHECK(j2kc_params_set(p, "fps", "0") == J2KC_ERR_INVAL && j2kc_params_set(p, "fps", "0.0") == J2KC_ERR_INVAL,
           "fps 0 accepted");
