@@ -99,9 +99,15 @@ typedef struct CudaSlot {
 enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
 
 /* Threads that help the submitting thread copy a pageable host frame into the pinned staging
- * area, and the frame size from which they are used: one thread copies about 6 GB/s on the
- * H200 machine's Xeon (8.7 ms of 4K DCI latency), and several share the memory bandwidth. */
-#define STAGE_COPIERS   3
+ * area (at most one fewer than the cores), and the frame size from which they are used: one
+ * thread copies about 6 GB/s on the H200 machine's Xeon (8.7 ms of 4K DCI latency), and
+ * several share the memory bandwidth. With 8 frames in flight a pageable 4K DCI frame's copy
+ * bounds the frame rate: H100 machine, 16 cores, 3 alternating runs each, 4K DCI frames/s with
+ * 3 helpers 227 / 214 / 151, 7 helpers 231 / 225 / 203, 11 helpers 241 / 231 / 199, page-locked
+ * input (no copy) 250 / 249 / 250; one-frame latency 17.8-20.8, 16.6-17.8, 16.6-19.0 ms; 2K
+ * 376 / 425, 399 / 428, 387 / 397 frames/s. Hence 7. */
+#define STAGE_COPIERS   7
+#define STAGE_COPIERS_MAX 15      /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
 #define STAGE_PAR_BYTES ((size_t)4 << 20)
 
 typedef CUresult (*CtxPushFn)(CUcontext);
@@ -136,7 +142,7 @@ typedef struct CudaBackend {
     /* staging copy helpers (stage_frame): nb_copiers threads that each copy a share of a host
      * frame's rows into the pinned staging area with the submitting thread */
     int           nb_copiers;
-    pthread_t     copier[STAGE_COPIERS];
+    pthread_t     copier[STAGE_COPIERS_MAX];
     pthread_mutex_t copy_mtx;
     pthread_cond_t  copy_go, copy_done;
     int           copy_sync_ok;    /* copy_mtx and the conditions exist */
@@ -680,7 +686,11 @@ static void copiers_start(CudaBackend *b)
 {
     size_t bytes = b->stage_off[b->cp->img.nb_comps];
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = cores > 1 ? (int)(cores - 1 < STAGE_COPIERS ? cores - 1 : STAGE_COPIERS) : 0;
+    int cap = STAGE_COPIERS;
+    const char *e = getenv("J2KC_CUDA_COPIERS");   /* measuring aid: helper threads, 0..15 */
+    if (e && *e >= '0' && *e <= '9')
+        cap = atoi(e) > STAGE_COPIERS_MAX ? STAGE_COPIERS_MAX : atoi(e);
+    int want = cores > 1 ? (int)(cores - 1 < cap ? cores - 1 : cap) : 0;
     if (bytes < STAGE_PAR_BYTES || want <= 0)
         return;
     if (pthread_mutex_init(&b->copy_mtx, NULL))
