@@ -105,7 +105,8 @@ enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
  * bounds the frame rate: H100 machine, 16 cores, 3 alternating runs each, 4K DCI frames/s with
  * 3 helpers 227 / 214 / 151, 7 helpers 231 / 225 / 203, 11 helpers 241 / 231 / 199, page-locked
  * input (no copy) 250 / 249 / 250; one-frame latency 17.8-20.8, 16.6-17.8, 16.6-19.0 ms; 2K
- * 376 / 425, 399 / 428, 387 / 397 frames/s. Hence 7. */
+ * 376 / 425, 399 / 428, 387 / 397 frames/s. Hence 7; checked again later on the same machine,
+ * its host then slower, 3 and 7 alternating: 163 / 149 / 146 / 157 against 180 / 181 / 201 / 201. */
 #define STAGE_COPIERS   7
 #define STAGE_COPIERS_MAX 15      /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
 #define STAGE_PAR_BYTES ((size_t)4 << 20)
