@@ -3,6 +3,7 @@
 #   make check      installs test dependencies (as root, from Debian), builds, runs every GPU-less test
 #   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
 #   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
+#   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
@@ -104,6 +105,14 @@ check-t1p-emu: config.mak
 	    -o $(B)/tests/t1p_emu tests/t1p_emu.cc -lm
 	$(B)/tests/t1p_emu
 
+# the CUDA DWT kernels run on the host, threads as threads (tests/dwt_emu.cc; no GPU)
+check-dwt-emu: config.mak
+	@mkdir -p $(B)/tests
+	$(CC) -std=c99 -O1 -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/dwt_ref.c -o $(B)/tests/dwt_ref_emu.o
+	$(CXX) -std=c++20 -O1 -pthread -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
+	    -o $(B)/tests/dwt_emu tests/dwt_emu.cc $(B)/tests/dwt_ref_emu.o -lm
+	$(B)/tests/dwt_emu
+
 bench: all
 	bench/run.sh $(B)
 
@@ -129,5 +138,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda check-t1p-emu bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

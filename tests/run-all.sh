@@ -54,8 +54,16 @@ if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
         echo "FAIL t1p-emu (log: $LOG/t1p-emu.log)"; grep -m 10 '^FAIL' "$LOG/t1p-emu.log" | sed 's/^/    /'
         failed=$((failed + 1))
     fi
+    # the CUDA DWT kernels the same way, against dwt_ref.c
+    if make -s B="$BUILD" check-dwt-emu > "$LOG/dwt-emu.log" 2>&1; then
+        echo "ok dwt-emu: $(tail -n 1 "$LOG/dwt-emu.log" | sed 's/^ok dwt_emu: //')"; pass=$((pass + 1))
+    else
+        echo "FAIL dwt-emu (log: $LOG/dwt-emu.log)"; grep -m 10 '^FAIL' "$LOG/dwt-emu.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
 else
     echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
+    echo "skip dwt-emu: configured without CUDA"; skipped=$((skipped + 1))
 fi
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them

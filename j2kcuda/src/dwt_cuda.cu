@@ -14,6 +14,10 @@ extern "C" {
 }
 #include "dwt_cuda.h"
 
+#ifndef DWT_LAUNCH   /* tests/dwt_emu.cc runs the kernels on the host through its own */
+#define DWT_LAUNCH(k, grid, block, st, ...) k<<<grid, block, 0, st>>>(__VA_ARGS__)
+#endif
+
 #define HALO   4     /* lifting steps of the 9/7 (the 5/3 has 2) */
 #define V_COLS 32    /* vertical pass: columns per block (one warp wide) */
 #define V_ROWS 64    /* vertical pass: output rows per block */
@@ -180,10 +184,10 @@ static cudaError_t dwt_fwd(T *buf, uint32_t stride, uint32_t x0, uint32_t y0, ui
         uint32_t w = j2ki_ceil_div_pow2(x1, d - 1) - u0, h = j2ki_ceil_div_pow2(y1, d - 1) - v0;
         if (!w || !h)
             break;
-        dwt_ver_kernel<T, REV><<<dim3((w + V_COLS - 1) / V_COLS, (h + V_ROWS - 1) / V_ROWS), dim3(V_COLS, 8), 0,
-                                 st>>>(buf, tmp, stride, w, h, v0);
-        dwt_hor_kernel<T, REV><<<dim3((w + H_COLS - 1) / H_COLS, (h + H_ROWS - 1) / H_ROWS), dim3(32, H_ROWS), 0,
-                                 st>>>(tmp, buf, stride, w, h, u0);
+        DWT_LAUNCH((dwt_ver_kernel<T, REV>), dim3((w + V_COLS - 1) / V_COLS, (h + V_ROWS - 1) / V_ROWS),
+                   dim3(V_COLS, 8), st, buf, tmp, stride, w, h, v0);
+        DWT_LAUNCH((dwt_hor_kernel<T, REV>), dim3((w + H_COLS - 1) / H_COLS, (h + H_ROWS - 1) / H_ROWS),
+                   dim3(32, H_ROWS), st, tmp, buf, stride, w, h, u0);
         cudaError_t e = cudaPeekAtLastError();
         if (e != cudaSuccess)
             return e;
