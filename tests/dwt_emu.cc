@@ -4,8 +4,8 @@
  * block's __syncthreads() a barrier of all its threads and __syncwarp() one of its warp, so a
  * collective that some threads skip deadlocks instead of passing. The whole transform
  * (dwt_fwd, every level) is compared sample for sample with the reference (dwt_ref.c) on
- * geometries around the kernels' tile sizes (1 x 1, under one tile, one tile and its halo,
- * several tiles and a tail, odd origins) and 1 to 6 levels, for the 9/7 (float, bit for bit)
+ * 20 geometries around the kernels' tile sizes (1 x 1, 2 and 3 rows, under one tile, one tile
+ * and its halo, several tiles and a tail, odd origins) and 1 to 6 levels, for the 9/7 (float, bit for bit)
  * and the 5/3.
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-dwt-emu (g++ with C++20, the CUDA headers; no GPU).
@@ -137,6 +137,8 @@ int main(void)
         { 1, 1, 0, 0, 1 },       { 5, 3, 1, 0, 2 },     { 67, 70, 0, 1, 1 },    { 68, 68, 0, 0, 1 },
         { 68, 69, 1, 1, 2 },     { 131, 133, 3, 2, 3 }, { 132, 140, 0, 0, 1 },  { 200, 150, 1, 0, 4 },
         { 257, 75, 0, 3, 6 },    { 70, 260, 5, 5, 5 },  { 196, 197, 0, 0, 2 },  { 33, 300, 2, 1, 3 },
+        { 3, 2, 0, 1, 1 },       { 9, 3, 1, 1, 1 },     { 40, 5, 0, 0, 1 },     { 35, 71, 1, 0, 1 },
+        { 34, 72, 0, 1, 1 },     { 36, 129, 0, 0, 1 },  { 37, 133, 0, 1, 2 },   { 38, 135, 1, 1, 1 },
     };
     int fails = 0, n = 0;
     for (const auto &g : geo)
