@@ -174,14 +174,18 @@ psnr_of() { # SRC_FILE FMT_ARGS CODESTREAM -> "psnr" or "-"
 ours() {
     local cs=$1 be=$2 mode=$3 params=$4; shift 4
     local out=$SCR/cs/${cs}_ours_${be}_${mode}.j2k args=() p l rc
+    # one j2kbench run with the current args (stderr appended to $SCR/err)
+    jb() { timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2>> "$SCR/err"; }
     for p in $params backend=$be; do args+=(-p "$p"); done
-    l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
+    : > "$SCR/err"
+    l=$(jb "$@"); rc=$?
     if [ -z "$l" ] && grep -q "j2kc_encoder_create" "$SCR/err" && [[ "$params" == *profile=* ]]; then
         say "  profile refused ($(grep -m1 -v '^j2kbench:' "$SCR/err" | cut -c1-120)); retrying without the profile"
         params="$C_OURS_FALLBACK ${params#$C_OURS}"
         args=()
         for p in $params backend=$be; do args+=(-p "$p"); done
-        l=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2> "$SCR/err"); rc=$?
+        : > "$SCR/err"
+        l=$(jb "$@"); rc=$?
     fi
     if [ -z "$l" ]; then
         say "  j2kcuda $be $mode FAILED (rc=$rc): $(grep -v '^j2kbench:' "$SCR/err" | head -n 3 | tr '\n' ' ' | cut -c1-300)"
@@ -196,8 +200,7 @@ ours() {
     if [ "$be" = cuda ] && [ "$reps" -gt 1 ] && [ "$(kv "$l" frames)" != 0 ]; then
         runs=$l
         for k in $(seq 2 "$reps"); do
-            l2=$(timeout "${OURS_TIMEOUT:-300}" "$SCR/bin/j2kbench" -i "$C_FILE" $C_FMT "${args[@]}" -o "$out" "$@" 2>> "$SCR/err") &&
-                [ -n "$l2" ] && runs=$(printf '%s\n%s' "$runs" "$l2")
+            l2=$(jb "$@") && [ -n "$l2" ] && runs=$(printf '%s\n%s' "$runs" "$l2")
         done
         allfps=$(echo "$runs" | while read -r x; do kv "$x" fps; done | sort -g | tr '\n' ' ')
         l=$(echo "$runs" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^fps=/) { split($i, a, "="); print a[2] "\t" $0 } }' |
@@ -354,8 +357,8 @@ for cs in $CASES; do
         export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
         ours "$cs" cuda normal "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
         [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --pinned
-        # the deepest pipeline the library takes (16 frames in flight): the MQ chains of one
-        # frame leave SMs idle that more frames fill (doc/open-work.md); the targets use 'normal'
+        # 16 frames in flight (the library takes up to 32): the MQ chains of one frame leave
+        # SMs idle that more frames fill (doc/open-work.md); the targets use 'normal'
         [ "$cs" != imf4k ] && ours "$cs" cuda depth16 "$C_OURS async_depth=16" -n $n -t $t -l $l -w 5
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5
