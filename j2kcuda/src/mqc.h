@@ -275,6 +275,66 @@ J2KI_MQC_HOT void j2ki_mqc_encode_r(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int
     *r = j2ki_mqc_reg_get(m);
 }
 
+/**
+ * BYTEOUT (C.2.7) as j2ki_mqc_byteout, on C and CT in registers, written as selects instead of
+ * its three branches: B == 0xFF before (a stuffed bit: 7 bits follow, the carry goes into
+ * them), a carry into B (then B may become 0xFF), neither. With the carry taken into B first
+ * the three cases are one: B is written, then the next B takes 7 bits of C if B is 0xFF,
+ * else 8.
+ */
+J2KI_MQC_HOT void j2ki_mqc_byteout_sel(J2kiMqc *m, uint32_t *c, int *ct)
+{
+    const uint32_t carry = m->b != 0xFF ? (*c >> 27) & 1 : 0;
+    int ff, sh;
+    m->b += (int)carry;
+    *c = carry ? *c & 0x7FFFFFF : *c;
+    ff = m->b == 0xFF;
+    if (m->bp >= m->start)
+        j2ki_mqc_put(m, m->bp, m->b);
+    m->bp++;
+    sh = ff ? 20 : 19;
+    m->b = (int)(*c >> sh);
+    *c &= (1u << sh) - 1;
+    *ct = ff ? 7 : 8;
+}
+
+/**
+ * j2ki_mqc_encode_r with the renormalisation's BYTEOUTs by j2ki_mqc_byteout_sel, for the CUDA
+ * MQ threads (j2ki_t1p_code_run), which run 32 code-blocks per warp: a lane completes a byte
+ * about every 8 to 16 decisions, so nearly every decision of the warp runs the BYTEOUT path
+ * for some lane, and its nested branches made it the longest part of a decision. The same
+ * arithmetic as j2ki_mqc_encode_r and j2ki_mqc_renorme_bytes, so the same bytes: RENORME
+ * shifts n <= 15 bits (A >= 1 after the exchange), with a BYTEOUT each time CT bits are
+ * shifted; after one, CT is 7 or 8, so a second is rare and a third rarer still (the loop).
+ */
+J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
+{
+    uint32_t st = *cx;
+    uint32_t e = J2KI_MQC_TAB[st];
+    uint32_t qe = e & 0xFFFF;
+    uint32_t a = r->a - qe;
+    uint32_t lps = ((uint32_t)d ^ st) & 1;
+    uint32_t keep = (((a - qe) >> 31) ^ lps) - 1;       /* all ones: C += Qe, A kept */
+    uint32_t c;
+    int n, ct = r->ct;
+    uint32_t nmps = (a & 0x8000) ? st : (e >> 16) & 0x7F;
+    *cx = (uint16_t)(lps ? e >> 24 : nmps);
+    c = r->c + (qe & keep);
+    a = keep ? a : qe;
+    n = j2ki_mqc_renorm_shift(a);
+    if (n >= ct) {
+        do {
+            a <<= ct;
+            c <<= ct;
+            n -= ct;
+            j2ki_mqc_byteout_sel(m, &c, &ct);
+        } while (n >= ct);
+    }
+    r->a = a << n;
+    r->c = c << n;
+    r->ct = ct - n;
+}
+
 /** ENCODE on the coder's own registers (for the few decisions outside the pass loops). */
 J2KI_MQC_HOT void j2ki_mqc_encode(J2kiMqc *m, uint16_t *cx, int d)
 {

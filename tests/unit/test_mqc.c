@@ -7,7 +7,9 @@
  *  - seeded random streams in random contexts, in consecutive segments of every kind (MQ
  *    with FLUSH or PTERM, raw with either termination), decoded back; no segment ends with
  *    0xFF, no 0xFF is followed by a byte > 0x8F; every truncation length computed for a
- *    mid-segment mark decodes the decisions before the mark.
+ *    mid-segment mark decodes the decisions before the mark;
+ *  - j2ki_mqc_encode_sel (the CUDA MQ threads') against j2ki_mqc_encode_r, decision by
+ *    decision, through renormalisations of one, two and three BYTEOUTs.
  */
 #include "test.h"
 #define TD_NO_T1
@@ -236,11 +238,106 @@ static void test_tight(int iters)
     printf("# %d marks checked for tight truncation\n", nb);
 }
 
+/*
+ * j2ki_mqc_encode_sel (the CUDA MQ threads' ENCODE, BYTEOUT by selects) against
+ * j2ki_mqc_encode_r (the reference's) on the same decisions: the coder's every register and
+ * every byte written equal after each decision, the segment then flushed alike. The contexts
+ * are driven to the most skewed states (I = 45, Qe = 1: an LPS shifts 15 bits, up to three
+ * BYTEOUTs in one renormalisation) and through runs of 0xFF bytes; each renormalisation's
+ * count of BYTEOUTs is tallied and every count 1..3 must have occurred.
+ */
+static void test_sel(int iters)
+{
+    static uint8_t b1[16384], b2[16384];
+    int bad = 0, outs[4] = { 0, 0, 0, 0 }, nff = 0;
+    for (int it = 0; it < iters && !bad; it++) {
+        uint16_t c1[19], c2[19];
+        uint32_t prob[19];
+        J2kiMqc m1, m2;
+        J2kiMqcReg r1, r2;
+        int n = 500 + (int)(test_rand() % 4000), i, e1, e2;
+        for (i = 0; i < 19; i++) {   /* very skewed, uniform or in between */
+            uint32_t k = test_rand() % 4;
+            prob[i] = k == 0 ? test_rand() % 64 : k == 1 ? 65536 - test_rand() % 64 : test_rand() % 65536;
+        }
+        j2ki_mqc_reset_ctx(c1);
+        j2ki_mqc_reset_ctx(c2);
+        memset(b1, 0x5A, sizeof(b1));
+        memset(b2, 0x5A, sizeof(b2));
+        j2ki_mqc_init(&m1, b1, sizeof(b1), 1 + it % 3);
+        j2ki_mqc_init(&m2, b2, sizeof(b2), 1 + it % 3);
+        r1 = j2ki_mqc_reg_get(&m1);
+        r2 = j2ki_mqc_reg_get(&m2);
+        for (i = 0; i < n; i++) {
+            int cx = (int)(test_rand() % 19), d;
+            int32_t bp0 = m2.bp;
+            /* every 64th decision an LPS in a context that has only seen MPSs */
+            d = (test_rand() & 0xFFFF) < prob[cx];
+            if ((i & 63) == 63)
+                d = !(c1[cx] & 1);
+            j2ki_mqc_encode_r(&m1, &r1, &c1[cx], d);
+            j2ki_mqc_encode_sel(&m2, &r2, &c2[cx], d);
+            if (m2.bp - bp0 <= 3)
+                outs[m2.bp - bp0]++;
+            if (r1.a != r2.a || r1.c != r2.c || r1.ct != r2.ct || c1[cx] != c2[cx] || m1.b != m2.b ||
+                m1.bp != m2.bp) {
+                bad++;
+                break;
+            }
+        }
+        j2ki_mqc_reg_put(&m1, &r1);
+        j2ki_mqc_reg_put(&m2, &r2);
+        e1 = j2ki_mqc_flush(&m1);
+        e2 = j2ki_mqc_flush(&m2);
+        if (e1 != e2 || memcmp(b1, b2, sizeof(b1)))
+            bad++;
+        for (i = 1 + it % 3; i < e1; i++)
+            nff += b1[i - 1] == 0xFF;
+    }
+    /* crafted: an LPS at I = 45 (A becomes Qe = 1: 15 bits to shift) from B = 0xFF, CT = 1
+     * and C whose next byte is 0xFF again: three BYTEOUTs; and random states around it */
+    for (int it = 0; it < 20000 && !bad; it++) {
+        J2kiMqc m1, m2;
+        J2kiMqcReg r1, r2;
+        uint16_t x1, x2;
+        int32_t bp0;
+        j2ki_mqc_init(&m1, b1, sizeof(b1), 0);
+        m1.bp = 5;
+        m1.b = (it & 1) ? 0xFF : (int)(test_rand() & 0xFF);
+        r1.a = 0x8000 | (test_rand() & 0x7FFF);
+        r1.ct = (it & 2) ? 1 : 1 + (int)(test_rand() % 8);
+        r1.c = (it & 4) ? (0x7F80000u | (test_rand() & 0x7FFFF)) : (test_rand() & 0xFFFFFFF) >> (r1.ct - 1);
+        x1 = (uint16_t)((it & 8) ? 2 * 45 + (test_rand() & 1) : test_rand() % J2KI_MQC_NB_STATES);
+        m2 = m1;
+        m2.buf = b2;
+        r2 = r1;
+        x2 = x1;
+        bp0 = m2.bp;
+        {
+            int d = (it & 16) ? (int)(test_rand() & 1) : !(x1 & 1);
+            j2ki_mqc_encode_r(&m1, &r1, &x1, d);
+            j2ki_mqc_encode_sel(&m2, &r2, &x2, d);
+        }
+        if (m2.bp - bp0 <= 3)
+            outs[m2.bp - bp0]++;
+        if (r1.a != r2.a || r1.c != r2.c || r1.ct != r2.ct || x1 != x2 || m1.b != m2.b || m1.bp != m2.bp ||
+            memcmp(b1 + 5, b2 + 5, (size_t)(m1.bp - 5)))
+            bad++;
+    }
+    CHECK(!bad, "j2ki_mqc_encode_sel differs from j2ki_mqc_encode_r");
+    CHECK(outs[1] && outs[2] && outs[3], "BYTEOUTs per renormalisation: 1 x%d, 2 x%d, 3 x%d (each must occur)",
+          outs[1], outs[2], outs[3]);
+    CHECK(nff > 0, "no 0xFF byte coded");
+    printf("# encode_sel: %d iterations, renormalisations with 1/2/3 BYTEOUTs %d/%d/%d, %d bytes 0xFF\n", iters,
+           outs[1], outs[2], outs[3], nff);
+}
+
 int main(void)
 {
     test_seed("test_mqc", 0x6d7163);
     test_t88();
     test_random(400);
     test_tight(300);
+    test_sel(300);
     return test_done("test_mqc");
 }

@@ -1,0 +1,109 @@
+#!/bin/bash
+# bench/ab.sh BASE_DIR [NEW_DIR]: A/B frame rates of two builds on one GPU, their runs alternating, so
+# that the machine's drift (this workplace's H100s scatter by about 10 % between runs) falls on
+# both alike. BASE_DIR holds the other tree's sources (for example made here with
+#   git archive <commit> | tar -x -C .dev/base
+# and carried to the device machine); it is built in BASE_DIR/build-ab, NEW_DIR (default: the
+# working tree) in NEW_DIR/build-ab. Both must be configured the same way (./configure --cuda-arch=$ARCH is run in each).
+#
+# Each variant runs bench/j2kbench on the bench frames (bench/frames.sh from FRAMES_SRC) with
+# the cases' bench settings (profile DCI 4K / 2K at 250 Mb/s, AB_DEPTH frames in flight), and
+# its first codestream is compared with the first variant's (a changed byte is a failure: the
+# builds must write the same codestreams).
+#
+# Environment:
+#   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input)
+#   AB_VARIANTS  default "base new"; a variant is base or new, optionally with environment
+#                settings after a colon, e.g. "new:J2KC_CUDA_T1_RESORT=0"
+#   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
+#   AB_BACKEND   default cuda (ref: a dry run of this script on a machine without a GPU)
+#   FRAMES_SRC   frame sources (default .dev/frames; see bench/README.md); PEERS (default .dev/peers)
+# Output: one line per run, then a table of medians (fps; frame-alone latency and stage times).
+set -u
+BASE=$(cd "${1:?usage: bench/ab.sh BASE_DIR [NEW_DIR]}" && pwd)
+NEW=$(cd "${2:-.}" && pwd)
+ARCH=${ARCH:-90}
+REPS=${AB_REPS:-3}
+DEPTH=${AB_DEPTH:-8}
+CASES=${AB_CASES:-"dci4k dci2k grain"}
+VARIANTS=${AB_VARIANTS:-"base new"}
+FRAMES_SRC=${FRAMES_SRC:-.dev/frames}
+export PEERS=${PEERS:-.dev/peers}
+ROOT=$(pwd)
+SCR=${AB_WORK:-/dev/shm/ab.$$}
+mkdir -p "$SCR"
+fail=0
+
+build() {   # build DIR: library and j2kbench of the tree in DIR (in DIR/build-ab)
+    (cd "$1" && ./configure --cuda-arch="$ARCH" > /dev/null && make -s -j"$(nproc)" B=build-ab all > "$SCR/build.log" 2>&1) ||
+        { tail -n 30 "$SCR/build.log"; return 1; }
+    # shellcheck disable=SC1091
+    CUDA_HOME=$(sed -n 's/^CUDA_HOME=//p' "$1/config.mak")
+    cc -std=c99 -O2 -DJ2KB_CUDA=1 -I"$1/j2kcuda/include" -I"$ROOT/bench" -o "$1/build-ab/j2kbench" \
+        "$ROOT/bench/j2kbench.c" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \
+        -lstdc++ -lpthread -lm
+}
+echo "== build base ($BASE) and new ($NEW)"
+build "$BASE" || exit 1
+build "$NEW" || exit 1
+
+echo "== frames"
+sh bench/frames.sh "$FRAMES_SRC" "$SCR/frames" | sed 's/^/   /' || exit 1
+
+args_of() {   # case -> "file|params|extra"
+    case $1 in
+    dci4k)        echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|" ;;
+    dci4k-pinned) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--pinned" ;;
+    dci2k)        echo "$(ls "$SCR"/frames/dci2k_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
+    grain)        echo "$(ls "$SCR"/frames/grain_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
+    esac
+}
+val() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+: > "$SCR/runs.tsv"
+for c in $CASES; do
+    IFS='|' read -r file params extra <<< "$(args_of "$c")"
+    [ -f "$file" ] || { echo "no frame for $c"; fail=1; continue; }
+    p=()
+    for kv in $params async_depth=$DEPTH backend=${AB_BACKEND:-cuda}; do p+=(-p "$kv"); done
+    for r in $(seq 1 "$REPS"); do
+        vi=0
+        for v in $VARIANTS; do
+            tree=${v%%:*}; envs=; [ "$v" != "$tree" ] && envs=${v#*:}
+            dir=$NEW; [ "$tree" = base ] && dir=$BASE
+            out="$SCR/$c.$vi.j2c"
+            # shellcheck disable=SC2086
+            line=$(env $envs "$dir/build-ab/j2kbench" -i "$file" "${p[@]}" -n 300 -t 4 -l 21 -w 5 $extra -o "$out" \
+                   2> "$SCR/err" | grep '^RESULT')
+            if [ -z "$line" ]; then
+                echo "FAIL $c $v: $(head -n 3 "$SCR/err" | tr '\n' ' ')"; fail=1; vi=$((vi + 1)); continue
+            fi
+            same=identical
+            if [ $vi -gt 0 ] && ! cmp -s "$out" "$SCR/$c.0.j2c"; then same=DIFFERENT; fail=1; fi
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$v" "$r" "$(val "$line" fps)" \
+                "$(val "$line" latency_ms)" "$(val "$line" st_t1)" "$(val "$line" st_rc)" \
+                "$(val "$line" st_mct_dwt)" "$(val "$line" bytes)" "$same" | tee -a "$SCR/runs.tsv"
+            vi=$((vi + 1))
+        done
+    done
+done
+
+echo "== medians of $REPS rounds (fps with $DEPTH in flight; latency and stage ms of a frame alone)"
+python3 - "$SCR/runs.tsv" <<'EOF'
+import sys, statistics as st
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if l.strip()]
+keys = []
+for r in rows:
+    if (r[0], r[1]) not in keys:
+        keys.append((r[0], r[1]))
+print('| case | variant | fps (runs) | median fps | latency ms | t1 ms | rc ms | mct+dwt ms | bytes | vs first |')
+print('|---|---|---|---:|---:|---:|---:|---:|---:|---|')
+for k in keys:
+    rs = [r for r in rows if (r[0], r[1]) == k]
+    f = [float(r[3]) for r in rs]
+    med = lambda i: st.median(float(r[i]) for r in rs)
+    print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
+          st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs)))))
+EOF
+cp "$SCR/runs.tsv" "${OUT:-$SCR}/ab-runs.tsv" 2>/dev/null
+exit $fail
