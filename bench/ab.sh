@@ -1,10 +1,10 @@
 #!/bin/bash
-# bench/ab.sh BASE_DIR [NEW_DIR]: A/B frame rates of two builds on one GPU, their runs alternating, so
-# that the machine's drift (this workplace's H100s scatter by about 10 % between runs) falls on
-# both alike. BASE_DIR holds the other tree's sources (for example made here with
+# bench/ab.sh NAME=DIR [NAME=DIR ...]: A/B frame rates of several builds on one GPU, their runs
+# alternating, so that the machine's drift (this workplace's H100s scatter by about 10 % between
+# runs) falls on all alike. Each DIR holds a tree's sources (for example made here with
 #   git archive <commit> | tar -x -C .dev/base
-# and carried to the device machine); it is built in BASE_DIR/build-ab, NEW_DIR (default: the
-# working tree) in NEW_DIR/build-ab. Both must be configured the same way (./configure --cuda-arch=$ARCH is run in each).
+# and carried to the device machine; "." is the working tree); each is configured with
+# ./configure --cuda-arch=$ARCH and built in DIR/build-ab.
 #
 # Each variant runs bench/j2kbench on the bench frames (bench/frames.sh from FRAMES_SRC) with
 # the cases' bench settings (profile DCI 4K / 2K at 250 Mb/s, AB_DEPTH frames in flight), and
@@ -13,20 +13,25 @@
 #
 # Environment:
 #   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input)
-#   AB_VARIANTS  default "base new"; a variant is base or new, optionally with environment
+#   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
 #                settings after a colon, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
 #   AB_BACKEND   default cuda (ref: a dry run of this script on a machine without a GPU)
 #   FRAMES_SRC   frame sources (default .dev/frames; see bench/README.md); PEERS (default .dev/peers)
 # Output: one line per run, then a table of medians (fps; frame-alone latency and stage times).
 set -u
-BASE=$(cd "${1:?usage: bench/ab.sh BASE_DIR [NEW_DIR]}" && pwd)
-NEW=$(cd "${2:-.}" && pwd)
+[ $# -ge 1 ] || { echo "usage: bench/ab.sh NAME=DIR [NAME=DIR ...]" >&2; exit 2; }
+declare -A TREE
+NAMES=
+for a in "$@"; do
+    TREE[${a%%=*}]=$(cd "${a#*=}" && pwd) || exit 2
+    NAMES="$NAMES ${a%%=*}"
+done
 ARCH=${ARCH:-90}
 REPS=${AB_REPS:-3}
 DEPTH=${AB_DEPTH:-8}
 CASES=${AB_CASES:-"dci4k dci2k grain"}
-VARIANTS=${AB_VARIANTS:-"base new"}
+VARIANTS=${AB_VARIANTS:-$NAMES}
 FRAMES_SRC=${FRAMES_SRC:-.dev/frames}
 export PEERS=${PEERS:-.dev/peers}
 ROOT=$(pwd)
@@ -43,9 +48,10 @@ build() {   # build DIR: library and j2kbench of the tree in DIR (in DIR/build-a
         "$ROOT/bench/j2kbench.c" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \
         -lstdc++ -lpthread -lm
 }
-echo "== build base ($BASE) and new ($NEW)"
-build "$BASE" || exit 1
-build "$NEW" || exit 1
+for t in $NAMES; do
+    echo "== build $t (${TREE[$t]})"
+    build "${TREE[$t]}" || exit 1
+done
 
 echo "== frames"
 sh bench/frames.sh "$FRAMES_SRC" "$SCR/frames" | sed 's/^/   /' || exit 1
@@ -70,7 +76,8 @@ for c in $CASES; do
         vi=0
         for v in $VARIANTS; do
             tree=${v%%:*}; envs=; [ "$v" != "$tree" ] && envs=${v#*:}
-            dir=$NEW; [ "$tree" = base ] && dir=$BASE
+            dir=${TREE[$tree]:-}
+            [ -n "$dir" ] || { echo "FAIL variant $v: no tree $tree"; fail=1; vi=$((vi + 1)); continue; }
             out="$SCR/$c.$vi.j2c"
             # shellcheck disable=SC2086
             line=$(env $envs "$dir/build-ab/j2kbench" -i "$file" "${p[@]}" -n 300 -t 4 -l 21 -w 5 $extra -o "$out" \

@@ -107,6 +107,8 @@ static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 
 /* stops: the early stop's path (t1_stop.h) too: about half of the blocks get a pass limit at
  * the end of chunk s - 1 (s = 1 .. J2KI_T1S_STEPS, where they have passes beyond), set before
  * launch s + 1 as the decision step does; the reference codes them with j2ki_t1_code_lim. */
+static int g_flat = 1;   /* j2ki_t1p_code_run's flat loop (styles without BYPASS, RESET, TERMALL, SEGMARK) */
+
 static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, int stops)
 {
     rnd_state = seed ? seed : 1;
@@ -216,7 +218,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
         }
         for (unsigned j = 0; c > 0 && j < n; j++)
             t1p_mq_thread(j, mq_ctx, cb.data(), mq_order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(),
-                          &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1, stops ? lim.data() : NULL);
+                          &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1, stops ? lim.data() : NULL, g_flat);
     }
     /* reference */
     static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];
@@ -334,12 +336,17 @@ int main(int argc, char **argv)
     for (const auto &c : scfgs)
         fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
     fails += run_cfg(20, 0x00, 1, 28, 31, 1);
+    /* the MQ threads' loop per pass for the styles the flat loop takes (J2KC_CUDA_T1_FLAT=0) */
+    g_flat = 0;
+    fails += run_cfg(40, 0x00, 1, 12345u * 29, 14, 0);
+    fails += run_cfg(40, 0x10, 1, 12345u * 30, 20, 1);
+    g_flat = 1;
     /* the quiet-stripe shortcuts of the model warp must have run (sparse and half-empty blocks) */
     const int quiet_ok = g_quiet[0] > 0 && g_quiet[1] > 0 && g_quiet[2] > 0;
     printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
            quiet_ok ? "ok" : "FAIL", g_quiet[0].load(), g_quiet[1].load(), g_quiet[2].load());
     fails += !quiet_ok;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 1);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3);
     return fails != 0;
 }

@@ -123,11 +123,12 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 #define T1P_SPLIT_DEFAULT 1
 static int t1p_usable(int max_w, int max_h);
 
-/* J2KC_CUDA_T1_RESORT=0: the MQ threads keep t1_prep_kernel's order in every chunk (a
- * measuring aid for the A/B of t1p_mq_keys_kernel; the bytes are the same either way) */
-static int t1p_resort_off(void)
+/* Measuring aids for A/B runs (the bytes are the same either way): J2KC_CUDA_T1_RESORT=0, the
+ * MQ threads keep t1_prep_kernel's order in every chunk (no t1p_mq_keys_kernel);
+ * J2KC_CUDA_T1_FLAT=0, the MQ threads code a loop per pass (j2ki_t1p_code_run). */
+static int t1p_env_off(const char *name)
 {
-    const char *e = getenv("J2KC_CUDA_T1_RESORT");
+    const char *e = getenv(name);
     return e && atoi(e) == 0;
 }
 
@@ -755,7 +756,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
         int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
         int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
-        const int resort = !t1p_resort_off();
+        const int resort = !t1p_env_off("J2KC_CUDA_T1_RESORT"), flat = !t1p_env_off("J2KC_CUDA_T1_FLAT");
         for (int c = 0; c <= T1P_CHUNKS; c++) {
             if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
                 if (c > 0) {
@@ -794,12 +795,12 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              mq_order, nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
-                                                             lay, c, q, lim);
+                                                             lay, c, q, lim, flat);
             else
                 t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              mq_order, nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
-                                                             lay, c, q, lim);
+                                                             lay, c, q, lim, flat);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
         }

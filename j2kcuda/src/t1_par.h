@@ -681,90 +681,115 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
 
 /**
  * j2ki_t1p_code_pass (and j2ki_t1p_code_packed for the packed raw passes) for passes i0 ..
- * i1 - 1 of a block, whose symbol lists lie back to back at syms (cnt[i - i0] symbols, or
- * the packed word, of pass i), in ONE loop over the symbols: the same calls on the coder in
- * the same order, so the same bytes, rates and marks.
+ * i1 - 1 of a block, whose symbol lists lie back to back at syms (cnt[i - i0] symbols, or the
+ * packed word, of pass i): the same calls on the coder in the same order, so the same bytes,
+ * rates and marks. Returns 0 or J2KC_ERR_BUFSIZE.
  *
- * Why one loop: the CUDA MQ threads run 32 code-blocks per warp, and a loop per pass makes
- * the warp wait at the end of every pass for its lane with the most symbols in that pass:
- * the warp then runs the sum over passes of the per-pass maxima instead of the largest
- * per-block sum. Here a lane that reaches the end of its pass closes it and opens the next
- * in a short branch (the other lanes wait only for that branch) and goes on with the next
- * pass's symbols. Counted on the host for the DCI bench frames at 250 Mb/s (symbols per pass
- * of every block, the CUDA coder's order, warps of 32): MQ iterations of the warps of chunk 0
- * 4.34 -> 3.32 million at 4K, and the longest warp of chunk 0 (what a frame alone waits for)
- * 9,009 -> 5,067; 2K DCI, all chunks, 1.9 -> 1.4 million.
+ * flat (the CUDA MQ threads' default, J2KC_CUDA_T1_FLAT): when the code-block style has no
+ * BYPASS, RESET, TERMALL or SEGMARK, the block is one MQ segment from its first pass to its
+ * last, and a pass that ends inside the chunk needs only its truncation mark (what
+ * j2ki_t1_seg_close does for a pass without termination); then the chunk's passes are coded
+ * in ONE loop over all their symbols, the marks taken where a pass's symbols end, and only
+ * the block's last pass is closed by j2ki_t1_seg_close after the loop. Otherwise a loop per
+ * pass.
+ *
+ * Why: the CUDA MQ threads run 32 code-blocks per warp, and with a loop per pass the warp
+ * waits at the end of every pass for its lane with the most symbols in that pass, so it runs
+ * the sum over passes of the per-pass maxima instead of its largest per-block sum. Counted on
+ * the host for the DCI bench frames at 250 Mb/s (symbols per pass of every block, the CUDA
+ * coder's order, warps of 32): the MQ warps' iterations in chunk 0 of the 4K frame 4.34 ->
+ * 3.32 million and its longest warp (what a frame alone waits for) 9,009 -> 5,067; 2K DCI,
+ * all chunks, 1.9 -> 1.4 million. The mark is a few stores in the loop, with no call and
+ * no early return inside: a first version that closed and opened passes through
+ * j2ki_t1_seg_close / j2ki_t1_seg_open inside the loop (with returns on errors) ran 13 times
+ * the warp instructions on an H100 (the lanes of a warp did not run together again after a
+ * pass's end), tier-1 of a 4K frame 9.2 -> 60 ms, although its codestreams were right.
  *
  * The symbols are read a 32-bit word at a time, the next word loaded 4 symbols ahead (the
- * loads stay off the coder's dependency chain: context state -> Qe -> A, C), and never a
- * word that holds no symbol of the current pass's list. Returns 0 or J2KC_ERR_BUFSIZE.
+ * loads stay off the coder's dependency chain: context state -> Qe -> A, C), and never a word
+ * that holds no symbol of the list; decisions by j2ki_mqc_encode_sel.
  */
 J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb_passes, int cblk_style,
                               int bypass_start, const uint8_t *syms, const uint32_t *cnt, uint8_t *buf,
-                              uint32_t cap, J2kiPass *passes)
+                              uint32_t cap, J2kiPass *passes, int flat)
 {
-    J2kiMqcReg r = j2ki_mqc_reg_get(q.mqc);
-    const uint32_t *w = 0;
-    uint32_t cur = 0, nxt = 0, left = 0, pos = 0, i = 0, n = 0;
-    int pi = i0 - 1, ret;
-    for (;;) {
-        if (i == n) {
-            /* the end of pass pi's symbols (none is open before the first): close it, code
-             * whole the passes that have no symbol to feed, open the next one that has */
-            j2ki_mqc_reg_put(q.mqc, &r);
-            if (pi >= i0) {
-                if ((pi + 2) % 3 == 2)
-                    j2ki_t1_segmark(q.mqc, q.ctx, cblk_style);
-                ret = j2ki_t1_seg_close(sg, q.mqc, q.ctx, q.marks, pi, 0,
-                                        j2ki_t1_pass_term(pi, nb_passes, cblk_style, bypass_start), cblk_style,
-                                        buf, passes);
-                if (ret)
-                    return ret;
-                pos += n;
-            }
-            for (pi++; pi < i1; pi++) {
-                const uint32_t v = cnt[pi - i0];
-                if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {
-                    ret = j2ki_t1p_code_packed(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, v, buf,
-                                               cap, passes);
-                    pos += J2KI_T1P_PACKED_BYTES(v);
-                } else if (!v) {
-                    ret = j2ki_t1p_code_pass(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, 0, buf,
-                                             cap, passes);
-                } else {
-                    break;
+    const int plain = !(cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_RESET | J2KI_CBLK_TERMALL | J2KI_CBLK_SEGMARK));
+    uint32_t pos = 0;
+    int pi, ret = 0;
+    if (flat && plain && i0 < i1) {
+        J2kiMqc *m = q.mqc;
+        const int last = i1 == nb_passes ? i1 - 1 : i1;     /* passes i0 .. last - 1 end with a mark */
+        uint32_t total = 0, end, k = 0, cur = 0, nxt = 0, left = 0;
+        const uint32_t *w = (const uint32_t *)((uintptr_t)syms & ~(uintptr_t)3);
+        J2kiMqcReg r;
+        int p = i0, stop = 0;
+        for (pi = i0; pi < i1; pi++)
+            total += cnt[pi - i0];
+        j2ki_t1_seg_open(sg, m, i0, 0, buf, cap);   /* only the block's first pass opens one */
+        if (total) {
+            const uint32_t o = (uint32_t)((uintptr_t)syms & 3);
+            left = 4 - o;
+            cur = w[0] >> (8 * o);
+            nxt = left < total ? w[1] : 0;
+        }
+        end = cnt[0];
+        r = j2ki_mqc_reg_get(m);
+        for (;;) {
+            if (k == end && p < last) {
+                /* pass p ends here: its truncation point, as j2ki_t1_seg_close without
+                 * termination (bytes completed plus B for its estimate) */
+                J2kiMqcMark *mk = &q.marks[p];
+                mk->bp = m->bp;
+                mk->b = m->b;
+                mk->c = r.c;
+                mk->a = r.a;
+                mk->ct = r.ct;
+                passes[p].slope = 0;
+                passes[p].term = 0;
+                passes[p].est = (uint32_t)j2ki_imax(m->bp + 1, sg->seg_start);
+                stop = m->overflow;
+                p++;
+                end += p < i1 ? cnt[p - i0] : 0;
+            } else if (k < total) {
+                if (!left) {                   /* symbol k starts word w + 1 */
+                    cur = nxt;
+                    left = 4;
+                    w++;
+                    nxt = k + 4 < total ? w[1] : 0;
                 }
-                if (ret)
-                    return ret;
+                {
+                    const uint32_t s = cur & 0xFF;
+                    cur >>= 8;
+                    left--;
+                    k++;
+                    j2ki_mqc_encode_sel(m, &r, &q.ctx[s >> 1], (int)(s & 1));
+                }
+            } else {
+                stop = 1;
             }
-            if (pi >= i1)
-                return 0;
-            n = cnt[pi - i0];
-            i = 0;
-            j2ki_t1_seg_open(sg, q.mqc, pi, 0, buf, cap);
-            {
-                const uintptr_t adr = (uintptr_t)(syms + pos);
-                w = (const uint32_t *)(adr & ~(uintptr_t)3);
-                left = 4 - (uint32_t)(adr & 3);
-                cur = w[0] >> (8 * (adr & 3));
-                nxt = left < n ? w[1] : 0;
-            }
-            r = j2ki_mqc_reg_get(q.mqc);
+            if (stop)
+                break;
         }
-        if (!left) {                       /* symbol i starts word w + 1 */
-            cur = nxt;
-            left = 4;
-            w++;
-            nxt = i + 4 < n ? w[1] : 0;
-        }
-        {
-            const uint32_t s = cur & 0xFF;
-            cur >>= 8;
-            left--;
-            i++;
-            j2ki_mqc_encode_sel(q.mqc, &r, &q.ctx[s >> 1], (int)(s & 1));
+        j2ki_mqc_reg_put(m, &r);
+        if (m->overflow)
+            return J2KC_ERR_BUFSIZE;
+        if (last < i1)                          /* the block's last pass: termination */
+            ret = j2ki_t1_seg_close(sg, m, q.ctx, q.marks, last, 0, 1, cblk_style, buf, passes);
+        return ret;
+    }
+    for (pi = i0; pi < i1 && !ret; pi++) {
+        const uint32_t v = cnt[pi - i0];
+        if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {   /* packed by the model side */
+            ret = j2ki_t1p_code_packed(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, v, buf, cap,
+                                       passes);
+            pos += J2KI_T1P_PACKED_BYTES(v);
+        } else {
+            ret = j2ki_t1p_code_pass(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, v, buf, cap,
+                                     passes);
+            pos += v;
         }
     }
+    return ret;
 }
 
 /**

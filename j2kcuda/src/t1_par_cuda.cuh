@@ -607,7 +607,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
                                               uint8_t *slots, const T1pLayout &lay, int chunk,
-                                              const uint32_t *lim)
+                                              const uint32_t *lim, int flat)
 {
     if (j >= nb_cblks)
         return;
@@ -679,11 +679,12 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
         q.mqc = &mqc;
         q.ctx = ctx;
         q.marks = b->st.marks;
-        /* the chunk's passes in one loop over their symbols (j2ki_t1p_code_run: a warp runs as
-         * long as its block with the most symbols in the chunk, not the sum of the per-pass
-         * maxima); raw passes arrive packed by the model side */
+        /* flat: the chunk's passes in one loop over their symbols where the style allows
+         * (j2ki_t1p_code_run: a warp then runs as long as its block with the most symbols in
+         * the chunk, not the sum of the per-pass maxima); raw passes arrive packed by the
+         * model side */
         r.err = j2ki_t1p_code_run(q, &cd, i0, i1, nb_passes, cblk_style, bypass_start, syms, cnt,
-                                  data + cb.data_off, cb.data_cap, passes + cb.pass_off);
+                                  data + cb.data_off, cb.data_cap, passes + cb.pass_off, flat);
         b->st.mqc = mqc;
         b->cd = cd;
         for (int c = 0; c < 19; c++)
@@ -767,7 +768,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
                                                         int bypass_start, uint8_t *data, J2kiPass *passes,
                                                         J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
                                                         uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
-                                                        uint32_t qblocks, const uint32_t *lim)
+                                                        uint32_t qblocks, const uint32_t *lim, int flat)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
@@ -776,7 +777,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
     if (blockIdx.x < qblocks) {
         t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
                       mq_order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
-                      c - 1, lim);
+                      c - 1, lim, flat);
     } else {
         const uint32_t w = threadIdx.x >> 5;
         t1p_model_warp<NC>((blockIdx.x - qblocks) * 4 + w, threadIdx.x & 31,
