@@ -1,24 +1,28 @@
 /*
  * The CUDA forward DWT kernels (j2kcuda/src/dwt_cuda.cu, this very source) run on the host:
- * each launch is a loop over the grid's blocks, every thread of a block a std::thread, the
- * block's __syncthreads() a barrier of all its threads and __syncwarp() one of its warp, so a
- * collective that some threads skip deadlocks instead of passing. The whole transform
- * (dwt_fwd, every level) is compared sample for sample with the reference (dwt_ref.c) on
- * 20 geometries around the kernels' tile sizes (1 x 1, 2 and 3 rows, under one tile, one tile
- * and its halo, several tiles and a tail, odd origins) and 1 to 6 levels, for the 9/7 (float, bit for bit)
- * and the 5/3.
+ * each launch is a loop over the grid's blocks; the threads of a block are fibers (ucontext)
+ * that run until they wait at __syncthreads() (all threads of the block), __syncwarp() (all 32
+ * lanes of the warp) or leave the kernel. A warp shuffle is a per-warp exchange between two
+ * __syncwarp(), as on a GPU every lane must take part: a collective that some thread skips, or
+ * a lane that left early, deadlocks, and the launch reports it as a failure. The whole
+ * transform (dwt_fwd, every level) is compared sample for sample, padding and one row past the
+ * buffer included, with the reference (dwt_ref.c) on 56 geometries around the kernels' tile
+ * sizes and paths (1 x 1 .. 5 x 5, columns of 31 .. 100 rows around the 32-row tiles, their
+ * 4-sample halo and the 4-tile threshold of the end-placed tiles, rows of 251 .. 2001 samples
+ * around the 512-sample segments and the 508 / 1012 thresholds of the end-placed and inner
+ * segments, odd and even origins and strides, 1 to 6 levels), for the 9/7 (float, bit for
+ * bit) and the 5/3, and it checks that every path of both kernels ran.
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-dwt-emu (g++ with C++20, the CUDA headers; no GPU).
  */
 #include "dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
 
-#include <barrier>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <thread>
+#include <ucontext.h>
 #include <vector>
 
 #undef __global__
@@ -39,45 +43,152 @@ extern "C" {
 }
 
 struct Dim3 { unsigned x, y, z; };
-thread_local Dim3 threadIdx, blockIdx;
-static Dim3 blockDim;
-static std::barrier<> *g_block_bar;
-static std::vector<std::barrier<> *> g_warp_bar;
-thread_local unsigned t_warp;
-static long g_launches[2];
+static Dim3 threadIdx, blockIdx, blockDim;   /* those of the running thread (fiber) */
+static unsigned t_warp, t_lane;
+static long g_launches[2], g_shuffles;
 
-static void __syncthreads() { g_block_bar->arrive_and_wait(); }
-static void __syncwarp() { g_warp_bar[t_warp]->arrive_and_wait(); }
+/* The threads of a block are fibers (ucontext) on one OS thread, switched at the barriers only:
+ * a thread runs until it waits at __syncwarp / __syncthreads or leaves the kernel. */
+enum { FB_RUN, FB_WARP, FB_BLOCK, FB_DONE };
+struct Fiber {
+    ucontext_t ctx;
+    std::vector<char> stack;
+    unsigned state;
+    Dim3 idx;
+};
+static ucontext_t g_sched;
+static std::vector<Fiber> g_fibers;
+static Fiber *g_cur;
+static const char *g_kernel;
+static std::vector<uint64_t> g_xchg;      /* the shuffles' exchange: 32 words per warp */
 
-/* one launch: blocks one after the other, the threads of a block together */
-template <class F>
-static void emu_launch(int which, dim3 grid, dim3 block, F body)
+static void fiber_wait(unsigned state)
 {
-    const unsigned nt = block.x * block.y;
-    g_launches[which]++;
-    blockDim = { block.x, block.y, 1 };
-    for (unsigned by = 0; by < grid.y; by++)
-        for (unsigned bx = 0; bx < grid.x; bx++) {
-            std::barrier<> bb((std::ptrdiff_t)nt);
-            std::vector<std::barrier<> *> wb;
-            for (unsigned w = 0; w < (nt + 31) / 32; w++)
-                wb.push_back(new std::barrier<>((std::ptrdiff_t)(nt - 32 * w < 32 ? nt - 32 * w : 32)));
-            g_block_bar = &bb;
-            g_warp_bar = wb;
-            std::vector<std::thread> th;
-            for (unsigned ty = 0; ty < block.y; ty++)
-                for (unsigned tx = 0; tx < block.x; tx++)
-                    th.emplace_back([&, tx, ty, bx, by] {
-                        threadIdx = { tx, ty, 0 };
-                        blockIdx = { bx, by, 0 };
-                        t_warp = (ty * block.x + tx) / 32;
-                        body();
-                    });
-            for (auto &t : th)
-                t.join();
-            for (auto *b : wb)
-                delete b;
+    g_cur->state = state;
+    swapcontext(&g_cur->ctx, &g_sched);
+}
+static void __syncthreads() { fiber_wait(FB_BLOCK); }
+static void __syncwarp() { fiber_wait(FB_WARP); }
+
+/* A shuffle: every lane of the warp posts its value, all wait, each reads its source lane's,
+ * all wait again (so the words are not overwritten before everyone read). A lane that skips
+ * the collective, or leaves the kernel early, leaves the others waiting: a deadlock, which
+ * the launch reports as a failure. */
+template <class T>
+static T shfl(unsigned mask, T v, int src, bool valid)
+{
+    static_assert(sizeof(T) <= sizeof(uint64_t), "shuffled type");
+    if (mask != 0xffffffffu) {
+        printf("FAIL dwt_emu: %s: shuffle with a partial mask %08x\n", g_kernel, mask);
+        exit(1);
+    }
+    uint64_t *x = &g_xchg[32 * (size_t)t_warp], word = 0;
+    memcpy(&word, &v, sizeof(T));
+    x[t_lane] = word;
+    __syncwarp();
+    T r = v;
+    if (valid)
+        memcpy(&r, &x[src], sizeof(T));
+    __syncwarp();
+    if (t_lane == 0)
+        g_shuffles++;
+    return r;
+}
+template <class T> static T __shfl_sync(unsigned m, T v, int s) { return shfl(m, v, s & 31, true); }
+template <class T> static T __shfl_up_sync(unsigned m, T v, unsigned d)
+{
+    return shfl(m, v, (int)t_lane - (int)d, (int)t_lane >= (int)d);
+}
+template <class T> static T __shfl_down_sync(unsigned m, T v, unsigned d)
+{
+    return shfl(m, v, (int)(t_lane + d), t_lane + d < 32);
+}
+
+static std::function<void()> g_body;
+
+static void fiber_main()
+{
+    g_body();
+    g_cur->state = FB_DONE;      /* uc_link returns to the scheduler */
+}
+
+/* One block: runs every runnable fiber up to its next wait, then releases the warps whose
+ * lanes all wait at __syncwarp and the block when all its threads wait at __syncthreads.
+ * Anything else with threads still waiting is a deadlock. */
+static void run_block(unsigned nt)
+{
+    for (unsigned t = 0; t < nt; t++) {
+        Fiber &f = g_fibers[t];
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack.data();
+        f.ctx.uc_stack.ss_size = f.stack.size();
+        f.ctx.uc_link = &g_sched;
+        makecontext(&f.ctx, fiber_main, 0);
+        f.state = FB_RUN;
+    }
+    for (;;) {
+        for (unsigned t = 0; t < nt; t++) {
+            Fiber &f = g_fibers[t];
+            if (f.state != FB_RUN)
+                continue;
+            g_cur = &f;
+            threadIdx = f.idx;
+            t_warp = t / 32;
+            t_lane = t % 32;
+            swapcontext(&g_sched, &f.ctx);
         }
+        unsigned done = 0, block = 0, released = 0;
+        for (unsigned t = 0; t < nt; t++)
+            done += g_fibers[t].state == FB_DONE, block += g_fibers[t].state == FB_BLOCK;
+        if (done == nt)
+            return;
+        if (block == nt) {
+            for (unsigned t = 0; t < nt; t++)
+                g_fibers[t].state = FB_RUN;
+            continue;
+        }
+        for (unsigned w = 0; 32 * w < nt; w++) {
+            const unsigned e = nt < 32 * w + 32 ? nt : 32 * w + 32;
+            unsigned waiting = 0;
+            for (unsigned t = 32 * w; t < e; t++)
+                waiting += g_fibers[t].state == FB_WARP;
+            if (waiting == e - 32 * w) {
+                for (unsigned t = 32 * w; t < e; t++)
+                    g_fibers[t].state = FB_RUN;
+                released++;
+            }
+        }
+        if (!released) {
+            printf("FAIL dwt_emu: %s: deadlock in block (%u,%u): %u threads done, %u at __syncthreads, "
+                   "the others at a warp barrier that some lane of theirs skipped\n",
+                   g_kernel, blockIdx.x, blockIdx.y, done, block);
+            exit(1);
+        }
+    }
+}
+
+/* One launch: the grid's blocks one after the other. */
+template <class F>
+static void emu_launch(int which, const char *name, dim3 grid, dim3 block, F body)
+{
+    const unsigned nt = block.x * block.y * block.z;
+    g_launches[which]++;
+    g_kernel = name;
+    blockDim = { block.x, block.y, block.z };
+    if (g_fibers.size() < nt)
+        g_fibers.resize(nt);
+    for (unsigned t = 0; t < nt; t++) {
+        g_fibers[t].stack.resize(1 << 16);
+        g_fibers[t].idx = { t % block.x, t / block.x % block.y, t / (block.x * block.y) };
+    }
+    g_xchg.assign(32 * (size_t)((nt + 31) / 32), 0);
+    g_body = body;
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                blockIdx = { bx, by, bz };
+                run_block(nt);
+            }
 }
 
 static int launch_id(const char *name)
@@ -85,8 +196,11 @@ static int launch_id(const char *name)
     return strstr(name, "ver") ? 0 : 1;
 }
 
+static long g_paths[16];
+
 #define DWT_LAUNCH(k, grid, block, st, ...) \
-    emu_launch(launch_id(#k), grid, block, [&] { k(__VA_ARGS__); })
+    emu_launch(launch_id(#k), #k, grid, block, [&] { k(__VA_ARGS__); })
+#define DWT_PATH_HOOK(path) g_paths[path]++
 #define cudaPeekAtLastError() cudaSuccess
 
 #include "dwt_cuda.cu"
@@ -94,13 +208,15 @@ static int launch_id(const char *name)
 static uint32_t rnd_state = 1;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
 
-/* one geometry, one filter: the emulated transform against the reference */
-static int run(uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, int levels, int rev)
+/* One geometry, one filter: the emulated transform against the reference, on a buffer of
+ * stride w + pad with one more row: the padding and that row must stay as they were. */
+static int run(uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, int levels, uint32_t pad, int rev)
 {
-    const uint32_t stride = w + 3;
-    std::vector<float> f((size_t)stride * h), fr;
-    std::vector<int32_t> iv((size_t)stride * h), ir;
-    for (size_t i = 0; i < f.size(); i++) {
+    const uint32_t stride = w + pad;
+    const size_t size = (size_t)stride * (h + 1);
+    std::vector<float> f(size), fr;
+    std::vector<int32_t> iv(size), ir;
+    for (size_t i = 0; i < size; i++) {
         iv[i] = (int32_t)(rnd() % 4096) - 2048;
         f[i] = (float)iv[i] / 4096.0f + (float)(rnd() % 1000) * 1e-6f;
     }
@@ -116,38 +232,64 @@ static int run(uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, int levels, int
         j2ki_dwt97_fwd_ref(fr.data(), stride, x0, y0, x0 + w, y0 + h, levels, scratch.data());
         j2ki_dwt97_fwd_cuda(f.data(), stride, x0, y0, x0 + w, y0 + h, levels, tmp.data(), 0);
     }
-    for (uint32_t y = 0; y < h; y++)
-        for (uint32_t x = 0; x < w; x++) {
-            const size_t i = (size_t)y * stride + x;
-            const int same = rev ? iv[i] == ir[i] : memcmp(&f[i], &fr[i], 4) == 0;
-            if (!same) {
-                printf("FAIL dwt_emu: %s %ux%u at (%u,%u), %d levels: first mismatch at x %u y %u "
-                       "(%g vs %g)\n", rev ? "5/3" : "9/7", w, h, x0, y0, levels, x, y,
-                       rev ? (double)iv[i] : (double)f[i], rev ? (double)ir[i] : (double)fr[i]);
-                return 1;
-            }
+    for (size_t i = 0; i < size; i++) {
+        const int same = rev ? iv[i] == ir[i] : memcmp(&f[i], &fr[i], 4) == 0;
+        if (!same) {
+            printf("FAIL dwt_emu: %s %ux%u at (%u,%u), stride %u, %d levels: first mismatch at x %u y %u "
+                   "(%g vs %g)\n", rev ? "5/3" : "9/7", w, h, x0, y0, stride, levels,
+                   (unsigned)(i % stride), (unsigned)(i / stride),
+                   rev ? (double)iv[i] : (double)f[i], rev ? (double)ir[i] : (double)fr[i]);
+            return 1;
         }
+    }
     return 0;
 }
 
 int main(void)
 {
-    static const uint32_t geo[][5] = {
-        /* w, h, x0, y0, levels */
-        { 1, 1, 0, 0, 1 },       { 5, 3, 1, 0, 2 },     { 67, 70, 0, 1, 1 },    { 68, 68, 0, 0, 1 },
-        { 68, 69, 1, 1, 2 },     { 131, 133, 3, 2, 3 }, { 132, 140, 0, 0, 1 },  { 200, 150, 1, 0, 4 },
-        { 257, 75, 0, 3, 6 },    { 70, 260, 5, 5, 5 },  { 196, 197, 0, 0, 2 },  { 33, 300, 2, 1, 3 },
-        { 3, 2, 0, 1, 1 },       { 9, 3, 1, 1, 1 },     { 40, 5, 0, 0, 1 },     { 35, 71, 1, 0, 1 },
-        { 34, 72, 0, 1, 1 },     { 36, 129, 0, 0, 1 },  { 37, 133, 0, 1, 2 },   { 38, 135, 1, 1, 1 },
+    /* Tile edges: vertical tiles of V_ROWS = 32 rows (+-HALO 4 / 2), the first inner one from
+     * h = 68 - p (9/7), the first and last ones placed at the column's ends from h + p = 97
+     * (4 tiles); horizontal segments of 256 pairs storing 252 (9/7) / 254 (5/3), the first and
+     * last ones placed at the row's ends from about w = 508, an inner one from w = 1012 - p
+     * (9/7) / 1018 - p (5/3). Odd and even strides and origins give the 8-byte and 4-byte
+     * loads. */
+    static const uint32_t geo[][6] = {
+        /* w, h, x0, y0, levels, stride - w */
+        { 1, 1, 0, 0, 1, 3 },      { 5, 3, 1, 0, 2, 3 },      { 67, 70, 0, 1, 1, 3 },    { 68, 68, 0, 0, 1, 3 },
+        { 68, 69, 1, 1, 2, 3 },    { 131, 133, 3, 2, 3, 3 },  { 132, 140, 0, 0, 1, 3 },  { 200, 150, 1, 0, 4, 3 },
+        { 257, 75, 0, 3, 6, 3 },   { 70, 260, 5, 5, 5, 3 },   { 196, 197, 0, 0, 2, 3 },  { 33, 300, 2, 1, 3, 3 },
+        { 3, 2, 0, 1, 1, 3 },      { 9, 3, 1, 1, 1, 3 },      { 40, 5, 0, 0, 1, 3 },     { 35, 71, 1, 0, 1, 3 },
+        { 34, 72, 0, 1, 1, 3 },    { 36, 129, 0, 0, 1, 3 },   { 37, 133, 0, 1, 2, 3 },   { 38, 135, 1, 1, 1, 3 },
+        { 2, 2, 1, 1, 3, 0 },      { 1, 77, 0, 1, 2, 1 },     { 77, 1, 1, 0, 2, 0 },     { 4, 31, 0, 0, 1, 0 },
+        { 31, 32, 0, 1, 1, 1 },    { 33, 33, 1, 0, 1, 0 },    { 63, 63, 0, 0, 1, 2 },    { 64, 64, 1, 1, 1, 0 },
+        { 65, 65, 0, 1, 1, 0 },    { 66, 66, 1, 0, 1, 1 },    { 67, 67, 1, 1, 1, 0 },    { 100, 100, 0, 0, 1, 0 },
+        { 251, 36, 0, 0, 1, 1 },   { 252, 37, 1, 1, 1, 0 },   { 253, 97, 0, 1, 1, 0 },   { 255, 99, 1, 0, 1, 0 },
+        { 505, 101, 0, 0, 1, 0 },  { 508, 131, 1, 1, 2, 0 },  { 509, 164, 0, 1, 1, 3 },  { 1011, 20, 1, 0, 1, 0 },
+        { 1012, 21, 0, 0, 1, 0 },  { 1013, 18, 1, 1, 1, 0 },  { 1017, 19, 0, 1, 1, 1 },  { 1019, 17, 1, 0, 1, 2 },
+        { 1520, 35, 0, 0, 2, 0 },  { 2001, 69, 1, 1, 3, 1 },  { 37, 1003, 1, 1, 4, 1 },  { 600, 600, 3, 5, 6, 7 },
+        { 5, 5, 0, 1, 1, 0 },      { 6, 6, 1, 0, 1, 1 },      { 5, 70, 1, 1, 1, 2 },     { 70, 4, 0, 1, 1, 1 },
+        { 40, 96, 0, 0, 1, 0 },    { 41, 97, 0, 0, 1, 1 },    { 42, 96, 0, 1, 1, 0 },    { 507, 95, 0, 1, 1, 1 },
     };
+    const int ngeo = (int)(sizeof(geo) / sizeof(geo[0]));
     int fails = 0, n = 0;
     for (const auto &g : geo)
         for (int rev = 0; rev < 2; rev++) {
-            fails += run(g[2], g[3], g[0], g[1], (int)g[4], rev);
+            fails += run(g[2], g[3], g[0], g[1], (int)g[4], g[5], rev);
             n++;
         }
-    const int ran = g_launches[0] && g_launches[1];
-    printf("%s dwt_emu: %d transforms (%d geometries, 9/7 and 5/3), %d failed; launches: vertical %ld, horizontal %ld\n",
-           fails || !ran ? "FAIL" : "ok", n, (int)(sizeof(geo) / sizeof(geo[0])), fails, g_launches[0], g_launches[1]);
-    return fails || !ran;
+    /* every path of both kernels ran (the names in the order of enum DwtPath) */
+    static const char *const names[PATH_COUNT] = {
+        "ver inner", "top", "bottom", "edge", "hor 8-byte", "8-byte left", "8-byte right",
+        "4-byte", "4-byte left", "4-byte right", "edge" };
+    int paths_ok = g_launches[0] && g_launches[1] && g_shuffles > 0;
+    printf("dwt_emu: threads per path:");
+    for (int i = 0; i < PATH_COUNT; i++) {
+        printf("%s %s %ld", i ? "," : "", names[i], g_paths[i]);
+        paths_ok &= g_paths[i] > 0;
+    }
+    printf("\n%s dwt_emu: %d transforms (%d geometries, 9/7 and 5/3), %d failed, every path taken: %s; "
+           "launches: vertical %ld, horizontal %ld; warp shuffles %ld\n",
+           fails || !paths_ok ? "FAIL" : "ok", n, ngeo, fails, paths_ok ? "yes" : "NO", g_launches[0],
+           g_launches[1], g_shuffles);
+    return fails || !paths_ok;
 }
