@@ -123,9 +123,8 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 #define T1P_SPLIT_DEFAULT 1
 static int t1p_usable(int max_w, int max_h);
 
-/* Measuring aids for A/B runs (the bytes are the same either way): J2KC_CUDA_T1_RESORT=0, the
- * MQ threads keep t1_prep_kernel's order in every chunk (no t1p_mq_keys_kernel);
- * J2KC_CUDA_T1_FLAT=0, the MQ threads code a loop per pass (j2ki_t1p_code_run). */
+/* A measuring aid for A/B runs (the bytes are the same either way): J2KC_CUDA_T1_FLAT=0, the
+ * MQ threads code a loop per pass (j2ki_t1p_code_run). */
 static int t1p_env_off(const char *name)
 {
     const char *e = getenv(name);
@@ -734,11 +733,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         return e;
     if (variant == J2KI_T1_CUDA_PAR) {
         const T1pLayout lay = t1p_layout(max_w, max_h);
-        uint32_t *mq_idx = (uint32_t *)(p + 2 * align256(n * 4));
-        uint8_t *slots = p + 3 * align256(n * 4);
-        int key_bits = 1;
-        while (key_bits < 32 && (lay.syms_cap >> key_bits))
-            key_bits++;
+        uint8_t *slots = p + 2 * align256(n * 4);
         const size_t dyn = t1p_smem(&lay);
         const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
         /* The launches of t1p_chunk_kernel as (chunk c, MQ part: chunk c - 1, model part: chunk
@@ -756,7 +751,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
         int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
         int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
-        const int resort = !t1p_env_off("J2KC_CUDA_T1_RESORT"), flat = !t1p_env_off("J2KC_CUDA_T1_FLAT");
+        const int flat = !t1p_env_off("J2KC_CUDA_T1_FLAT");
         for (int c = 0; c <= T1P_CHUNKS; c++) {
             if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
                 if (c > 0) {
@@ -774,31 +769,17 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
             const int c = plan_c[k];
             const unsigned q = plan_q[k] ? qblocks : 0, m = plan_m[k] ? mblocks : 0;
             /* decision step s once chunks 0 .. s - 1 are MQ-coded */
-            const uint32_t *mq_order = idx_out;
             if (lim && plan_s[k] >= 1 && plan_s[k] <= J2KI_T1S_STEPS &&
                 (e = t1s_step(stop, d_cblks, nb_cblks, t1p_nbps, NULL, d_passes, plan_s[k], st)) != cudaSuccess)
                 return e;
-            if (q && c - 1 < T1P_RESORT && resort) {
-                /* the MQ threads of chunk c - 1 in the order of its symbol counts (t1p_mq_key);
-                 * keys_in, keys_out and idx_in are free after the first sort */
-                t1p_mq_keys_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
-                    d_cblks, nb_cblks, cblk_style, bypass_start, t1p_nbps, t1p_stat, slots, lay, c - 1, lim,
-                    keys_in, idx_in);
-                if ((e = cudaPeekAtLastError()) != cudaSuccess ||
-                    (e = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in,
-                                                                   mq_idx, (int)nb_cblks, 0, key_bits, st)) !=
-                        cudaSuccess)
-                    return e;
-                mq_order = mq_idx;
-            }
             if (lay.ws == 64)
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
-                                                             mq_order, nb_cblks, cblk_style, bypass_start, d_data,
+                                                             nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
                                                              lay, c, q, lim, flat);
             else
                 t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
-                                                             mq_order, nb_cblks, cblk_style, bypass_start, d_data,
+                                                             nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
                                                              lay, c, q, lim, flat);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)

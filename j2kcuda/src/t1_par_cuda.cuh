@@ -23,8 +23,9 @@
  *     (t1p_pack_raw, the parallel bit-stuffing of ebcot-fast-mode-sample-parallel.md), and
  *     leaves the bytes in place of the pass's symbols;
  *   t1p_mq_thread: one thread per code-block (sorted order, so a warp holds blocks of similar
- *     work) feeds the chunk's symbol lists to the MQ coder through j2ki_t1p_code_pass (the
- *     driver j2ki_t1p_code runs on the host) and appends the packed raw passes' bytes
+ *     work) feeds the chunk's symbol lists to the MQ coder through j2ki_t1p_code_run (one
+ *     loop over the chunk's symbols where the style allows, else j2ki_t1p_code_pass per pass
+ *     as the host driver j2ki_t1p_code does) and appends the packed raw passes' bytes
  *     (j2ki_t1p_code_packed), writing the data bytes, passes[].rate / term / slope and, after
  *     the last pass or an error, J2kiCblkRes. Of the paper's one-, two- and three-kernel
  *     strategies this is the one-kernel one (raw passes in the modelling warp), chosen because
@@ -184,7 +185,7 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h)
     size_t n = nb_cblks ? nb_cblks : 1;
     if (!t1p_usable(max_w, max_h))
         return 0;
-    return 3 * align256(n * 4) + n * t1p_layout(max_w, max_h).slot;   /* nbps, stat, MQ order; slots */
+    return 2 * align256(n * 4) + n * t1p_layout(max_w, max_h).slot;
 }
 
 /* A block the variant codes: numbps as the other kernels accept it (else they report). */
@@ -704,53 +705,6 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
 }
 
 /*
- * The MQ threads' order for chunk `chunk` (its first T1P_RESORT chunks): a warp of MQ threads
- * runs as long as its block with the most symbols (j2ki_t1p_code_run), so the blocks are
- * sorted by the symbols they MQ-code in this chunk, largest first (CUB radix sort, t1_cuda.cu),
- * and a warp holds blocks of alike work. The order t1_prep_kernel gave (w h numbps) does not
- * tell them apart in chunk 0, where every block codes its top 4 bit-planes and their symbols
- * depend on how many samples become significant there; and blocks the early stop ended still
- * held lanes in the warps of the next chunks. Counted on the host over the DCI bench frames at
- * 250 Mb/s (the MQ warps' iterations with j2ki_t1p_code_run): chunk 0 of the 4K frame 3.32 ->
- * 2.85 million, all chunks of the 2K frame 1.40 -> 1.15 million. Later chunks keep the first
- * order: few blocks are left there, those with the most bit-planes, which it puts first.
- * The key of block i: its chunk's MQ symbols plus the bytes of its packed raw passes, 0 when
- * its MQ thread codes nothing in this chunk (those go last; every block keeps a thread, so
- * the termination of a block the early stop ended still runs).
- */
-#define T1P_RESORT 3
-
-__device__ __forceinline__ uint32_t t1p_mq_key(uint32_t i, const J2kiCblkDev *cblks, int cblk_style,
-                                               int bypass_start, const uint32_t *nbps, const uint32_t *stat,
-                                               const uint8_t *slots, const T1pLayout &lay, int chunk,
-                                               const uint32_t *lim)
-{
-    const int numbps = (int)nbps[i], k0 = j2ki_t1s_plane0(chunk), nb_passes = 3 * numbps - 2;
-    uint32_t key = 0;
-    if (!t1p_valid(cblks[i], numbps) || k0 >= numbps || stat[i] || (lim && lim[i]))
-        return 0;
-    const int i0 = k0 ? 3 * k0 - 2 : 0;
-    const int i1 = j2ki_imin(3 * j2ki_imin(j2ki_t1s_plane0(chunk + 1), numbps) - 2, nb_passes);
-    const uint32_t *cnt = (const uint32_t *)(slots + (size_t)i * lay.slot + lay.cnt + (chunk & 1) * lay.cnt_step);
-    for (int pi = i0; pi < i1; pi++)
-        key += j2ki_t1_pass_raw(pi, cblk_style, bypass_start) ? J2KI_T1P_PACKED_BYTES(cnt[pi - i0]) : cnt[pi - i0];
-    return key;
-}
-
-__global__ void __launch_bounds__(256) t1p_mq_keys_kernel(const J2kiCblkDev *cblks, uint32_t nb_cblks,
-                                                          int cblk_style, int bypass_start, const uint32_t *nbps,
-                                                          const uint32_t *stat, const uint8_t *slots, T1pLayout lay,
-                                                          int chunk, const uint32_t *lim, uint32_t *keys,
-                                                          uint32_t *idx)
-{
-    const uint32_t i = blockIdx.x * 256 + threadIdx.x;
-    if (i >= nb_cblks)
-        return;
-    keys[i] = t1p_mq_key(i, cblks, cblk_style, bypass_start, nbps, stat, slots, lay, chunk, lim);
-    idx[i] = i;
-}
-
-/*
  * Launch c of T1P_CHUNKS + 1: the MQ coding of chunk c - 1 (c >= 1; the first qblocks thread
  * blocks, a thread per code-block, so that these long serial chains start first) beside the
  * context modelling of chunk c (c < T1P_CHUNKS; the next mblocks thread blocks, a warp per
@@ -763,8 +717,7 @@ __global__ void __launch_bounds__(256) t1p_mq_keys_kernel(const J2kiCblkDev *cbl
  */
 template <int NC>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
-                                                        const uint32_t *order, const uint32_t *mq_order,
-                                                        uint32_t nb_cblks, int cblk_style,
+                                                        const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, uint8_t *data, J2kiPass *passes,
                                                         J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
                                                         uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
@@ -776,7 +729,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
     t1_tables_load(true);
     if (blockIdx.x < qblocks) {
         t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
-                      mq_order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
+                      order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
                       c - 1, lim, flat);
     } else {
         const uint32_t w = threadIdx.x >> 5;
