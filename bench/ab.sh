@@ -42,7 +42,6 @@ fail=0
 build() {   # build DIR: library and j2kbench of the tree in DIR (in DIR/build-ab)
     (cd "$1" && ./configure --cuda-arch="$ARCH" > /dev/null && make -s -j"$(nproc)" B=build-ab all > "$SCR/build.log" 2>&1) ||
         { tail -n 30 "$SCR/build.log"; return 1; }
-    # shellcheck disable=SC1091
     CUDA_HOME=$(sed -n 's/^CUDA_HOME=//p' "$1/config.mak")
     cc -std=c99 -O2 -DJ2KB_CUDA=1 -I"$1/j2kcuda/include" -I"$ROOT/bench" -o "$1/build-ab/j2kbench" \
         "$ROOT/bench/j2kbench.c" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \

@@ -236,9 +236,9 @@ J2KI_MQC_HOT void j2ki_mqc_reg_put(J2kiMqc *m, const J2kiMqcReg *r)
 }
 
 /**
- * ENCODE (C.2.2): codes decision d (0/1) in the context whose state is *cx, with CODEMPS /
- * CODELPS and their conditional exchange (Figures C.6, C.7) and RENORME, on the registers r
- * (m holds the rest of the coder; its a, c, ct are stale while r is in use). Written without
+ * ENCODE (C.2.2) up to RENORME: codes decision d (0/1) in the context whose state is *cx, with
+ * CODEMPS / CODELPS and their conditional exchange (Figures C.6, C.7) on the registers r (C
+ * updated, the state moved); returns the new A, before renormalisation. Written without
  * branches on the decision: whether it is the MPS is as good as random to a branch predictor.
  * After A -= Qe, with x = (A < Qe) the conditional exchange test:
  *   MPS, !x: C += Qe          MPS, x: A = Qe
@@ -247,7 +247,7 @@ J2KI_MQC_HOT void j2ki_mqc_reg_put(J2kiMqc *m, const J2kiMqcReg *r)
  * to NMPS after an MPS that needs renormalisation (A - Qe < 0x8000), else stays. A
  * renormalisation by 0 bits (MPS with A - Qe >= 0x8000) is a no-op.
  */
-J2KI_MQC_HOT void j2ki_mqc_encode_r(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
+J2KI_MQC_HOT uint32_t j2ki_mqc_interval(J2kiMqcReg *r, uint16_t *cx, int d)
 {
     uint32_t st = *cx;
     uint32_t e = J2KI_MQC_TAB[st];
@@ -256,12 +256,18 @@ J2KI_MQC_HOT void j2ki_mqc_encode_r(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int
     uint32_t lps = ((uint32_t)d ^ st) & 1;
     /* A, Qe < 2^16, so A - Qe has the sign bit of A < Qe; keep iff that equals lps */
     uint32_t keep = (((a - qe) >> 31) ^ lps) - 1;       /* all ones: C += Qe, A kept */
-    int n;
     uint32_t nmps = (a & 0x8000) ? st : (e >> 16) & 0x7F;
     *cx = (uint16_t)(lps ? e >> 24 : nmps);              /* bit 31 of e is 0 */
     r->c += qe & keep;
-    a = keep ? a : qe;
-    n = j2ki_mqc_renorm_shift(a);
+    return keep ? a : qe;
+}
+
+/** ENCODE: j2ki_mqc_interval, then RENORME (C.2.6) on the registers r; m holds the rest of
+ *  the coder (its a, c, ct are stale while r is in use). */
+J2KI_MQC_HOT void j2ki_mqc_encode_r(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
+{
+    uint32_t a = j2ki_mqc_interval(r, cx, d);
+    int n = j2ki_mqc_renorm_shift(a);
     if (n < r->ct) {                     /* the common case: no byte completes */
         r->a = a << n;
         r->c <<= n;
@@ -309,26 +315,13 @@ J2KI_MQC_HOT void j2ki_mqc_byteout_sel(J2kiMqc *m, uint32_t *c, int *ct)
  */
 J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
 {
-    uint32_t st = *cx;
-    uint32_t e = J2KI_MQC_TAB[st];
-    uint32_t qe = e & 0xFFFF;
-    uint32_t a = r->a - qe;
-    uint32_t lps = ((uint32_t)d ^ st) & 1;
-    uint32_t keep = (((a - qe) >> 31) ^ lps) - 1;       /* all ones: C += Qe, A kept */
-    uint32_t c;
-    int n, ct = r->ct;
-    uint32_t nmps = (a & 0x8000) ? st : (e >> 16) & 0x7F;
-    *cx = (uint16_t)(lps ? e >> 24 : nmps);
-    c = r->c + (qe & keep);
-    a = keep ? a : qe;
-    n = j2ki_mqc_renorm_shift(a);
-    if (n >= ct) {
-        do {
-            a <<= ct;
-            c <<= ct;
-            n -= ct;
-            j2ki_mqc_byteout_sel(m, &c, &ct);
-        } while (n >= ct);
+    uint32_t a = j2ki_mqc_interval(r, cx, d), c = r->c;
+    int n = j2ki_mqc_renorm_shift(a), ct = r->ct;
+    while (n >= ct) {
+        a <<= ct;
+        c <<= ct;
+        n -= ct;
+        j2ki_mqc_byteout_sel(m, &c, &ct);
     }
     r->a = a << n;
     r->c = c << n;

@@ -123,14 +123,6 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 #define T1P_SPLIT_DEFAULT 1
 static int t1p_usable(int max_w, int max_h);
 
-/* A measuring aid for A/B runs (the bytes are the same either way): J2KC_CUDA_T1_FLAT=0, the
- * MQ threads code a loop per pass (j2ki_t1p_code_run). */
-static int t1p_env_off(const char *name)
-{
-    const char *e = getenv(name);
-    return e && atoi(e) == 0;
-}
-
 /*
  * The dynamic shared memory a thread block of this device may opt into (Turing 64 KB, sm_86
  * and sm_89 99 KB, A100 163 KB, Hopper 227 KB, less the kernel's static shared memory, which
@@ -751,7 +743,10 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
         int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
         int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
-        const int flat = !t1p_env_off("J2KC_CUDA_T1_FLAT");
+        /* J2KC_CUDA_T1_FLAT=0: the MQ threads code a loop per pass (j2ki_t1p_code_run), a
+         * measuring aid for A/B runs; the bytes are the same either way */
+        const char *flat_env = getenv("J2KC_CUDA_T1_FLAT");
+        const int flat = !flat_env || atoi(flat_env) != 0;
         for (int c = 0; c <= T1P_CHUNKS; c++) {
             if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
                 if (c > 0) {
