@@ -227,8 +227,12 @@ static int64_t host_fill_prepare(J2kiRcCtx *c)
                                                          sizeof(J2kiRcFillCand))))
         return J2KC_ERR_NOMEM;
     J2kiRcFillCand *cand = plan->rc_scratch;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        nb += (uint32_t)j2ki_rc_fill_cand(c, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]), &cand[nb]);
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        int comp = rc_comp(plan, cb);
+        nb += (uint32_t)(j2ki_rc_fill_cand(c, cb, i, comp, &cand[nb]) &&
+                         j2ki_rc_fill_fits(c, comp, j2ki_rc_fill_est(cb, &cand[nb])));
+    }
     h->nb_cand = 0;
     if (!nb)
         return 0;

@@ -408,6 +408,22 @@ J2KI_HD int64_t j2ki_rc_fill_est(const J2kiCblk *cb, const J2kiRcFillCand *x)
 }
 
 /**
+ * Whether a candidate of component comp costing est fits the slacks left by the last
+ * measurement (frame budget and comp_bytes). The greedy pick of fill_prepare only shrinks the
+ * slacks, and every cost is positive, so a candidate that does not fit them now is never kept:
+ * both executors leave such candidates out before sorting (the bench's 4K DCI frame: 10,717
+ * of 26,292 code-blocks in the first fill, 81 in the second).
+ */
+J2KI_HD int j2ki_rc_fill_fits(const J2kiRcCtx *c, int comp, int64_t est)
+{
+    if (c->frame_budget && est > (int64_t)c->frame_budget - c->total)
+        return 0;
+    if (c->comp_budget && comp < c->nb_comps && est > (int64_t)c->comp_budget - (int64_t)c->comp_len[comp])
+        return 0;
+    return 1;
+}
+
+/**
  * Narrows a search on the tie index at threshold s, where (s, *klo) is ok and (s, *khi) is
  * not: the selection under (s, k) only changes where k passes a code-block holding a pass of
  * slope s, so every k in [*klo, first] selects what *klo does and every k in [last + 1, *khi]

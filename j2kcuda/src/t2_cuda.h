@@ -212,6 +212,37 @@ static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const
 }
 
 /**
+ * j2ki_t2p_emit without final, by the 32 lanes of a warp, 32 units per step: lane i takes the
+ * unit that starts where the i units before it end when none of them is 0xFF (the first of
+ * width em->cap, the others 8 bits), and the step keeps the units up to the first 0xFF among
+ * them (the one after it is 7 bits) or up to the last whole unit. Every lane calls it with the
+ * same em, and returns with the same em and position; the units kept are written by their lanes.
+ */
+static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w, uint32_t pos, uint32_t end)
+{
+    const unsigned FULL = 0xFFFFFFFFu;
+    const uint32_t lane = threadIdx.x & 31;
+    while (end - pos >= (uint32_t)em->cap) {
+        const uint32_t cap0 = (uint32_t)em->cap;
+        const uint32_t st = pos + (lane ? cap0 + 8 * (lane - 1) : 0), wd = lane ? 8 : cap0;
+        const int whole = end - pos >= st - pos + wd;  /* positions stay far below 2^32 */
+        const uint32_t u = whole ? j2ki_t2p_get(w, st, (int)wd) : 0;
+        const unsigned wm = __ballot_sync(FULL, whole);               /* lanes 0 .. n-1 */
+        const unsigned ff = __ballot_sync(FULL, whole && wd == 8 && u == 0xFF);
+        int n = __popc(wm);
+        if (ff && __ffs((int)ff) < n)
+            n = __ffs((int)ff);
+        if (em->out && (int)lane < n)
+            em->out[em->bytes + lane] = (uint8_t)u;
+        em->bytes += (uint32_t)n;
+        pos += cap0 + 8 * (uint32_t)(n - 1);
+        em->last_ff = (ff >> (n - 1)) & 1;
+        em->cap = em->last_ff ? 7 : 8;
+    }
+    return pos;
+}
+
+/**
  * The headers of every layer of precinct p, by the 32 lanes of a warp (t2_par.h), with the bits
  * of j2ki_t2_prec_header. out NULL: counts them into v->hdr_len / v->body_len (SOP, header and
  * EPH bytes; code-block bytes). out set: writes SOP, header and EPH of each packet at its cell
@@ -297,10 +328,9 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
         for (uint32_t q = lane; q < J2KI_T2_WARP_WORDS; q += 32)
             w[q] = 0;
         __syncwarp();
-        if (lane == 0) {
+        if (lane == 0)
             w[0] = (uint32_t)nonempty << 31;           /* B.10.3: 0 = empty packet */
-            j2ki_t2p_emit_init(&em, hout);
-        }
+        j2ki_t2p_emit_init(&em, hout);                 /* the same in every lane */
         __syncwarp();
         for (uint32_t g = 0; nonempty && g < wp.n;) {
             const uint32_t j = g + lane;
@@ -329,15 +359,9 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
             body_run += __shfl_sync(FULL, bsum, 31);
             end = carry + __shfl_sync(FULL, incl, use - 1);
             __syncwarp();
-            uint32_t rest = 0, keep = 0;
-            if (lane == 0) {
-                uint32_t pos = j2ki_t2p_emit(&em, w, 0, end, 0);
-                rest = end - pos;
-                keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
-            }
-            rest = __shfl_sync(FULL, rest, 0);
-            keep = __shfl_sync(FULL, keep, 0);
-            __syncwarp();                              /* lane 0's reads of w before the clearing */
+            uint32_t pos = j2ki_t2_warp_emit(&em, w, 0, end);
+            uint32_t rest = end - pos, keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
+            __syncwarp();                              /* every lane's reads of w before the clearing */
             for (uint32_t q = lane; q <= (end >> 5) + 1 && q < J2KI_T2_WARP_WORDS; q += 32)
                 w[q] = 0;
             __syncwarp();
