@@ -119,8 +119,12 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 /* With the early stop, the column-parallel coder's launch schedule (see j2ki_t1_cuda_variant).
  * H100, 4K DCI, 8 frames in flight, three alternating runs each (same build and frame): fused
  * 208-210 frames/s, split 237-248, split then fused 200-251 (latency of a frame alone 16.9-17.1
- * ms in all three): split, the steadiest. */
-#define T1P_SPLIT_DEFAULT 1
+ * ms in all three): split, the steadiest then. Since thread blocks without work leave before
+ * loading the tables (t1p_chunk_kernel), the tail's launches cost only their blocks' work, and
+ * split then fused overlaps the modelling of chunks 3 and 4 with the MQ chains of chunks 2 and
+ * 3: H100 A/B (2026-11-25, 4K DCI page-locked, medians of 3) split 323.1 frames/s, a frame
+ * alone 9.94 ms (tier-1 6.90), split then fused 324.2 and 9.78 ms (6.75). */
+#define T1P_SPLIT_DEFAULT 2
 static int t1p_usable(int max_w, int max_h);
 
 /*

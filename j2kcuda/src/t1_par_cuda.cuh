@@ -726,6 +726,16 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
     extern __shared__ __align__(16) uint8_t t1p_smem_words[];
+    /* A thread block none of whose code-blocks has a bit-plane in its chunk (after the first
+     * chunks, nearly all of them: launch c has a thread block per 4 or 128 blocks of the frame)
+     * leaves before it loads the tables; its threads would leave at their first test. */
+    {
+        const int mq = blockIdx.x < qblocks, chunk = mq ? c - 1 : c;
+        const uint32_t j = mq ? blockIdx.x * 128 + threadIdx.x : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5);
+        const int work = (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
+        if (!__syncthreads_or(work))
+            return;
+    }
     t1_tables_load(true);
     if (blockIdx.x < qblocks) {
         t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
