@@ -798,6 +798,21 @@ static int frame_pinned(CudaBackend *b, const J2kcFrame *f)
     return 1;
 }
 
+/** The other slots whose device work is queued (their decide grids may run beside this one's). */
+static int busy_slots(CudaBackend *b, const CudaSlot *self)
+{
+    int n = 0;
+    for (int i = 0; i < b->nb_slots; i++) {
+        CudaSlot *o = &b->slots[i];
+        if (o == self)
+            continue;
+        pthread_mutex_lock(&o->mtx);
+        n += o->state == SLOT_QUEUED;
+        pthread_mutex_unlock(&o->mtx);
+    }
+    return n;
+}
+
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
 {
     const J2kiCodingParams *cp = b->cp;
@@ -896,7 +911,7 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         /* PCRD-opt and packetisation on the device; back come the result record and, with a
          * byte budget (the codestream cannot be longer), the budget's worth of bytes in the same
          * stream, so the slot's last event stays the only sync point */
-        if ((ret = j2ki_rc_cuda_run(s->rc, s->d_res, s->st)) < 0 ||
+        if ((ret = j2ki_rc_cuda_run(s->rc, s->d_res, 1 + busy_slots(b, s), s->st)) < 0 ||
             (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
             (ret = j2ki_t2_cuda_write(s->t2, s->st, s->d_cs, b->max_out)) < 0 ||
             (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(s->t2), sizeof(*s->h_t2res),

@@ -66,11 +66,17 @@
  * memory with the sort chunk, and small blocks keep the per-block reductions short), as many
  * as give one warp per precinct (sizing is the longest step of a probe) and a few code-blocks
  * per thread, but never more than cudaOccupancyMaxActiveBlocksPerMultiprocessor * SMs /
- * nb_slots: the decide grids of all of the backend's slots can then be resident together, so
- * none waits at a grid.sync for blocks that cannot be scheduled; the other kernels that share
- * the device (tier-1, tier-2 writing) never wait on anything and always finish, freeing their
- * SMs. The launch fails (cudaErrorCooperativeLaunchTooLarge) rather than hangs if the grid
- * cannot fit an otherwise idle device.
+ * nb_busy, nb_busy the frames whose device work is queued when this one is enqueued (itself
+ * included; the backend counts its slots): the decide grids of all of them can then be
+ * resident together, so none waits at a grid.sync for blocks that cannot be scheduled (a
+ * cooperative launch starts when all of its blocks fit); the other kernels that share the
+ * device (tier-1, tier-2 writing) never wait on anything and always finish, freeing their
+ * SMs. A frame alone gets the whole work cap (4K DCI: 77 blocks, one warp per precinct),
+ * 8 in flight 1/8 of the device each (an H100, 2 blocks per SM: 33); an H100 A/B of a fixed
+ * grid twice the 1/8 share took the 4K frame alone from 10.25 to 10.03 ms but 8 in flight from
+ * 316 to 308 frames/s (the waiting grids hold registers that tier-1 would use). The launch
+ * fails (cudaErrorCooperativeLaunchTooLarge) rather than hangs if the grid cannot fit an
+ * otherwise idle device.
  *
  * Device memory (sized at init, one allocation): the prepared context, per-band distortion
  * scales, the accumulator sets, the fill's candidates (a power of two >= the code-blocks) with
@@ -82,6 +88,7 @@ extern "C" {
 #include "rc.h"
 #include "rc_core.h"
 }
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,7 +186,8 @@ struct J2kiRcCuda {
     J2kiRcCtx     *d_ctx0;
     RcArgs         args;                    /* device pointers; v is refreshed per frame */
     size_t         sized_bytes;
-    int            nb_blocks;
+    int            max_blocks;              /* the grid's work cap */
+    int            dev_blocks;              /* decide blocks resident on the whole device */
 };
 
 static __device__ int cblk_comp(const J2kiT2DevView *v, const J2kiCblk *cb) { return v->bands[cb->band_idx].comp; }
@@ -1041,6 +1049,15 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/** Blocks of the decide grid of a frame enqueued while nb_busy frames (itself included) have
+ *  device work queued: its share of the device, at most the work cap. */
+static int rc_blocks(const J2kiRcCuda *rc, int nb_busy)
+{
+    int share = rc->dev_blocks / (nb_busy > 1 ? nb_busy : 1);
+    share = share > 1 ? share : 1;
+    return share < rc->max_blocks ? share : rc->max_blocks;
+}
+
 void j2ki_rc_cuda_free(J2kiRcCuda **prc)
 {
     J2kiRcCuda *rc = *prc;
@@ -1051,8 +1068,8 @@ void j2ki_rc_cuda_free(J2kiRcCuda **prc)
     *prc = NULL;
 }
 
-/** Blocks of the decide grid (see the file comment), or < 0. */
-static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevView *v, int nb_slots)
+/** The decide grid's work cap in blocks (see the file comment) and rc->dev_blocks, or < 0. */
+static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevView *v)
 {
     int dev, coop = 0, nb_sm = 0, per_sm = 0, ret;
     long long cap, fit;
@@ -1074,7 +1091,8 @@ static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevVie
     cap = fit > cap ? fit : cap;
     fit = ((long long)v->nb_tps + RC_WARPS - 1) / RC_WARPS;
     cap = fit > cap ? fit : cap;
-    fit = (long long)per_sm * nb_sm / (nb_slots > 0 ? nb_slots : 1);
+    fit = (long long)per_sm * nb_sm;
+    rc->dev_blocks = fit < INT_MAX ? (int)fit : INT_MAX;
     cap = fit < cap ? fit : cap;
     return cap > 1 ? (int)cap : 1;
 }
@@ -1100,9 +1118,9 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
                  plan->cp->rc_mode, plan->cp->nb_layers);
         goto fail;
     }
-    if ((ret = rc_grid_size(rc, plan, j2ki_t2_cuda_view(t2), nb_slots)) < 0)
+    if ((ret = rc_grid_size(rc, plan, j2ki_t2_cuda_view(t2))) < 0)
         goto fail;
-    rc->nb_blocks = ret;
+    rc->max_blocks = ret;
     for (cand_cap = 1; cand_cap < nb_cblks; cand_cap <<= 1)
         ;
     o_scale = align256(sizeof(J2kiRcCtx));
@@ -1136,7 +1154,8 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
                                                  cudaMemcpyHostToDevice))) < 0)
         goto fail;
     free(scale);
-    j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA rate control: decide grid of %d x %d threads", rc->nb_blocks, RC_THREADS);
+    j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA rate control: decide grid of %d x %d threads for a frame alone, %d with "
+             "%d in flight", rc->max_blocks, RC_THREADS, rc_blocks(rc, nb_slots), nb_slots);
     *out = rc;
     return 0;
 fail:
@@ -1145,7 +1164,7 @@ fail:
     return ret;
 }
 
-int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st)
+int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st)
 {
     const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
     void *args[2];
@@ -1164,6 +1183,6 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st)
     args[0] = &rc->args;
     args[1] = &rc->d_ctx0;
     return J2KI_CUDA(rc->log, rc->sticky,
-                     cudaLaunchCooperativeKernel((const void *)decide_kernel, dim3((unsigned)rc->nb_blocks),
+                     cudaLaunchCooperativeKernel((const void *)decide_kernel, dim3((unsigned)rc_blocks(rc, nb_busy)),
                                                  dim3(RC_THREADS), args, 0, st));
 }

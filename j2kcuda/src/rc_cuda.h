@@ -11,9 +11,11 @@
  *                  sizing probe (precinct headers | tile-parts | totals), one per other
  *                  reduction. Sizing uses the same per-precinct header coder (t2_core.h) as the
  *                  host's j2ki_t2_size, so every probe measures the same bytes.
- * The grid is sized at init so that the decide grids of all nb_slots slots fit the device at
- * once (occupancy x SMs / nb_slots), which is what keeps concurrent frames from deadlocking at
- * a grid barrier (rc_cuda.cu's file comment says more).
+ * Each launch's grid is the frame's share of the device (occupancy x SMs / the frames whose
+ * device work is queued), at most one warp per precinct: a frame alone gets a larger grid
+ * than one of 8 in flight. A cooperative grid starts only once all of its blocks are
+ * resident, and the other kernels never wait, so a grid that does not fit beside the others
+ * waits for room and cannot deadlock (rc_cuda.cu's file comment says more).
  * No host round trip: the frame's decision is left in the device mirror's layer_passes, where
  * j2ki_t2_cuda_write reads it.
  */
@@ -36,8 +38,8 @@ typedef struct J2kiRcCuda J2kiRcCuda;
 /**
  * Prepares rate control for the slot whose tier-2 mirror is t2 (j2ki_t2_cuda_init): the search
  * context of the coding parameters (j2ki_rc_ctx_init), per-band distortion scales, the fill's
- * candidate buffers, the decide grid's size. nb_slots: how many slots of the backend may run
- * their decide grids at the same time on this device (each gets 1/nb_slots of it). Fails with
+ * candidate buffers, the decide grid's work cap. nb_slots: the backend's slots (for the log
+ * line). Fails with
  * J2KC_ERR_UNSUPPORTED on a device without cooperative launch. Synchronous (init time only);
  * returns 0 or < 0 (logged, *sticky set for CUDA errors).
  */
@@ -50,9 +52,10 @@ void j2ki_rc_cuda_free(J2kiRcCuda **rc);
  * d_passes and d_res: imports nb_passes/numbps, computes the hulls, decides layer_passes.
  * A failure (e.g. J2KC_ERR_BUFSIZE: budget below the headers) lands in the slot's
  * J2kiT2CudaResult (err, rc_why, rc_why_arg), and j2ki_t2_cuda_write then writes nothing.
- * Returns < 0 only for enqueue failures.
+ * nb_busy: the frames with device work queued, this one included (the decide grid takes its
+ * share of the device; the bytes do not depend on it). Returns < 0 only for enqueue failures.
  */
-int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, cudaStream_t st);
+int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st);
 
 #ifdef __cplusplus
 }
