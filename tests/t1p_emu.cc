@@ -88,6 +88,13 @@ static unsigned __ballot_sync(unsigned, int p)
 static int __any_sync(unsigned m, int p) { return __ballot_sync(m, p) != 0; }
 static void __syncwarp() { wsync(); }
 static void t1_tables_load(bool = false) {}
+/* t1p_chunk_kernel itself is compiled here but not run (the launches call its warp and thread
+ * parts, t1p_model_warp and t1p_mq_thread, directly); its block-wide test is not emulated */
+static int __syncthreads_or(int)
+{
+    printf("FAIL t1p_emu: __syncthreads_or is not emulated\n");
+    exit(1);
+}
 static unsigned __brev(unsigned v) { unsigned r = 0; for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i); return r; }
 static int __popc(unsigned v) { return __builtin_popcount(v); }
 template <class T> static T __ldg(const T *p) { return *p; }
