@@ -1,10 +1,7 @@
 /*
- * The CUDA forward DWT kernels (j2kcuda/src/dwt_cuda.cu, this very source) run on the host:
- * each launch is a loop over the grid's blocks; the threads of a block are fibers (ucontext)
- * that run until they wait at __syncthreads() (all threads of the block), __syncwarp() (all 32
- * lanes of the warp) or leave the kernel. A warp shuffle is a per-warp exchange between two
- * __syncwarp(), as on a GPU every lane must take part: a collective that some thread skips, or
- * a lane that left early, deadlocks, and the launch reports it as a failure. The whole
+ * The CUDA forward DWT kernels (j2kcuda/src/dwt_cuda.cu, this very source) run on the host,
+ * blocks and warps emulated by tests/warp_emu.h (threads as fibers, shuffles as per-warp
+ * exchanges; a collective that some lane skips deadlocks and fails the launch). The whole
  * transform (dwt_fwd, every level) is compared sample for sample, padding and one row past the
  * buffer included, with the reference (dwt_ref.c) on 56 geometries around the kernels' tile
  * sizes and paths (1 x 1 .. 5 x 5, columns of 31 .. 100 rows around the 32-row tiles, their
@@ -17,179 +14,14 @@
  */
 #include "dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <ucontext.h>
-#include <vector>
-
-#undef __global__
-#undef __device__
-#undef __host__
-#undef __forceinline__
-#undef __shared__
-#undef __launch_bounds__
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __shared__ static
-#define __launch_bounds__(...)
+#define EMU_NAME "dwt_emu"
+#include "warp_emu.h"
 
 extern "C" {
 #include "dwt.h"
 }
 
-struct Dim3 { unsigned x, y, z; };
-static Dim3 threadIdx, blockIdx, blockDim;   /* those of the running thread (fiber) */
-static unsigned t_warp, t_lane;
-static long g_launches[2], g_shuffles;
-
-/* The threads of a block are fibers (ucontext) on one OS thread, switched at the barriers only:
- * a thread runs until it waits at __syncwarp / __syncthreads or leaves the kernel. */
-enum { FB_RUN, FB_WARP, FB_BLOCK, FB_DONE };
-struct Fiber {
-    ucontext_t ctx;
-    std::vector<char> stack;
-    unsigned state;
-    Dim3 idx;
-};
-static ucontext_t g_sched;
-static std::vector<Fiber> g_fibers;
-static Fiber *g_cur;
-static const char *g_kernel;
-static std::vector<uint64_t> g_xchg;      /* the shuffles' exchange: 32 words per warp */
-
-static void fiber_wait(unsigned state)
-{
-    g_cur->state = state;
-    swapcontext(&g_cur->ctx, &g_sched);
-}
-static void __syncthreads() { fiber_wait(FB_BLOCK); }
-static void __syncwarp() { fiber_wait(FB_WARP); }
-
-/* A shuffle: every lane of the warp posts its value, all wait, each reads its source lane's,
- * all wait again (so the words are not overwritten before everyone read). A lane that skips
- * the collective, or leaves the kernel early, leaves the others waiting: a deadlock, which
- * the launch reports as a failure. */
-template <class T>
-static T shfl(unsigned mask, T v, int src, bool valid)
-{
-    static_assert(sizeof(T) <= sizeof(uint64_t), "shuffled type");
-    if (mask != 0xffffffffu) {
-        printf("FAIL dwt_emu: %s: shuffle with a partial mask %08x\n", g_kernel, mask);
-        exit(1);
-    }
-    uint64_t *x = &g_xchg[32 * (size_t)t_warp], word = 0;
-    memcpy(&word, &v, sizeof(T));
-    x[t_lane] = word;
-    __syncwarp();
-    T r = v;
-    if (valid)
-        memcpy(&r, &x[src], sizeof(T));
-    __syncwarp();
-    if (t_lane == 0)
-        g_shuffles++;
-    return r;
-}
-template <class T> static T __shfl_sync(unsigned m, T v, int s) { return shfl(m, v, s & 31, true); }
-template <class T> static T __shfl_up_sync(unsigned m, T v, unsigned d)
-{
-    return shfl(m, v, (int)t_lane - (int)d, (int)t_lane >= (int)d);
-}
-template <class T> static T __shfl_down_sync(unsigned m, T v, unsigned d)
-{
-    return shfl(m, v, (int)(t_lane + d), t_lane + d < 32);
-}
-
-static std::function<void()> g_body;
-
-static void fiber_main()
-{
-    g_body();
-    g_cur->state = FB_DONE;      /* uc_link returns to the scheduler */
-}
-
-/* One block: runs every runnable fiber up to its next wait, then releases the warps whose
- * lanes all wait at __syncwarp and the block when all its threads wait at __syncthreads.
- * Anything else with threads still waiting is a deadlock. */
-static void run_block(unsigned nt)
-{
-    for (unsigned t = 0; t < nt; t++) {
-        Fiber &f = g_fibers[t];
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack.data();
-        f.ctx.uc_stack.ss_size = f.stack.size();
-        f.ctx.uc_link = &g_sched;
-        makecontext(&f.ctx, fiber_main, 0);
-        f.state = FB_RUN;
-    }
-    for (;;) {
-        for (unsigned t = 0; t < nt; t++) {
-            Fiber &f = g_fibers[t];
-            if (f.state != FB_RUN)
-                continue;
-            g_cur = &f;
-            threadIdx = f.idx;
-            t_warp = t / 32;
-            t_lane = t % 32;
-            swapcontext(&g_sched, &f.ctx);
-        }
-        unsigned done = 0, block = 0, released = 0;
-        for (unsigned t = 0; t < nt; t++)
-            done += g_fibers[t].state == FB_DONE, block += g_fibers[t].state == FB_BLOCK;
-        if (done == nt)
-            return;
-        if (block == nt) {
-            for (unsigned t = 0; t < nt; t++)
-                g_fibers[t].state = FB_RUN;
-            continue;
-        }
-        for (unsigned w = 0; 32 * w < nt; w++) {
-            const unsigned e = nt < 32 * w + 32 ? nt : 32 * w + 32;
-            unsigned waiting = 0;
-            for (unsigned t = 32 * w; t < e; t++)
-                waiting += g_fibers[t].state == FB_WARP;
-            if (waiting == e - 32 * w) {
-                for (unsigned t = 32 * w; t < e; t++)
-                    g_fibers[t].state = FB_RUN;
-                released++;
-            }
-        }
-        if (!released) {
-            printf("FAIL dwt_emu: %s: deadlock in block (%u,%u): %u threads done, %u at __syncthreads, "
-                   "the others at a warp barrier that some lane of theirs skipped\n",
-                   g_kernel, blockIdx.x, blockIdx.y, done, block);
-            exit(1);
-        }
-    }
-}
-
-/* One launch: the grid's blocks one after the other. */
-template <class F>
-static void emu_launch(int which, const char *name, dim3 grid, dim3 block, F body)
-{
-    const unsigned nt = block.x * block.y * block.z;
-    g_launches[which]++;
-    g_kernel = name;
-    blockDim = { block.x, block.y, block.z };
-    if (g_fibers.size() < nt)
-        g_fibers.resize(nt);
-    for (unsigned t = 0; t < nt; t++) {
-        g_fibers[t].stack.resize(1 << 16);
-        g_fibers[t].idx = { t % block.x, t / block.x % block.y, t / (block.x * block.y) };
-    }
-    g_xchg.assign(32 * (size_t)((nt + 31) / 32), 0);
-    g_body = body;
-    for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx = 0; bx < grid.x; bx++) {
-                blockIdx = { bx, by, bz };
-                run_block(nt);
-            }
-}
+static long g_launches[2];
 
 static int launch_id(const char *name)
 {
@@ -199,7 +31,7 @@ static int launch_id(const char *name)
 static long g_paths[16];
 
 #define DWT_LAUNCH(k, grid, block, st, ...) \
-    emu_launch(launch_id(#k), #k, grid, block, [&] { k(__VA_ARGS__); })
+    (g_launches[launch_id(#k)]++, emu_launch(#k, grid, block, [&] { k(__VA_ARGS__); }))
 #define DWT_PATH_HOOK(path) g_paths[path]++
 #define cudaPeekAtLastError() cudaSuccess
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 kernels
-# emulated on the host (make check-t1p-emu, when configured with CUDA), then checker.sh,
+# Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
+# kernels and the CUDA tier-2 emulated on the host (make check-t1p-emu, check-dwt-emu,
+# check-t2-emu, when configured with CUDA), then checker.sh,
 # conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -61,9 +62,17 @@ if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
         echo "FAIL dwt-emu (log: $LOG/dwt-emu.log)"; grep -m 10 '^FAIL' "$LOG/dwt-emu.log" | sed 's/^/    /'
         failed=$((failed + 1))
     fi
+    # the CUDA tier-2 the same way, whole codestreams against the reference writer
+    if make -s B="$BUILD" check-t2-emu > "$LOG/t2-emu.log" 2>&1; then
+        echo "ok t2-emu: $(tail -n 1 "$LOG/t2-emu.log" | sed 's/^ok t2_emu: //')"; pass=$((pass + 1))
+    else
+        echo "FAIL t2-emu (log: $LOG/t2-emu.log)"; grep -m 10 '^FAIL' "$LOG/t2-emu.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
 else
     echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
     echo "skip dwt-emu: configured without CUDA"; skipped=$((skipped + 1))
+    echo "skip t2-emu: configured without CUDA"; skipped=$((skipped + 1))
 fi
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them

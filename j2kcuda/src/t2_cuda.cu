@@ -15,7 +15,9 @@
  * indices, cell lengths and offsets, per (code-block, layer) destinations, CUB's temporary
  * storage, the main-header template and the result.
  */
+#ifndef J2KI_T2_EMU            /* tests/t2_emu.cc runs this source on the host with its own scan */
 #include <cub/device/device_scan.cuh>
+#endif
 
 extern "C" {
 #include "markers.h"
@@ -38,6 +40,11 @@ struct J2kiT2Cuda {
 };
 
 #define T2CU(t, call) J2KI_CUDA((t)->log, (t)->sticky, call)
+
+/* a launch of kernel k (tests/t2_emu.cc runs them on the host) */
+#ifndef T2_LAUNCH
+#define T2_LAUNCH(k, grid, block, st, ...) k<<<(grid), (block), 0, (st)>>>(__VA_ARGS__)
+#endif
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -465,7 +472,7 @@ static unsigned grid(uint32_t n, unsigned threads) { return n ? (unsigned)((n + 
 
 int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, cudaStream_t st)
 {
-    import_kernel<<<grid(t->v.nb_cblks, 256), 256, 0, st>>>(t->v, d_res);
+    T2_LAUNCH(import_kernel, grid(t->v.nb_cblks, 256), 256, st, t->v, d_res);
     return J2KI_CUDA_LAUNCHED(t->log, t->sticky);
 }
 
@@ -474,28 +481,28 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t ca
     const J2kiT2DevView *v = &t->v;
     int ret;
 
-    prec_warp_kernel<<<grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, 0, st>>>(*v, NULL);
+    T2_LAUNCH(prec_warp_kernel, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, *v, NULL);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
-    tp_size_kernel<<<grid(v->nb_tps, 64), 64, 0, st>>>(*v);
+    T2_LAUNCH(tp_size_kernel, grid(v->nb_tps, 64), 64, st, *v);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
     size_t tmp = t->scan_tmp_size;
     if ((ret = T2CU(t, cub::DeviceScan::ExclusiveSum(t->d_scan_tmp, tmp, v->cell_len, v->cell_off,
                                                      (int)v->nb_cells, st))) < 0)
         return ret;
-    final_kernel<<<1, 1, 0, st>>>(*v, d_out, cap);
+    T2_LAUNCH(final_kernel, 1, 1, st, *v, d_out, cap);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
     if (cap >= v->main_len &&
         (ret = T2CU(t, cudaMemcpyAsync(d_out, t->d_mh, v->main_len, cudaMemcpyDeviceToDevice, st))) < 0)
         return ret;
-    tp_write_kernel<<<grid(v->nb_tps, 64), 64, 0, st>>>(*v, d_out);
+    T2_LAUNCH(tp_write_kernel, grid(v->nb_tps, 64), 64, st, *v, d_out);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
-    prec_warp_kernel<<<grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, 0, st>>>(*v, d_out);
+    T2_LAUNCH(prec_warp_kernel, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, *v, d_out);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
-    body_kernel<<<grid(v->nb_cblks, 8), 256, 0, st>>>(*v, d_out);
+    T2_LAUNCH(body_kernel, grid(v->nb_cblks, 8), 256, st, *v, d_out);
     return J2KI_CUDA_LAUNCHED(t->log, t->sticky);
 }

@@ -124,8 +124,9 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t c
 }
 #endif
 
-#ifdef __CUDACC__
-/* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part) ---- */
+#if defined(__CUDACC__) || defined(J2KI_T2_EMU)
+/* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part); ----
+ * ---- tests/t2_emu.cc runs them on the host                                                 ---- */
 
 /** Per-warp shared-memory scratch of j2ki_t2_dev_prec_size_warp, in 32-bit words: the bit
  *  buffer of t2_par.h (the last word stays 0: j2ki_t2p_get reads one word ahead). A group of
@@ -218,6 +219,9 @@ static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const
  * them (the one after it is 7 bits) or up to the last whole unit. Every lane calls it with the
  * same em, and returns with the same em and position; the units kept are written by their lanes.
  */
+#ifndef J2KI_T2_EMIT_HOOK
+#define J2KI_T2_EMIT_HOOK(n, ff) ((void)0)   /* tests/t2_emu.cc counts the steps and their 0xFF */
+#endif
 static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w, uint32_t pos, uint32_t end)
 {
     const unsigned FULL = 0xFFFFFFFFu;
@@ -235,6 +239,7 @@ static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w,
         if (em->out && (int)lane < n)
             em->out[em->bytes + lane] = (uint8_t)u;
         em->bytes += (uint32_t)n;
+        J2KI_T2_EMIT_HOOK(n, ff);
         pos += cap0 + 8 * (uint32_t)(n - 1);
         em->last_ff = (ff >> (n - 1)) & 1;
         em->cap = em->last_ff ? 7 : 8;
@@ -435,6 +440,6 @@ static __device__ uint64_t j2ki_t2_dev_tp_size(const J2kiT2DevView *v, uint32_t 
         atomicAdd(&comp_acc[tp.comp], (unsigned long long)hdr);
     return hdr + pk;
 }
-#endif /* __CUDACC__ */
+#endif /* __CUDACC__ || J2KI_T2_EMU */
 
 #endif /* J2KI_T2_CUDA_H */

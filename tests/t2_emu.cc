@@ -1,0 +1,281 @@
+/*
+ * The CUDA tier-2 (j2kcuda/src/t2_cuda.cu and the device pieces of t2_cuda.h, this very
+ * source) runs on the host, blocks and warps emulated by tests/warp_emu.h, and writes whole
+ * codestreams that must equal the reference writer's (j2ki_codestream_write) byte for byte:
+ * random geometries (1 to 3 components, subsampling, tiles, 0 to 5 levels, code-block and
+ * precinct sizes), 1 to 5 layers, the five progression orders and POC lists, tile-part splits,
+ * SOP / EPH / PLT / TLM, BYPASS / TERMALL pass tables, and random code-block states (zero
+ * bit-planes, pass counts, rates, data bytes with many 0xFF, layer_passes). Every launch of the
+ * frame runs: import, the per-precinct header coder counting (what rate control's sizing runs)
+ * and writing, the tile-part cells, the scan (done here serially), the bodies. The header bytes
+ * are cut by a warp 32 units at a time (j2ki_t2_warp_emit); the run fails unless some of those
+ * steps met a 0xFF. A buffer one byte short must give J2KC_ERR_BUFSIZE.
+ * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
+ * Build and run: make B=build check-t2-emu (g++ with C++20, the CUDA headers, and the host
+ * sources plan.c, quant_ref.c, dwt_ref.c, mct_ref.c, t2.c, markers.c, tgt.c; no GPU).
+ */
+#include <cuda.h>              /* first: the CUDA headers' types and qualifiers, redefined below */
+#include <cuda_runtime.h>
+
+#define EMU_NAME "t2_emu"
+#include "warp_emu.h"
+
+#include <algorithm>
+
+/* the runtime calls of t2_cuda.cu, on host memory */
+static cudaError_t emu_malloc(void **p, size_t n)
+{
+    *p = calloc(1, n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+#define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
+#define cudaFree(p) (free(p), cudaSuccess)
+#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
+#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
+#define cudaPeekAtLastError() cudaSuccess
+#define cudaGetErrorName(e) "emulated"
+#define cudaGetErrorString(e) "emulated"
+namespace cub {
+struct DeviceScan {
+    template <class In, class Out>
+    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
+    {
+        if (!tmp) {
+            bytes = 16;
+            return cudaSuccess;
+        }
+        uint64_t run = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t x = in[i];
+            out[i] = run;
+            run += x;
+        }
+        return cudaSuccess;
+    }
+};
+} /* namespace cub */
+
+static long g_steps, g_ff_steps, g_launches;
+#define J2KI_T2_EMIT_HOOK(n, ff) (t_lane == 0 ? (void)(g_steps++, g_ff_steps += (ff) != 0) : (void)0)
+#define T2_LAUNCH(k, grid, block, st, ...) \
+    (g_launches++, emu_launch(#k, dim3(grid), dim3(block), [&] { k(__VA_ARGS__); }))
+#define J2KI_T2_EMU 1
+#include "t2_cuda.cu"
+
+/* encoder.c's logger (this test links only the plan, tier-2 and marker sources and what they need): the failures
+ * of the code under test are its return codes, checked below */
+extern "C" void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
+{
+    (void)log;
+    (void)level;
+    (void)fmt;
+}
+
+static uint32_t rnd_state = 2463534242u;
+static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
+
+static void random_cp(J2kiCodingParams *cp)
+{
+    static const int styles[] = { 0, 0, J2KI_CBLK_BYPASS, J2KI_CBLK_TERMALL, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL };
+    static const int splits[] = { J2KI_TP_NONE, J2KI_TP_RES, J2KI_TP_COMP };
+    memset(cp, 0, sizeof(*cp));
+    cp->img.nb_comps = 1 + (int)(rnd() % 3);
+    cp->img.width = 1 + rnd() % 160;
+    cp->img.height = 1 + rnd() % 160;
+    cp->img.x0 = rnd() % 3 ? 0 : rnd() % 9;
+    cp->img.y0 = rnd() % 3 ? 0 : rnd() % 9;
+    for (int c = 0; c < J2KC_MAX_COMPS; c++) {
+        cp->img.dx[c] = c < cp->img.nb_comps ? 1 + (int)(rnd() % 3) * (int)(rnd() % 2) : 1;
+        cp->img.dy[c] = c < cp->img.nb_comps ? 1 + (int)(rnd() % 3) * (int)(rnd() % 2) : 1;
+        cp->img.depth[c] = 4 + (int)(rnd() % 13);
+    }
+    if (rnd() % 3 == 0) {
+        cp->tile_w = 10 + rnd() % 60;
+        cp->tile_h = 10 + rnd() % 60;
+        cp->tile_x0 = cp->img.x0 ? rnd() % (cp->img.x0 + 1) : 0;
+        cp->tile_y0 = cp->img.y0 ? rnd() % (cp->img.y0 + 1) : 0;
+    }
+    cp->nb_levels = (int)(rnd() % 6);
+    cp->log2_cblk_w = 2 + (int)(rnd() % 5);
+    cp->log2_cblk_h = 2 + (int)(rnd() % 5);
+    cp->reversible = (int)(rnd() % 2);
+    cp->guard_bits = 1 + (int)(rnd() % 3);
+    cp->bypass_start = 4;
+    cp->nb_layers = 1 + (int)(rnd() % 5);
+    cp->order = (int)(rnd() % 5);
+    cp->sop = (int)(rnd() % 2);
+    cp->eph = (int)(rnd() % 2);
+    cp->plt = (int)(rnd() % 2);
+    cp->tlm = (int)(rnd() % 2);
+    cp->cblk_style = styles[rnd() % 5];
+    cp->tp_split = splits[rnd() % 3];
+    for (int r = 0; r < J2KI_MAX_RES; r++)
+        cp->prec_log2_w[r] = cp->prec_log2_h[r] = 15;
+    if (rnd() % 2) {
+        cp->user_precincts = 1;
+        for (int r = 0; r <= cp->nb_levels; r++) {
+            cp->prec_log2_w[r] = (uint8_t)((r ? 1 : 0) + rnd() % 6);
+            cp->prec_log2_h[r] = (uint8_t)((r ? 1 : 0) + rnd() % 6);
+        }
+    }
+    if (rnd() % 3 == 0) {
+        /* a partial first entry, then one covering everything in another order */
+        cp->nb_poc = 2;
+        cp->poc[0].res_s = (int)(rnd() % (uint32_t)(cp->nb_levels + 1));
+        cp->poc[0].res_e = cp->poc[0].res_s + 1 + (int)(rnd() % 2);
+        cp->poc[0].comp_s = (int)(rnd() % (uint32_t)cp->img.nb_comps);
+        cp->poc[0].comp_e = cp->poc[0].comp_s + 1;
+        cp->poc[0].layer_e = 1 + (int)(rnd() % (uint32_t)cp->nb_layers);
+        cp->poc[0].order = (int)(rnd() % 5);
+        cp->poc[1] = (J2kiPoc){ 0, 0, cp->nb_layers, cp->nb_levels + 1, cp->img.nb_comps, (int)(rnd() % 5) };
+    }
+}
+
+/* Tier-1 results and rate control's choice, at random: passes with growing rates (ends of
+ * segments where the style says), bytes with many 0xFF, layer_passes growing over the layers. */
+static void random_states(J2kiPlan *pl)
+{
+    const J2kiCodingParams *cp = pl->cp;
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        J2kiCblk *cb = &pl->cblks[i];
+        int mb = pl->bands[cb->band_idx].nb_mag_bits;
+        int maxp, n;
+        uint32_t rate = 0;
+        cb->numbps = rnd() % 4 ? (int)(rnd() % (uint32_t)(mb + 1)) : 0;
+        maxp = cb->numbps ? std::min(3 * cb->numbps - 2, cb->max_passes) : 0;
+        n = maxp ? (int)(rnd() % (uint32_t)(maxp + 1)) : 0;
+        if (n && rnd() % 3 == 0)
+            n = maxp;
+        cb->nb_passes = n;
+        for (int k = 0; k < n; k++) {
+            uint32_t room = (cb->data_cap - rate) / (uint32_t)(n - k + 1);
+            rate += rnd() % 8 == 0 ? 0 : rnd() % (room + 1);
+            cb->passes[k].rate = rate;
+            cb->passes[k].term = (uint8_t)(k == n - 1 || (cp->cblk_style & J2KI_CBLK_TERMALL) ||
+                                           ((cp->cblk_style & J2KI_CBLK_BYPASS) && rnd() % 3 == 0));
+        }
+        for (uint32_t b = 0; b < rate; b++)
+            cb->data[b] = (uint8_t)(rnd() % 5 == 0 ? 0xFF : rnd());
+        int prev = 0;
+        for (int l = 0; l < cp->nb_layers; l++) {
+            int v = prev + (n > prev ? (int)(rnd() % (uint32_t)(n - prev + 1)) : 0);
+            if (rnd() % 3 == 0)
+                v = prev;
+            if (l == cp->nb_layers - 1 && rnd() % 2)
+                v = n;
+            cb->layer_passes[l] = (uint16_t)v;
+            prev = v;
+        }
+    }
+}
+
+/* One configuration: the reference codestream, then the emulated device's, which must match;
+ * then a buffer one byte short. Returns 1 on a failure, 0 otherwise (-1: plan refused). */
+static int run(int iter, long *bytes)
+{
+    J2kiCodingParams cp;
+    J2kiPlan *pl = NULL;
+    random_cp(&cp);
+    int ret = j2ki_plan_create(&pl, &cp, NULL);
+    if (ret == J2KC_ERR_UNSUPPORTED)
+        return -1;                         /* > 255 tile-parts */
+    if (ret < 0) {
+        printf("FAIL t2_emu: iteration %d: plan %d\n", iter, ret);
+        return 1;
+    }
+    random_states(pl);
+    std::vector<uint8_t> ref((size_t)1 << 23);
+    int64_t n = j2ki_codestream_write(pl, ref.data(), ref.size());
+    if (n <= 0) {
+        printf("FAIL t2_emu: iteration %d: reference writer %lld\n", iter, (long long)n);
+        j2ki_plan_free(&pl);
+        return 1;
+    }
+
+    /* the slot's tier-1 areas: every block's bytes and passes copied to its offsets */
+    std::vector<J2kiCblkDev> hc(pl->nb_cblks ? pl->nb_cblks : 1);
+    uint64_t data_size = 0, pass_size = 0;
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        memset(&hc[i], 0, sizeof(hc[i]));
+        hc[i].data_off = data_size;
+        hc[i].data_cap = pl->cblks[i].data_cap;
+        hc[i].pass_off = (uint32_t)pass_size;
+        hc[i].max_passes = (uint16_t)pl->cblks[i].max_passes;
+        data_size += pl->cblks[i].data_cap;
+        pass_size += (uint64_t)pl->cblks[i].max_passes;
+    }
+    std::vector<uint8_t> d_data(data_size + 1, 0xA5);
+    std::vector<J2kiPass> d_passes(pass_size + 1);
+    std::vector<J2kiCblkRes> d_res(pl->nb_cblks + 1);
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        const J2kiCblk *cb = &pl->cblks[i];
+        memcpy(&d_data[hc[i].data_off], cb->data, cb->nb_passes ? cb->passes[cb->nb_passes - 1].rate : 0);
+        memcpy(&d_passes[hc[i].pass_off], cb->passes, (size_t)cb->nb_passes * sizeof(J2kiPass));
+        d_res[i].nb_passes = cb->nb_passes;
+        d_res[i].numbps = cb->numbps;
+    }
+    J2kiT2Cuda *t = NULL;
+    int sticky = 0, fail = 0;
+    if ((ret = j2ki_t2_cuda_init(&t, pl, hc.data(), d_data.data(), d_passes.data(), NULL, &sticky)) < 0) {
+        printf("FAIL t2_emu: iteration %d: j2ki_t2_cuda_init %d\n", iter, ret);
+        j2ki_plan_free(&pl);
+        return 1;
+    }
+    const J2kiT2DevView *v = j2ki_t2_cuda_view(t);
+    std::vector<uint8_t> out((size_t)n + 64, 0x5A);
+    for (int round = 0; round < 2 && !fail; round++) {
+        /* rate control's decision, as rc_cuda.cu leaves it in the mirror */
+        for (uint32_t i = 0; i < pl->nb_cblks; i++)
+            for (int l = 0; l < cp.nb_layers; l++)
+                v->cblks[i].layer_passes[l] = pl->cblks[i].layer_passes[l];
+        const size_t cap = round ? (size_t)n - 1 : out.size();
+        std::fill(out.begin(), out.end(), 0x5A);
+        if ((ret = j2ki_t2_cuda_import(t, d_res.data(), 0)) < 0 || (ret = j2ki_t2_cuda_write(t, 0, out.data(), cap)) < 0) {
+            printf("FAIL t2_emu: iteration %d: enqueue %d\n", iter, ret);
+            fail = 1;
+            break;
+        }
+        const J2kiT2CudaResult *r = j2ki_t2_cuda_result(t);
+        if (round == 0) {
+            if (r->err || r->len != (uint64_t)n || memcmp(out.data(), ref.data(), (size_t)n)) {
+                size_t k = 0;
+                while (k < (size_t)n && out[k] == ref[k])
+                    k++;
+                printf("FAIL t2_emu: iteration %d (%d comps %ux%u, %d levels, %d layers, order %d, style %d, "
+                       "sop %d eph %d plt %d tlm %d): err %d, %llu bytes against %lld, first difference at "
+                       "byte %zu\n", iter, cp.img.nb_comps, cp.img.width, cp.img.height, cp.nb_levels,
+                       cp.nb_layers, cp.order, cp.cblk_style, cp.sop, cp.eph, cp.plt, cp.tlm, r->err,
+                       (unsigned long long)r->len, (long long)n, k);
+                fail = 1;
+            }
+            *bytes += n;
+        } else if (r->err != J2KC_ERR_BUFSIZE || r->len != 0 ||
+                   std::any_of(out.begin() + (ptrdiff_t)cap, out.end(), [](uint8_t b) { return b != 0x5A; })) {
+            printf("FAIL t2_emu: iteration %d: a buffer of %lld bytes for %lld gave err %d, len %llu, or a "
+                   "byte written past it\n", iter, (long long)cap, (long long)n, r->err, (unsigned long long)r->len);
+            fail = 1;
+        }
+    }
+    j2ki_t2_cuda_free(&t);
+    j2ki_plan_free(&pl);
+    return fail;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = argc > 1 ? atoi(argv[1]) : 100, fails = 0, done = 0;
+    long bytes = 0;
+    for (int it = 0; it < iters; it++) {
+        int r = run(it, &bytes);
+        if (r >= 0) {
+            fails += r;
+            done++;
+        }
+    }
+    const int ff_ok = g_ff_steps > 0;
+    printf("%s t2_emu: %d codestreams (%ld bytes), %d differ from the reference; %ld launches, header "
+           "emission %ld warp steps, %ld of them met a 0xFF%s\n",
+           fails || !ff_ok ? "FAIL" : "ok", done, bytes, fails, g_launches, g_steps, g_ff_steps,
+           ff_ok ? "" : " (none: the 0xFF path untested)");
+    return fails || !ff_ok;
+}
