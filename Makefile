@@ -5,6 +5,7 @@
 #   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
 #   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
 #   make check-t2-emu   the CUDA tier-2 emulated on the host against the reference writer
+#   make check-rc-emu   the CUDA rate control emulated on the host against rc.c
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
@@ -124,6 +125,16 @@ check-t2-emu: config.mak
 	    -o $(B)/tests/t2_emu tests/t2_emu.cc $(T2_EMU_C:%=$(B)/tests/t2_emu_obj/%.o) -lm
 	$(B)/tests/t2_emu
 
+# the CUDA rate control runs on the host against rc.c's decisions (tests/rc_emu.cc; no GPU)
+RC_EMU_C = $(T2_EMU_C) rc
+check-rc-emu: config.mak
+	@mkdir -p $(B)/tests/rc_emu_obj
+	for f in $(RC_EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
+	    -o $(B)/tests/rc_emu_obj/$$f.o || exit 1; done
+	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
+	    -o $(B)/tests/rc_emu tests/rc_emu.cc $(RC_EMU_C:%=$(B)/tests/rc_emu_obj/%.o) -lm
+	$(B)/tests/rc_emu
+
 bench: all
 	bench/run.sh $(B)
 
@@ -149,5 +160,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

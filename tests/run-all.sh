@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
-# kernels and the CUDA tier-2 emulated on the host (make check-t1p-emu, check-dwt-emu,
-# check-t2-emu, when configured with CUDA), then checker.sh,
+# kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
+# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh,
 # conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -69,10 +69,18 @@ if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
         echo "FAIL t2-emu (log: $LOG/t2-emu.log)"; grep -m 10 '^FAIL' "$LOG/t2-emu.log" | sed 's/^/    /'
         failed=$((failed + 1))
     fi
+    # the CUDA rate control the same way, its decisions against rc.c's
+    if make -s B="$BUILD" check-rc-emu > "$LOG/rc-emu.log" 2>&1; then
+        echo "ok rc-emu: $(tail -n 1 "$LOG/rc-emu.log" | sed 's/^ok rc_emu: //')"; pass=$((pass + 1))
+    else
+        echo "FAIL rc-emu (log: $LOG/rc-emu.log)"; grep -m 10 '^FAIL' "$LOG/rc-emu.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
 else
     echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
     echo "skip dwt-emu: configured without CUDA"; skipped=$((skipped + 1))
     echo "skip t2-emu: configured without CUDA"; skipped=$((skipped + 1))
+    echo "skip rc-emu: configured without CUDA"; skipped=$((skipped + 1))
 fi
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them

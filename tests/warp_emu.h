@@ -35,6 +35,8 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#undef __noinline__
+#define __noinline__ __attribute__((noinline))
 
 struct Dim3 { unsigned x, y, z; };
 static Dim3 threadIdx, blockIdx, blockDim, gridDim;   /* those of the running thread (fiber) */

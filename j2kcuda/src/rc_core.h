@@ -265,7 +265,7 @@ enum { J2KI_RC_WHY_NONE = 0, J2KI_RC_WHY_HEADERS, J2KI_RC_WHY_LAYER, J2KI_RC_WHY
  * rc_cuda.cu's grid-wide j2ki_rc_dev_* (no indirect calls, so the kernel's stack size is
  * known when it is compiled; rc_cuda.cu defines them, with C linkage, in the same unit).
  */
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) || defined(J2KI_RC_EMU)       /* J2KI_RC_EMU: tests/rc_emu.cc */
 __device__ void    j2ki_rc_dev_hull(J2kiRcCtx *c);
 __device__ void    j2ki_rc_dev_apply(J2kiRcCtx *c);
 __device__ int     j2ki_rc_dev_size(J2kiRcCtx *c);

@@ -46,9 +46,11 @@
  *                                           merges each of (log2(k/C) global + 1 shared-memory)
  *                                           stages, pick 1 (C = RC_SORT_CHUNK)
  * Sizing: most probes of a search and every probe of the fill change few code-blocks, so a
- * precinct keeps its hdr_len / body_len unless one of its code-blocks' layer_passes differ
- * from those it was last sized with (RcArgs.sized, per frame); H100, 4K DCI frame: the 16
- * sizings 1.41 -> 0.94 ms.
+ * precinct sized before in the frame (RcArgs.prec_done) keeps its hdr_len / body_len unless
+ * one of its code-blocks' layer_passes differ from those it was last sized with
+ * (RcArgs.sized); H100, 4K DCI frame: the 16 sizings 1.41 -> 0.94 ms. A precinct without
+ * code-blocks still has its packets (empty, one byte each): it is sized once per frame
+ * (tests/rc_emu.cc found the first version, which left such precincts at 0 bytes).
  * fill_prepare: only the candidates whose cost fits the slacks as they are (j2ki_rc_fill_fits;
  * none other can be kept) are collected, with one atomic per warp, and each component's
  * cheapest cost (the bench's 4K DCI frame: 10,717 of its 26,292 code-blocks fit the 16 bytes
@@ -82,7 +84,9 @@
  * scales, the accumulator sets, the fill's candidates (a power of two >= the code-blocks) with
  * their costs and components, each code-block's rank among the kept candidates.
  */
+#ifndef J2KI_RC_EMU            /* tests/rc_emu.cc runs this source on the host with its own grid */
 #include <cooperative_groups.h>
+#endif
 
 extern "C" {
 #include "rc.h"
@@ -104,7 +108,6 @@ namespace cg = cooperative_groups;
 #define RC_NB_ACC           3
 #define RC_FULL             0xFFFFFFFFu
 #define RC_NO_RANK          UINT32_MAX
-#define RC_UNSIZED          0xFFFF      /* no layer_passes value: a code-block has at most 3 x 38 - 2 passes */
 
 /* the block flush uses one thread per layer */
 static_assert(RC_THREADS >= J2KI_MAX_LAYERS && RC_THREADS >= J2KC_MAX_COMPS, "block too small");
@@ -160,7 +163,8 @@ typedef struct RcArgs {
     uint8_t        *est_comp;               /* per sorted candidate: its component */
     uint32_t       *rank;                   /* per code-block: index among the kept, or RC_NO_RANK */
     uint16_t       *sized;                  /* per (code-block, layer): layer_passes at the last
-                                               sizing of its precinct, RC_UNSIZED before any */
+                                               sizing of its precinct */
+    uint8_t        *prec_done;              /* per precinct: sized in this frame */
     RcAcc          *acc;                    /* RC_NB_ACC sets */
     RcHist         *hist;                   /* RC_NB_ACC sets, rotated as acc's (per hist op) */
 } RcArgs;
@@ -185,7 +189,7 @@ struct J2kiRcCuda {
     uint8_t       *d_mem;
     J2kiRcCtx     *d_ctx0;
     RcArgs         args;                    /* device pointers; v is refreshed per frame */
-    size_t         sized_bytes;
+    uint32_t       nb_precs;
     int            max_blocks;              /* the grid's work cap */
     int            dev_blocks;              /* decide blocks resident on the whole device */
 };
@@ -312,11 +316,11 @@ static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
 }
 
 /**
- * The deferred writes of precinct p's code-blocks, by the lanes of one warp, and whether any
- * of their layer_passes differ from those of the precinct's last sizing in this frame
- * (a->sized, all RC_UNSIZED at the frame's start), which it then records. A sizing depends on
- * nothing else that changes during the decision, so the precinct's hdr_len / body_len from
- * that sizing still hold when nothing differs.
+ * The deferred writes of precinct p's code-blocks, by the lanes of one warp, and whether p
+ * needs sizing: not sized yet in this frame (a->prec_done, all 0 at the frame's start), or
+ * some of its code-blocks' layer_passes differ from those of its last sizing (a->sized, which
+ * this records). A sizing depends on nothing else that changes during the decision, so the
+ * precinct's hdr_len / body_len from that sizing still hold when nothing differs.
  */
 static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, uint32_t p)
 {
@@ -324,7 +328,7 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
     const J2kiT2PrecDev *pd = &v->precs[p];
     const int L = v->nb_layers;
     uint16_t *sized = d->a->sized;
-    int changed = 0;
+    int changed = !d->a->prec_done[p];
     for (int k = 0; k < pd->prec.nb_bands; k++) {
         const J2kiPrecBand *pb = &pd->prec.bands[k];
         const J2kiBand *band = &v->bands[pd->first_band + k];
@@ -342,7 +346,11 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
             }
         }
     }
-    return __any_sync(RC_FULL, changed);
+    changed = __any_sync(RC_FULL, changed);
+    __syncwarp();                           /* every lane has read prec_done[p] */
+    if (changed && lane_id() == 0)
+        d->a->prec_done[p] = 1;
+    return changed;
 }
 
 /* ---- sizing ----------------------------------------------------------------------------- */
@@ -799,6 +807,10 @@ static __device__ void sort_chunks(const RcDev *d, uint32_t nb, uint32_t n2, uin
     }
 }
 
+#ifndef RC_SORT_HOOK
+#define RC_SORT_HOOK(nb, wide) ((void)0)     /* tests/rc_emu.cc counts the sorts */
+#endif
+
 /** Sorts cand[0, nb) into j2ki_rc_fill_before order (cand holds n2 >= nb entries, a power of
  *  two) and fills est / est_comp; ends with a grid.sync, except when they fit one chunk: then
  *  block 0 alone sorted them, and its own threads read them next (fill_pick). */
@@ -809,6 +821,7 @@ static __device__ void fill_sort(const RcDev *d, uint32_t nb)
     while (n2 < nb)
         n2 <<= 1;
     cl = n2 < RC_SORT_CHUNK ? n2 : RC_SORT_CHUNK;
+    RC_SORT_HOOK(nb, n2 > cl);
     sort_chunks(d, nb, n2, cl, 2, cl, 1, n2 == cl);
     if (n2 == cl)
         return;                             /* block 0 sorted them all; it also picks */
@@ -1047,6 +1060,11 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
 
 /* ---- host API --------------------------------------------------------------------------- */
 
+/* a launch of kernel k (tests/rc_emu.cc runs them on the host) */
+#ifndef RC_LAUNCH
+#define RC_LAUNCH(k, grid, block, st, ...) k<<<(grid), (block), 0, (st)>>>(__VA_ARGS__)
+#endif
+
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
 /** Blocks of the decide grid of a frame enqueued while nb_busy frames (itself included) have
@@ -1104,7 +1122,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     J2kiRcCtx ctx;
     double *scale = NULL;
     uint32_t cand_cap, nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
-    size_t o_scale, o_acc, o_cand, o_est, o_comp, o_rank, o_sized, total;
+    size_t o_scale, o_acc, o_cand, o_est, o_comp, o_rank, o_sized, o_done, total;
     int ret;
 
     *out = NULL;
@@ -1130,8 +1148,9 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     o_comp = o_est + align256((size_t)cand_cap * sizeof(int64_t));
     o_rank = o_comp + align256((size_t)cand_cap);
     o_sized = o_rank + align256((size_t)nb_cblks * sizeof(uint32_t));
-    rc->sized_bytes = (size_t)nb_cblks * plan->cp->nb_layers * sizeof(uint16_t);
-    total = o_sized + align256(rc->sized_bytes);
+    o_done = o_sized + align256((size_t)nb_cblks * plan->cp->nb_layers * sizeof(uint16_t));
+    rc->nb_precs = j2ki_t2_cuda_view(t2)->nb_precs;
+    total = o_done + align256(rc->nb_precs ? rc->nb_precs : 1);
     if ((ret = J2KI_CUDA(log, sticky, cudaMalloc((void **)&rc->d_mem, total))) < 0)
         goto fail;
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
@@ -1143,6 +1162,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     rc->args.est_comp = rc->d_mem + o_comp;
     rc->args.rank = (uint32_t *)(rc->d_mem + o_rank);
     rc->args.sized = (uint16_t *)(rc->d_mem + o_sized);
+    rc->args.prec_done = rc->d_mem + o_done;
     if (!(scale = (double *)calloc(plan->nb_bands ? plan->nb_bands : 1, sizeof(double)))) {
         ret = J2KC_ERR_NOMEM;
         goto fail;
@@ -1172,13 +1192,13 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cuda
 
     if ((ret = j2ki_t2_cuda_import(rc->t2, d_res, st)) < 0)
         return ret;
-    hull_kernel<<<v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, 0, st>>>(*v);
+    RC_LAUNCH(hull_kernel, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, st, *v);
     if ((ret = J2KI_CUDA_LAUNCHED(rc->log, rc->sticky)) < 0)
         return ret;
     rc->args.v = *v;
     if ((ret = J2KI_CUDA(rc->log, rc->sticky,
                          cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)), st))) < 0 ||
-        (ret = J2KI_CUDA(rc->log, rc->sticky, cudaMemsetAsync(rc->args.sized, 0xFF, rc->sized_bytes, st))) < 0)
+        (ret = J2KI_CUDA(rc->log, rc->sticky, cudaMemsetAsync(rc->args.prec_done, 0, rc->nb_precs, st))) < 0)
         return ret;
     args[0] = &rc->args;
     args[1] = &rc->d_ctx0;

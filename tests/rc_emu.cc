@@ -1,0 +1,270 @@
+/*
+ * The CUDA rate control (j2kcuda/src/rc_cuda.cu: hull_kernel and the cooperative decide
+ * kernel, with t2_cuda.cu's import and writing after it, this very source) runs on the host,
+ * blocks and warps emulated by tests/warp_emu.h, and must decide what rc.c decides on the host:
+ * every code-block's layer_passes, the same error when a budget is below the headers, and the
+ * same codestream. The emulated device has one SM that holds one decide block, so the grid is
+ * one block of 256 threads and grid.sync() is that block's barrier: every op runs its grid-wide
+ * loops, reductions (through the global accumulators), the sizing of changed precincts, the
+ * guide's histograms and the fill (sort and pick, the grid-wide sort stages included once there
+ * are more candidates than a chunk) in one block. What several blocks add (global atomics from
+ * several blocks, a grid barrier between SMs) is check_cuda's, on a GPU (make check-cuda).
+ * Cases: random geometries and code-block states (tests/emu_random.h), byte budgets from below
+ * the empty codestream to above the full one, per-component limits, 1 to 5 layers with
+ * explicit or derived layer budgets, and the SLOPE and PSNR modes.
+ * Build and run: make B=build check-rc-emu (g++ with C++20, the CUDA headers, and the host
+ * sources of the plan, tier-2 and rate control; no GPU).
+ */
+#include <cuda.h>              /* first: the CUDA headers' types and qualifiers, redefined below */
+#include <cuda_runtime.h>
+
+#define EMU_NAME "rc_emu"
+#include "warp_emu.h"
+
+#include <algorithm>
+#include <cmath>
+
+/* the runtime calls of t2_cuda.cu and rc_cuda.cu, on host memory, for a device of one SM that
+ * holds one decide block */
+static cudaError_t emu_malloc(void **p, size_t n)
+{
+    *p = calloc(1, n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+#define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
+#define cudaFree(p) (free(p), cudaSuccess)
+#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
+#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
+#define cudaMemsetAsync(p, v, n, st) (memset((p), (v), (n)), cudaSuccess)
+#define cudaPeekAtLastError() cudaSuccess
+#define cudaGetErrorName(e) "emulated"
+#define cudaGetErrorString(e) "emulated"
+#define cudaGetDevice(d) (*(d) = 0, cudaSuccess)
+#define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, cudaSuccess)
+#define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, cudaSuccess)
+#define cudaLaunchCooperativeKernel(f, grid, block, args, smem, st) emu_coop_launch((grid), (block), (args))
+#undef __grid_constant__
+#define __grid_constant__
+template <class T> static T __ldcg(const T *p) { return *p; }
+namespace cooperative_groups {
+struct EmuGrid {
+    void sync() { __syncthreads(); }     /* a grid of one block */
+};
+static EmuGrid this_grid() { return EmuGrid(); }
+} /* namespace cooperative_groups */
+namespace cub {
+struct DeviceScan {
+    template <class In, class Out>
+    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
+    {
+        if (!tmp) {
+            bytes = 16;
+            return cudaSuccess;
+        }
+        uint64_t run = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t x = in[i];
+            out[i] = run;
+            run += x;
+        }
+        return cudaSuccess;
+    }
+};
+} /* namespace cub */
+static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args);
+
+static long g_launches, g_decides, g_sorts, g_wide_sorts;
+#define RC_SORT_HOOK(nb, wide) \
+    (threadIdx.x == 0 && blockIdx.x == 0 ? (void)(g_sorts++, g_wide_sorts += (wide) != 0) : (void)0)
+#define T2_LAUNCH(k, grid, block, st, ...) \
+    (g_launches++, emu_launch(#k, dim3(grid), dim3(block), [&] { k(__VA_ARGS__); }))
+#define RC_LAUNCH T2_LAUNCH
+#define J2KI_T2_EMU 1
+#define J2KI_RC_EMU 1
+#include "t2_cuda.cu"
+#define align256 rc_align256       /* both sources have their own */
+#include "rc_cuda.cu"
+#undef align256
+
+static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args)
+{
+    if (grid.x != 1 || block.x != RC_THREADS) {
+        printf("FAIL rc_emu: decide grid of %u x %u threads, expected one block of %d\n", grid.x, block.x,
+               RC_THREADS);
+        exit(1);
+    }
+    g_launches++;
+    g_decides++;
+    const RcArgs *a = (const RcArgs *)args[0];
+    const J2kiRcCtx *ctx0 = *(const J2kiRcCtx *const *)args[1];
+    emu_launch("decide_kernel", grid, block, [&] { decide_kernel(*a, ctx0); });
+    return cudaSuccess;
+}
+
+/* encoder.c's logger (this test links only the plan, tier-2, marker and rate-control sources and
+ * what they need): the failures of the code under test are its return codes, checked below */
+extern "C" void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
+{
+    (void)log;
+    (void)level;
+    (void)fmt;
+}
+
+#include "emu_random.h"
+
+/* Sizes with every code-block at n passes per layer rule: 0 = none, 1 = all its passes. */
+static int64_t size_with(J2kiPlan *pl, int all)
+{
+    for (uint32_t i = 0; i < pl->nb_cblks; i++)
+        for (int l = 0; l < pl->cp->nb_layers; l++)
+            pl->cblks[i].layer_passes[l] = (uint16_t)(all ? pl->cblks[i].nb_passes : 0);
+    return j2ki_t2_size(pl, NULL, NULL);
+}
+
+static const char *const mode_names[] = { "none", "bytes", "slope", "psnr" };
+
+/* One configuration. Returns 1 on a failure, 0 otherwise, -1 when the plan is refused. */
+static int run(int iter, long *stats)
+{
+    J2kiCodingParams cp;
+    J2kiPlan *pl = NULL;
+    random_cp(&cp);
+    int ret = j2ki_plan_create(&pl, &cp, NULL);
+    if (ret == J2KC_ERR_UNSUPPORTED)
+        return -1;
+    if (ret < 0) {
+        printf("FAIL rc_emu: iteration %d: plan %d\n", iter, ret);
+        return 1;
+    }
+    random_states(pl);
+    const int64_t empty = size_with(pl, 0), full = size_with(pl, 1);
+    const int L = cp.nb_layers;
+    /* the rate-control mode and budgets (the plan keeps a pointer to cp) */
+    const uint32_t m = rnd() % 10;
+    if (m < 7) {
+        cp.rc_mode = J2KI_RC_BYTES;
+        int64_t lo = empty - 8, hi = full + 8;
+        cp.frame_bytes = (uint64_t)std::max<int64_t>(1, lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)));
+        if (rnd() % 4 == 0)
+            cp.comp_bytes = (uint64_t)(cp.frame_bytes / (uint64_t)cp.img.nb_comps * (60 + rnd() % 60) / 100);
+        cp.nb_layer_bytes = rnd() % 2 ? L : 0;
+        for (int l = 0; l < L; l++)
+            cp.layer_bytes[l] = (uint64_t)((double)cp.frame_bytes / pow(2.0, 0.5 * (L - 1 - l)));
+    } else if (m < 9) {
+        cp.rc_mode = J2KI_RC_SLOPE;
+        cp.slope = (double)(rnd() % 40) - 10.0;
+    } else {
+        cp.rc_mode = J2KI_RC_PSNR;
+        cp.psnr = 20.0 + (double)(rnd() % 500) / 10.0;
+    }
+
+    /* the slot's tier-1 areas: every block's bytes and passes copied to its offsets */
+    std::vector<J2kiCblkDev> hc(pl->nb_cblks ? pl->nb_cblks : 1);
+    uint64_t data_size = 0, pass_size = 0;
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        memset(&hc[i], 0, sizeof(hc[i]));
+        hc[i].data_off = data_size;
+        hc[i].data_cap = pl->cblks[i].data_cap;
+        hc[i].pass_off = (uint32_t)pass_size;
+        hc[i].max_passes = (uint16_t)pl->cblks[i].max_passes;
+        data_size += pl->cblks[i].data_cap;
+        pass_size += (uint64_t)pl->cblks[i].max_passes;
+    }
+    std::vector<uint8_t> d_data(data_size + 1, 0xA5);
+    std::vector<J2kiPass> d_passes(pass_size + 1);
+    std::vector<J2kiCblkRes> d_res(pl->nb_cblks + 1);
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        const J2kiCblk *cb = &pl->cblks[i];
+        memcpy(&d_data[hc[i].data_off], cb->data, cb->nb_passes ? cb->passes[cb->nb_passes - 1].rate : 0);
+        memcpy(&d_passes[hc[i].pass_off], cb->passes, (size_t)cb->nb_passes * sizeof(J2kiPass));
+        d_res[i].nb_passes = cb->nb_passes;
+        d_res[i].numbps = cb->numbps;
+    }
+
+    /* the host's decision and codestream */
+    for (uint32_t i = 0; i < pl->nb_cblks; i++)
+        for (int l = 0; l < L; l++)
+            pl->cblks[i].layer_passes[l] = 0;
+    const int ref_ret = j2ki_rc_run(pl, NULL);
+    std::vector<uint8_t> ref((size_t)std::max<int64_t>(full, empty) + 64);
+    int64_t n = ref_ret < 0 ? 0 : j2ki_codestream_write(pl, ref.data(), ref.size());
+
+    /* the emulated device's */
+    J2kiT2Cuda *t = NULL;
+    J2kiRcCuda *rc = NULL;
+    int sticky = 0, fail = 0;
+    if ((ret = j2ki_t2_cuda_init(&t, pl, hc.data(), d_data.data(), d_passes.data(), NULL, &sticky)) < 0 ||
+        (ret = j2ki_rc_cuda_init(&rc, pl, t, 1, NULL, &sticky)) < 0) {
+        printf("FAIL rc_emu: iteration %d: init %d\n", iter, ret);
+        j2ki_rc_cuda_free(&rc);
+        j2ki_t2_cuda_free(&t);
+        j2ki_plan_free(&pl);
+        return 1;
+    }
+    const J2kiT2DevView *v = j2ki_t2_cuda_view(t);
+    std::vector<uint8_t> out(ref.size(), 0x5A);
+    if ((ret = j2ki_rc_cuda_run(rc, d_res.data(), 1, 0)) < 0 ||
+        (ret = j2ki_t2_cuda_write(t, 0, out.data(), out.size())) < 0) {
+        printf("FAIL rc_emu: iteration %d: enqueue %d\n", iter, ret);
+        fail = 1;
+    }
+    const J2kiT2CudaResult *r = j2ki_t2_cuda_result(t);
+    const char *what = NULL;
+    char buf[200];
+    if (fail) {
+        what = "enqueue";
+    } else if (ref_ret < 0 || r->err) {
+        if (r->err != ref_ret) {
+            snprintf(buf, sizeof(buf), "host %d, device %d", ref_ret, r->err);
+            what = buf;
+        }
+        stats[1]++;
+    } else {
+        uint32_t bad = UINT32_MAX;
+        int bl = 0;
+        for (uint32_t i = 0; i < pl->nb_cblks && bad == UINT32_MAX; i++)
+            for (int l = 0; l < L && bad == UINT32_MAX; l++)
+                if (v->cblks[i].layer_passes[l] != pl->cblks[i].layer_passes[l]) {
+                    bad = i;
+                    bl = l;
+                }
+        if (bad != UINT32_MAX) {
+            snprintf(buf, sizeof(buf), "code-block %u: layer_passes[%d] %u on the device, %u on the host", bad,
+                     bl, v->cblks[bad].layer_passes[bl], pl->cblks[bad].layer_passes[bl]);
+            what = buf;
+        } else if (r->len != (uint64_t)n || memcmp(out.data(), ref.data(), (size_t)n)) {
+            snprintf(buf, sizeof(buf), "codestreams differ (%llu bytes against %lld)", (unsigned long long)r->len,
+                     (long long)n);
+            what = buf;
+        }
+        stats[0]++;
+        stats[2] += r->nb_probes;
+    }
+    if (what) {
+        printf("FAIL rc_emu: iteration %d (%s, %u code-blocks, %d layers, budget %llu of %lld..%lld, comp_bytes "
+               "%llu): %s\n", iter, mode_names[cp.rc_mode], pl->nb_cblks, L, (unsigned long long)cp.frame_bytes,
+               (long long)empty, (long long)full, (unsigned long long)cp.comp_bytes, what);
+        fail = 1;
+    }
+    j2ki_rc_cuda_free(&rc);
+    j2ki_t2_cuda_free(&t);
+    j2ki_plan_free(&pl);
+    return fail;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = argc > 1 ? atoi(argv[1]) : 30, fails = 0, done = 0;
+    long stats[3] = { 0, 0, 0 };         /* decided, refused (same error on both), sizings */
+    for (int it = 0; it < iters; it++) {
+        int r = run(it, stats);
+        if (r >= 0) {
+            fails += r;
+            done++;
+        }
+    }
+    printf("%s rc_emu: %d frames, %d differ from the host's decision; %ld decided (%ld sizings on the device), "
+           "%ld refused alike; fill sorts %ld, %ld of them beyond one chunk; %ld launches\n",
+           fails ? "FAIL" : "ok", done, fails, stats[0], stats[2], stats[1], g_sorts, g_wide_sorts, g_launches);
+    return fails != 0;
+}
