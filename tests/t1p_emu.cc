@@ -3,7 +3,8 @@
  * every warp is 32 std::threads, the warp intrinsics exchange through a per-warp array
  * between two barriers (so a lane that leaves early, or a collective some lanes skip,
  * deadlocks instead of passing), the launches of j2ki_t1_cuda_variant as loops (all chunk
- * pairs, sorted order replaced by a permutation). Every code-block is compared with the
+ * pairs, sorted order replaced by a permutation), leaving out the thread blocks that
+ * t1p_chunk_kernel leaves out (t1p_may_work). Every code-block is compared with the
  * serial coder (j2ki_t1_load + j2ki_t1_code): result, data bytes, nothing written past the
  * capacity, every pass's rate, distortion (bit for bit), term and slope, the error flag.
  * Blocks of 13 sizes up to 64 wide (odd seeds: up to 32 wide and 128 high), so both kernels
@@ -102,6 +103,7 @@ static unsigned atomicOr(uint32_t *p, uint32_t v) { std::lock_guard<std::mutex> 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 /* stripe-passes the model warp skipped (SPP, MRP) or coded by the quiet-cleanup shortcut */
 static std::atomic<long> g_quiet[3];
+static long g_cta_skipped;    /* thread blocks left out by t1p_may_work, as the kernel leaves them */
 #define T1P_QUIET_HOOK(type, lane) do { if ((lane) == 0) g_quiet[type]++; } while (0)
 
 #include "t1_par_cuda.cuh"
@@ -189,7 +191,15 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
                 lim[i] = (uint32_t)j2ki_t1s_chunk_end(c - 1);
                 nstop++;
             }
-        for (unsigned b = 0; c < T1P_CHUNKS && b < (n + 3) / 4; b++)
+        for (unsigned b = 0; c < T1P_CHUNKS && b < (n + 3) / 4; b++) {
+            /* the kernel's thread block of these 4 model warps leaves when none may work */
+            int any = 0;
+            for (unsigned wb = 0; wb < 4; wb++)
+                any |= t1p_may_work(0, c, b * 4 + wb, n, order.data(), nbps.data());
+            if (!any) {
+                g_cta_skipped++;
+                continue;
+            }
             for (unsigned wb = 0; wb < 4; wb++) {
                 std::barrier<> bar(32);
                 g_bar = &bar;
@@ -208,9 +218,21 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
                     });
                 for (auto &t : th) t.join();
             }
-        for (unsigned j = 0; c > 0 && j < n; j++)
-            t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(), res.data(),
-                          &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1, stops ? lim.data() : NULL, g_flat);
+        }
+        for (unsigned q = 0; c > 0 && q < (n + 127) / 128; q++) {
+            /* the same for the thread block of 128 MQ threads */
+            int any = 0;
+            for (unsigned j = q * 128; j < q * 128 + 128; j++)
+                any |= t1p_may_work(1, c, j, n, order.data(), nbps.data());
+            if (!any) {
+                g_cta_skipped++;
+                continue;
+            }
+            for (unsigned j = q * 128; j < q * 128 + 128 && j < n; j++)
+                t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(),
+                              res.data(), &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1,
+                              stops ? lim.data() : NULL, g_flat);
+        }
     }
     /* reference */
     static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];
@@ -337,6 +359,10 @@ int main(int argc, char **argv)
     printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
            quiet_ok ? "ok" : "FAIL", g_quiet[0].load(), g_quiet[1].load(), g_quiet[2].load());
     fails += !quiet_ok;
+    /* and the kernel's thread blocks without work left out (t1p_may_work) */
+    printf("%s t1p_emu: thread blocks left out as the kernel leaves them (no bit-plane in their chunk): %ld\n",
+           g_cta_skipped > 0 ? "ok" : "FAIL", g_cta_skipped);
+    fails += g_cta_skipped == 0;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
            (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3);
     return fails != 0;

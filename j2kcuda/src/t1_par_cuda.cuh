@@ -715,6 +715,17 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
  * (4K DCI): the MQ kernel alone fills 6 to 9 % of the SMs' warp slots, so running it beside
  * the next chunk's modelling hides most of it.
  */
+/* Whether a thread of launch c may have work: the MQ thread of sorted block j (chunk c - 1: the
+ * first chunk always, for its result), or a lane of the model warp of block j (chunk c). Its
+ * tests are the first ones t1p_mq_thread and t1p_model_warp make; a thread block of the launch
+ * leaves when none of its threads may (tests/t1p_emu.cc skips thread blocks by the same test). */
+__device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t nb_cblks, const uint32_t *order,
+                                            const uint32_t *nbps)
+{
+    const int chunk = mq ? c - 1 : c;
+    return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
+}
+
 template <int NC>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
                                                         const uint32_t *order, uint32_t nb_cblks, int cblk_style,
@@ -730,10 +741,9 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
      * chunks, nearly all of them: launch c has a thread block per 4 or 128 blocks of the frame)
      * leaves before it loads the tables; its threads would leave at their first test. */
     {
-        const int mq = blockIdx.x < qblocks, chunk = mq ? c - 1 : c;
+        const int mq = blockIdx.x < qblocks;
         const uint32_t j = mq ? blockIdx.x * 128 + threadIdx.x : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5);
-        const int work = (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
-        if (!__syncthreads_or(work))
+        if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, order, nbps)))
             return;
     }
     t1_tables_load(true);
