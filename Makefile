@@ -115,25 +115,17 @@ check-dwt-emu: config.mak
 	    -o $(B)/tests/dwt_emu tests/dwt_emu.cc $(B)/tests/dwt_ref_emu.o -lm
 	$(B)/tests/dwt_emu
 
-# the CUDA tier-2 runs on the host against the reference writer (tests/t2_emu.cc; no GPU)
-T2_EMU_C = plan quant_ref dwt_ref mct_ref t2 markers tgt
-check-t2-emu: config.mak
-	@mkdir -p $(B)/tests/t2_emu_obj
-	for f in $(T2_EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
-	    -o $(B)/tests/t2_emu_obj/$$f.o || exit 1; done
+# the CUDA tier-2 and rate control run on the host against the reference writer and rc.c
+# (tests/t2_emu.cc, tests/rc_emu.cc; no GPU), linked with these host sources
+EMU_C = plan quant_ref dwt_ref mct_ref t2 markers tgt rc
+emu-objs: config.mak
+	@mkdir -p $(B)/tests/emu_obj
+	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
+	    -o $(B)/tests/emu_obj/$$f.o || exit 1; done
+check-t2-emu check-rc-emu: check-%-emu: emu-objs
 	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
-	    -o $(B)/tests/t2_emu tests/t2_emu.cc $(T2_EMU_C:%=$(B)/tests/t2_emu_obj/%.o) -lm
-	$(B)/tests/t2_emu
-
-# the CUDA rate control runs on the host against rc.c's decisions (tests/rc_emu.cc; no GPU)
-RC_EMU_C = $(T2_EMU_C) rc
-check-rc-emu: config.mak
-	@mkdir -p $(B)/tests/rc_emu_obj
-	for f in $(RC_EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
-	    -o $(B)/tests/rc_emu_obj/$$f.o || exit 1; done
-	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
-	    -o $(B)/tests/rc_emu tests/rc_emu.cc $(RC_EMU_C:%=$(B)/tests/rc_emu_obj/%.o) -lm
-	$(B)/tests/rc_emu
+	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(EMU_C:%=$(B)/tests/emu_obj/%.o) -lm
+	$(B)/tests/$*_emu
 
 bench: all
 	bench/run.sh $(B)
@@ -160,5 +152,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

@@ -24,24 +24,7 @@
 #include <algorithm>
 #include <cmath>
 
-/* the runtime calls of t2_cuda.cu and rc_cuda.cu, on host memory, for a device of one SM that
- * holds one decide block */
-static cudaError_t emu_malloc(void **p, size_t n)
-{
-    *p = calloc(1, n ? n : 1);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-#define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
-#define cudaFree(p) (free(p), cudaSuccess)
-#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
-#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
-#define cudaMemsetAsync(p, v, n, st) (memset((p), (v), (n)), cudaSuccess)
-#define cudaPeekAtLastError() cudaSuccess
-#define cudaGetErrorName(e) "emulated"
-#define cudaGetErrorString(e) "emulated"
-#define cudaGetDevice(d) (*(d) = 0, cudaSuccess)
-#define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, cudaSuccess)
-#define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, cudaSuccess)
+#include "emu_cuda_host.h"
 #define cudaLaunchCooperativeKernel(f, grid, block, args, smem, st) emu_coop_launch((grid), (block), (args))
 #undef __grid_constant__
 #define __grid_constant__
@@ -52,25 +35,6 @@ struct EmuGrid {
 };
 static EmuGrid this_grid() { return EmuGrid(); }
 } /* namespace cooperative_groups */
-namespace cub {
-struct DeviceScan {
-    template <class In, class Out>
-    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
-    {
-        if (!tmp) {
-            bytes = 16;
-            return cudaSuccess;
-        }
-        uint64_t run = 0;
-        for (int i = 0; i < n; i++) {
-            uint64_t x = in[i];
-            out[i] = run;
-            run += x;
-        }
-        return cudaSuccess;
-    }
-};
-} /* namespace cub */
 static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args);
 
 static long g_launches, g_decides, g_sorts, g_wide_sorts;
@@ -101,14 +65,8 @@ static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args)
     return cudaSuccess;
 }
 
-/* encoder.c's logger (this test links only the plan, tier-2, marker and rate-control sources and
- * what they need): the failures of the code under test are its return codes, checked below */
-extern "C" void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
-{
-    (void)log;
-    (void)level;
-    (void)fmt;
-}
+#define EMU_CUDA_HOST_AFTER
+#include "emu_cuda_host.h"
 
 #include "emu_random.h"
 
@@ -158,28 +116,8 @@ static int run(int iter, long *stats)
         cp.psnr = 20.0 + (double)(rnd() % 500) / 10.0;
     }
 
-    /* the slot's tier-1 areas: every block's bytes and passes copied to its offsets */
-    std::vector<J2kiCblkDev> hc(pl->nb_cblks ? pl->nb_cblks : 1);
-    uint64_t data_size = 0, pass_size = 0;
-    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
-        memset(&hc[i], 0, sizeof(hc[i]));
-        hc[i].data_off = data_size;
-        hc[i].data_cap = pl->cblks[i].data_cap;
-        hc[i].pass_off = (uint32_t)pass_size;
-        hc[i].max_passes = (uint16_t)pl->cblks[i].max_passes;
-        data_size += pl->cblks[i].data_cap;
-        pass_size += (uint64_t)pl->cblks[i].max_passes;
-    }
-    std::vector<uint8_t> d_data(data_size + 1, 0xA5);
-    std::vector<J2kiPass> d_passes(pass_size + 1);
-    std::vector<J2kiCblkRes> d_res(pl->nb_cblks + 1);
-    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
-        const J2kiCblk *cb = &pl->cblks[i];
-        memcpy(&d_data[hc[i].data_off], cb->data, cb->nb_passes ? cb->passes[cb->nb_passes - 1].rate : 0);
-        memcpy(&d_passes[hc[i].pass_off], cb->passes, (size_t)cb->nb_passes * sizeof(J2kiPass));
-        d_res[i].nb_passes = cb->nb_passes;
-        d_res[i].numbps = cb->numbps;
-    }
+    EmuSlot slot;
+    emu_slot_fill(pl, &slot);
 
     /* the host's decision and codestream */
     for (uint32_t i = 0; i < pl->nb_cblks; i++)
@@ -193,7 +131,7 @@ static int run(int iter, long *stats)
     J2kiT2Cuda *t = NULL;
     J2kiRcCuda *rc = NULL;
     int sticky = 0, fail = 0;
-    if ((ret = j2ki_t2_cuda_init(&t, pl, hc.data(), d_data.data(), d_passes.data(), NULL, &sticky)) < 0 ||
+    if ((ret = j2ki_t2_cuda_init(&t, pl, slot.hc.data(), slot.data.data(), slot.passes.data(), NULL, &sticky)) < 0 ||
         (ret = j2ki_rc_cuda_init(&rc, pl, t, 1, NULL, &sticky)) < 0) {
         printf("FAIL rc_emu: iteration %d: init %d\n", iter, ret);
         j2ki_rc_cuda_free(&rc);
@@ -203,7 +141,7 @@ static int run(int iter, long *stats)
     }
     const J2kiT2DevView *v = j2ki_t2_cuda_view(t);
     std::vector<uint8_t> out(ref.size(), 0x5A);
-    if ((ret = j2ki_rc_cuda_run(rc, d_res.data(), 1, 0)) < 0 ||
+    if ((ret = j2ki_rc_cuda_run(rc, slot.res.data(), 1, 0)) < 0 ||
         (ret = j2ki_t2_cuda_write(t, 0, out.data(), out.size())) < 0) {
         printf("FAIL rc_emu: iteration %d: enqueue %d\n", iter, ret);
         fail = 1;

@@ -47,40 +47,23 @@ run_units() {   # run_units BUILD_DIR PREFIX
 run_units "$BUILD" ""
 
 # The default CUDA tier-1 kernels (J2KI_T1_CUDA_PAR) run on the host, warps as threads, against
-# the serial coder: their source is tested wherever the CUDA headers are, GPU or not.
+# the serial coder, and the CUDA DWT kernels (against dwt_ref.c), tier-2 (against the reference
+# writer) and rate control (against rc.c) the same way: their source is tested wherever the
+# CUDA headers are, GPU or not.
 if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
-    if make -s B="$BUILD" check-t1p-emu > "$LOG/t1p-emu.log" 2>&1; then
-        echo "ok t1p-emu: $(tail -n 1 "$LOG/t1p-emu.log" | sed 's/^ok t1p_emu: //')"; pass=$((pass + 1))
-    else
-        echo "FAIL t1p-emu (log: $LOG/t1p-emu.log)"; grep -m 10 '^FAIL' "$LOG/t1p-emu.log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
-    # the CUDA DWT kernels the same way, against dwt_ref.c
-    if make -s B="$BUILD" check-dwt-emu > "$LOG/dwt-emu.log" 2>&1; then
-        echo "ok dwt-emu: $(tail -n 1 "$LOG/dwt-emu.log" | sed 's/^ok dwt_emu: //')"; pass=$((pass + 1))
-    else
-        echo "FAIL dwt-emu (log: $LOG/dwt-emu.log)"; grep -m 10 '^FAIL' "$LOG/dwt-emu.log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
-    # the CUDA tier-2 the same way, whole codestreams against the reference writer
-    if make -s B="$BUILD" check-t2-emu > "$LOG/t2-emu.log" 2>&1; then
-        echo "ok t2-emu: $(tail -n 1 "$LOG/t2-emu.log" | sed 's/^ok t2_emu: //')"; pass=$((pass + 1))
-    else
-        echo "FAIL t2-emu (log: $LOG/t2-emu.log)"; grep -m 10 '^FAIL' "$LOG/t2-emu.log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
-    # the CUDA rate control the same way, its decisions against rc.c's
-    if make -s B="$BUILD" check-rc-emu > "$LOG/rc-emu.log" 2>&1; then
-        echo "ok rc-emu: $(tail -n 1 "$LOG/rc-emu.log" | sed 's/^ok rc_emu: //')"; pass=$((pass + 1))
-    else
-        echo "FAIL rc-emu (log: $LOG/rc-emu.log)"; grep -m 10 '^FAIL' "$LOG/rc-emu.log" | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
+    for e in t1p dwt t2 rc; do
+        if make -s B="$BUILD" check-$e-emu > "$LOG/$e-emu.log" 2>&1; then
+            echo "ok $e-emu: $(tail -n 1 "$LOG/$e-emu.log" | sed "s/^ok ${e}_emu: //")"; pass=$((pass + 1))
+        else
+            echo "FAIL $e-emu (log: $LOG/$e-emu.log)"; grep -m 10 '^FAIL' "$LOG/$e-emu.log" | sed 's/^/    /'
+            failed=$((failed + 1))
+        fi
+    done
 else
     echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
-    echo "skip dwt-emu: configured without CUDA"; skipped=$((skipped + 1))
-    echo "skip t2-emu: configured without CUDA"; skipped=$((skipped + 1))
-    echo "skip rc-emu: configured without CUDA"; skipped=$((skipped + 1))
+    for e in dwt t2 rc; do
+        echo "skip $e-emu: configured without CUDA"; skipped=$((skipped + 1))
+    done
 fi
 
 run_script() {  # run_script NAME PATH: streams its result lines, counts them

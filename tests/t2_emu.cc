@@ -22,38 +22,7 @@
 
 #include <algorithm>
 
-/* the runtime calls of t2_cuda.cu, on host memory */
-static cudaError_t emu_malloc(void **p, size_t n)
-{
-    *p = calloc(1, n ? n : 1);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-#define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
-#define cudaFree(p) (free(p), cudaSuccess)
-#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
-#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
-#define cudaPeekAtLastError() cudaSuccess
-#define cudaGetErrorName(e) "emulated"
-#define cudaGetErrorString(e) "emulated"
-namespace cub {
-struct DeviceScan {
-    template <class In, class Out>
-    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
-    {
-        if (!tmp) {
-            bytes = 16;
-            return cudaSuccess;
-        }
-        uint64_t run = 0;
-        for (int i = 0; i < n; i++) {
-            uint64_t x = in[i];
-            out[i] = run;
-            run += x;
-        }
-        return cudaSuccess;
-    }
-};
-} /* namespace cub */
+#include "emu_cuda_host.h"
 
 static long g_steps, g_ff_steps, g_launches;
 #define J2KI_T2_EMIT_HOOK(n, ff) (t_lane == 0 ? (void)(g_steps++, g_ff_steps += (ff) != 0) : (void)0)
@@ -62,14 +31,8 @@ static long g_steps, g_ff_steps, g_launches;
 #define J2KI_T2_EMU 1
 #include "t2_cuda.cu"
 
-/* encoder.c's logger (this test links only the plan, tier-2 and marker sources and what they need): the failures
- * of the code under test are its return codes, checked below */
-extern "C" void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
-{
-    (void)log;
-    (void)level;
-    (void)fmt;
-}
+#define EMU_CUDA_HOST_AFTER
+#include "emu_cuda_host.h"
 
 #include "emu_random.h"
 
@@ -96,31 +59,11 @@ static int run(int iter, long *bytes)
         return 1;
     }
 
-    /* the slot's tier-1 areas: every block's bytes and passes copied to its offsets */
-    std::vector<J2kiCblkDev> hc(pl->nb_cblks ? pl->nb_cblks : 1);
-    uint64_t data_size = 0, pass_size = 0;
-    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
-        memset(&hc[i], 0, sizeof(hc[i]));
-        hc[i].data_off = data_size;
-        hc[i].data_cap = pl->cblks[i].data_cap;
-        hc[i].pass_off = (uint32_t)pass_size;
-        hc[i].max_passes = (uint16_t)pl->cblks[i].max_passes;
-        data_size += pl->cblks[i].data_cap;
-        pass_size += (uint64_t)pl->cblks[i].max_passes;
-    }
-    std::vector<uint8_t> d_data(data_size + 1, 0xA5);
-    std::vector<J2kiPass> d_passes(pass_size + 1);
-    std::vector<J2kiCblkRes> d_res(pl->nb_cblks + 1);
-    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
-        const J2kiCblk *cb = &pl->cblks[i];
-        memcpy(&d_data[hc[i].data_off], cb->data, cb->nb_passes ? cb->passes[cb->nb_passes - 1].rate : 0);
-        memcpy(&d_passes[hc[i].pass_off], cb->passes, (size_t)cb->nb_passes * sizeof(J2kiPass));
-        d_res[i].nb_passes = cb->nb_passes;
-        d_res[i].numbps = cb->numbps;
-    }
+    EmuSlot slot;
+    emu_slot_fill(pl, &slot);
     J2kiT2Cuda *t = NULL;
     int sticky = 0, fail = 0;
-    if ((ret = j2ki_t2_cuda_init(&t, pl, hc.data(), d_data.data(), d_passes.data(), NULL, &sticky)) < 0) {
+    if ((ret = j2ki_t2_cuda_init(&t, pl, slot.hc.data(), slot.data.data(), slot.passes.data(), NULL, &sticky)) < 0) {
         printf("FAIL t2_emu: iteration %d: j2ki_t2_cuda_init %d\n", iter, ret);
         j2ki_plan_free(&pl);
         return 1;
@@ -134,7 +77,7 @@ static int run(int iter, long *bytes)
                 v->cblks[i].layer_passes[l] = pl->cblks[i].layer_passes[l];
         const size_t cap = round ? (size_t)n - 1 : out.size();
         std::fill(out.begin(), out.end(), 0x5A);
-        if ((ret = j2ki_t2_cuda_import(t, d_res.data(), 0)) < 0 || (ret = j2ki_t2_cuda_write(t, 0, out.data(), cap)) < 0) {
+        if ((ret = j2ki_t2_cuda_import(t, slot.res.data(), 0)) < 0 || (ret = j2ki_t2_cuda_write(t, 0, out.data(), cap)) < 0) {
             printf("FAIL t2_emu: iteration %d: enqueue %d\n", iter, ret);
             fail = 1;
             break;

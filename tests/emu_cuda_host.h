@@ -1,0 +1,96 @@
+/*
+ * What tests/t2_emu.cc and tests/rc_emu.cc need around the CUDA sources they run on the host:
+ * before the sources (after warp_emu.h), the runtime calls of t2_cuda.cu and rc_cuda.cu on
+ * host memory, for a device of one SM that holds one cooperative block, and CUB's exclusive
+ * scan done serially; after them (EMU_CUDA_HOST_AFTER defined), encoder.c's logger and a
+ * frame slot's tier-1 areas filled from a plan's code-blocks.
+ */
+#ifndef EMU_CUDA_HOST_AFTER
+#ifndef J2KI_EMU_CUDA_HOST_BEFORE
+#define J2KI_EMU_CUDA_HOST_BEFORE
+
+static cudaError_t emu_malloc(void **p, size_t n)
+{
+    *p = calloc(1, n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+#define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
+#define cudaFree(p) (free(p), cudaSuccess)
+#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
+#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
+#define cudaMemsetAsync(p, v, n, st) (memset((p), (v), (n)), cudaSuccess)
+#define cudaPeekAtLastError() cudaSuccess
+#define cudaGetErrorName(e) "emulated"
+#define cudaGetErrorString(e) "emulated"
+#define cudaGetDevice(d) (*(d) = 0, cudaSuccess)
+#define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, cudaSuccess)
+#define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, cudaSuccess)
+namespace cub {
+struct DeviceScan {
+    template <class In, class Out>
+    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
+    {
+        if (!tmp) {
+            bytes = 16;
+            return cudaSuccess;
+        }
+        uint64_t run = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t x = in[i];
+            out[i] = run;
+            run += x;
+        }
+        return cudaSuccess;
+    }
+};
+} /* namespace cub */
+
+#endif /* J2KI_EMU_CUDA_HOST_BEFORE */
+#else
+#ifndef J2KI_EMU_CUDA_HOST_AFTER
+#define J2KI_EMU_CUDA_HOST_AFTER
+
+/* encoder.c's logger (the tests link only the plan, tier-2, marker and rate-control sources
+ * and what they need): the failures of the code under test are its return codes */
+extern "C" void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
+{
+    (void)log;
+    (void)level;
+    (void)fmt;
+}
+
+/** A frame slot's tier-1 areas (t1_cuda.h): each code-block's offsets, its bytes and passes
+ *  copied there, and its J2kiCblkRes. */
+struct EmuSlot {
+    std::vector<J2kiCblkDev> hc;
+    std::vector<uint8_t> data;
+    std::vector<J2kiPass> passes;
+    std::vector<J2kiCblkRes> res;
+};
+
+static void emu_slot_fill(const J2kiPlan *pl, EmuSlot *s)
+{
+    uint64_t data_size = 0, pass_size = 0;
+    s->hc.assign(pl->nb_cblks ? pl->nb_cblks : 1, J2kiCblkDev());
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        s->hc[i].data_off = data_size;
+        s->hc[i].data_cap = pl->cblks[i].data_cap;
+        s->hc[i].pass_off = (uint32_t)pass_size;
+        s->hc[i].max_passes = (uint16_t)pl->cblks[i].max_passes;
+        data_size += pl->cblks[i].data_cap;
+        pass_size += (uint64_t)pl->cblks[i].max_passes;
+    }
+    s->data.assign(data_size + 1, 0xA5);
+    s->passes.assign(pass_size + 1, J2kiPass());
+    s->res.assign(pl->nb_cblks + 1, J2kiCblkRes());
+    for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+        const J2kiCblk *cb = &pl->cblks[i];
+        memcpy(&s->data[s->hc[i].data_off], cb->data, cb->nb_passes ? cb->passes[cb->nb_passes - 1].rate : 0);
+        memcpy(&s->passes[s->hc[i].pass_off], cb->passes, (size_t)cb->nb_passes * sizeof(J2kiPass));
+        s->res[i].nb_passes = cb->nb_passes;
+        s->res[i].numbps = cb->numbps;
+    }
+}
+
+#endif /* J2KI_EMU_CUDA_HOST_AFTER */
+#endif
