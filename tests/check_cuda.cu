@@ -81,6 +81,9 @@ static const Cfg cfgs[] = {
     { "style-all-97",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1" },
     { "bypass-pterm-53",   1,  120,  120, 0, 0, 16, 0, 0, 0, 0, "lossless=1 bypass=1 pterm=1 levels=3" },
     { "layers-bytes",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "layers=3 bytes=20000" },
+    /* precincts without code-blocks (84 of 5,736 here) under rate control: their empty packets
+     * cost bytes (1 each, 9 with SOP and EPH) that the GPU's sizing must count (e9832af) */
+    { "empty-prec-97",     3,  301,  203, 3, 5, 12, 0, 0, 4, 0, "tiles=64x48+1+2 levels=4 prec=8x8 cblk=4x4 sop=1 eph=1 layers=2 bytes=200000" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
     /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
@@ -780,6 +783,30 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         test_failures++;
         j2kc_params_free(&p);
         return;
+    }
+    /* a case named empty-prec* exists for its precincts without code-blocks: fail if it has none */
+    if (!strncmp(cfg->name, "empty-prec", 10)) {
+        uint32_t nb_prec = 0, nb_empty = 0;
+        for (uint32_t t = 0; t < plan->nb_tiles; t++)
+            for (int c = 0; c < img.nb_comps; c++)
+                for (int r = 0; r < plan->tiles[t].comps[c].nb_res; r++) {
+                    const J2kiRes *res = &plan->tiles[t].comps[c].res[r];
+                    for (uint32_t k = 0; k < res->nb_prec_w * res->nb_prec_h; k++) {
+                        uint32_t n = 0;
+                        for (int b = 0; b < res->precs[k].nb_bands; b++) {
+                            const J2kiPrecBand *pb = &res->precs[k].bands[b];
+                            n += (pb->cbx1 - pb->cbx0) * (pb->cby1 - pb->cby0);
+                        }
+                        nb_prec++;
+                        nb_empty += !n;
+                    }
+                }
+        if (!nb_empty) {
+            printf("FAIL %s: no precinct without code-blocks (%u precincts)\n", cfg->name, nb_prec);
+            test_failures++;
+        } else {
+            printf("     %s: %u of %u precincts have no code-block\n", cfg->name, nb_empty, nb_prec);
+        }
     }
     for (int i = 0; i < nb_frames; i++)
         frame_make(&frames[i], &img, cfg);
