@@ -41,6 +41,7 @@ PSNR_TOL=0.05          # dB below the weaker peer that we still accept
 SIZE_WIN=0.002         # peers: same size as ours, or at most this fraction larger
 LOSSLESS_MAX=1.01      # ours / OpenJPEG, lossless
 STOP_TOL=0.01          # dB that tier-1's early stop may cost against coding every pass
+QRATE_TOL=0.05         # dB that qstep_rate's coarser steps may cost against the full-rate ones
 
 # PSNR over all components from a cmp line ("PSNR c0 X c1 Y ... min ..."): 10 log10(peak^2 /
 # mean of the components' MSE). Equal-size components only (4:4:4 here).
@@ -191,6 +192,37 @@ stop_case t1stop_gen12_150k "$W/gen12.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_150k "$W/gen8.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_60k "$W/gen8.ppm" $LAYOUT --bytes 60000
 
+# qrate_case NAME K SRC J2KC_OPTIONS...: qstep_rate's steps, coarser by K bit-planes for the
+# budget (j2ki_quant_rate_planes), against the full-rate steps (qstep_rate=0), both decoded by
+# OpenJPEG: at most QRATE_TOL dB lost; the log must show K planes (else nothing was compared).
+qrate_case() {
+    local name=$1 k=$2 src=$3 full ours fb ob; shift 3
+    if ! "$J2KC" -i "$src" -o "$W/full.j2c" -q "$@" --set qstep_rate=0 > "$W/ours.log" 2>&1 ||
+       ! "$J2KC" -i "$src" -o "$W/qr.j2c" -v "$@" > "$W/ours.log" 2>&1; then
+        t_fail "quality/$name" "j2kc $* failed: $(head -c 300 "$W/ours.log")"
+        return
+    fi
+    grep -q "qstep_rate: 9/7 steps coarsened by $k bit-plane" "$W/ours.log" ||
+        { t_fail "quality/$name" "expected $k planes: $(grep qstep_rate "$W/ours.log" || echo 'no qstep_rate line')"; return; }
+    decode_psnr "$src" "$W/full.j2c" || { t_fail "quality/$name" "full-rate steps: $CMP"; return; }
+    full=$ALL
+    decode_psnr "$src" "$W/qr.j2c" || { t_fail "quality/$name" "qstep_rate: $CMP"; return; }
+    ours=$ALL
+    fb=$(size_of "$W/full.j2c") ob=$(size_of "$W/qr.j2c")
+    if awk -v s="$ours" -v f="$full" -v t="$QRATE_TOL" 'BEGIN { exit !(s + 0 >= f - t) }'; then
+        t_ok "quality/$name" "steps coarser by $k planes $ob B $ours dB, full-rate steps $fb B $full dB"
+    else
+        t_fail "quality/$name" "steps coarser by $k planes $ob B $ours dB < full-rate steps $fb B $full dB - $QRATE_TOL dB"
+    fi
+}
+# the smoothest content (no noise) goes deepest: at 1.6 bit/sample (552,960 B) K = 2 keeps its
+# PSNR (76.01 dB, 76.00 with the full-rate steps) where K = 3 would lose 4.4 dB
+"$T/gen" -o "$W/smooth12.ppm" --size 1280x720 --depth 12 --seed 5 --noise 0 || { t_fail quality/gen "gen failed"; exit 1; }
+qrate_case qrate_smooth12_553k 2 "$W/smooth12.ppm" $LAYOUT --bytes 552960
+qrate_case qrate_gen12_400k 3 "$W/gen12.ppm" $LAYOUT --bytes 400000
+qrate_case qrate_gen12_150k 5 "$W/gen12.ppm" $LAYOUT --bytes 150000
+qrate_case qrate_gen8_150k 2 "$W/gen8.ppm" $LAYOUT --bytes 150000
+
 # ---- real content (../shared/corpus) --------------------------------------------------------
 if [ -d "$CORPUS" ]; then
     for f in bar_interior_1998x1080_xyz12 stem_wedding_2048x857_xyz12; do
@@ -202,6 +234,7 @@ if [ -d "$CORPUS" ]; then
         wh=${f#*_*_} wh=${wh%%_*}
         raw=$(( ${wh%x*} * ${wh#*x} * 3 * 12 ))
         lossy_case "${f%%_*}_dci2k" "$W/$f.ppm" $raw --profile dci2k --fps 24
+        [ "$f" = bar_interior_1998x1080_xyz12 ] && qrate_case "qrate_${f%%_*}_dci2k" 2 "$W/$f.ppm" --profile dci2k --fps 24
         [ "$f" = bar_interior_1998x1080_xyz12 ] && lossless_case "${f%%_*}_lossless" "$W/$f.ppm" 5 32x32
         rm -f "$W/$f.ppm"
     done

@@ -104,6 +104,8 @@ typedef struct J2kiCodingParams {
     double slope;                     /* J2KI_RC_SLOPE: log2 slope threshold */
     double psnr;                      /* J2KI_RC_PSNR target, dB */
     int t1_stop;                      /* tier-1 early stop with J2KI_RC_BYTES (t1_stop.h) */
+    int qstep_rate;                   /* 9/7 steps coarsened for the byte budget (quant_ref.c,
+                                         j2ki_quant_rate_planes) */
     /* profile bookkeeping */
     int profile;
     int fps_num, fps_den;

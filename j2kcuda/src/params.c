@@ -14,6 +14,7 @@
 
 #include "j2ki.h"
 #include "params.h"
+#include "quant.h"
 
 /* Keys in the order of their bit in J2kcParams.set_mask. */
 static const char *const key_names[J2KI_KEY_NB] = {
@@ -58,7 +59,11 @@ static const char help_text[] =
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once its passes reach well below the estimated rate-control\n"
     "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
-    "              PCRD-opt search) [1]\n";
+    "              PCRD-opt search) [1]\n"
+    "  qstep_rate  0|1: with a byte budget (9/7), the quantisation steps are coarsened by the\n"
+    "              bit-planes that budget cannot reach (at most 5; none above 1.9 bit per\n"
+    "              sample at 12 bits, 0.9 at 8 bits), and tier-1 does not code them (0: the\n"
+    "              steps of the full-rate quantiser) [1]\n";
 
 const char *j2kc_params_help(void) { return help_text; }
 
@@ -80,6 +85,7 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->gpu          = -1;
     cp->async_depth  = 2;
     cp->t1_stop      = 1;
+    cp->qstep_rate   = 1;
 }
 
 J2kcParams *j2kc_params_alloc(void)
@@ -455,6 +461,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_TLM: ret = parse_bool(value, &cp->tlm); break;
     case J2KI_KEY_PLT: ret = parse_bool(value, &cp->plt); break;
     case J2KI_KEY_T1_STOP: ret = parse_bool(value, &cp->t1_stop); break;
+    case J2KI_KEY_QSTEP_RATE: ret = parse_bool(value, &cp->qstep_rate); break;
     case J2KI_KEY_MAINLEVEL:
         ret = parse_int(value, 0, 11, &v);
         if (!ret) cp->mainlevel = (int)v;
@@ -694,5 +701,11 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     }
     if (cp->async_depth < 1)
         cp->async_depth = 1;
+    {
+        const int k = j2ki_quant_rate_planes(cp, cp->img.depth[0]);
+        if (k)
+            j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_rate: 9/7 steps coarsened by %d bit-plane%s for %llu bytes a frame",
+                     k, k > 1 ? "s" : "", (unsigned long long)cp->frame_bytes);
+    }
     return 0;
 }

@@ -20,6 +20,13 @@
 void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth);
 
 /**
+ * K of qstep_rate: the bit-planes by which the 9/7 base step of a component of this depth is
+ * coarsened for cp's byte budget (0..5; 0 without J2KI_RC_BYTES, when reversible or when
+ * cp->qstep_rate is 0). j2ki_quant_band_setup applies it.
+ */
+int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth);
+
+/**
  * Quantises one band in place: float coefficients (same storage, row stride `stride` samples)
  * become int32 values sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits
  * fractional bits, saturated to M_b integer bits: |value| <= 2^(M_b + frac_bits) - 1 (integer

@@ -38,6 +38,49 @@ static double base_step(int depth)
 }
 
 /*
+ * qstep_rate: bit-planes the byte budget cannot reach. Under a budget of b bits per sample,
+ * PCRD-opt truncates every code-block some bit-planes above the quantiser's last one; the
+ * planes below are modelled and MQ-coded by tier-1, then dropped. Coarsening the step by 2^K
+ * (epsilon_b - K in QCD) is exactly those K planes gone: floor(|x| / (2^K Delta)) is the
+ * index without its K lowest bits, so a codestream that truncates every block at least K
+ * planes up is the same set of passes either way (the pass distortions keep K more
+ * fractional bits, so rate control's ties may fall differently).
+ *
+ * How deep a budget goes depends on the content: the smoothest content (tests/gen with
+ * --noise 0, no noise at all) goes deepest. There, the full rate of the quantiser with P bits
+ * of precision relative to the range (P = depth + 1 - K at depth <= 12, 13 - K deeper:
+ * base_step) was measured at about 0.88 + 0.26 (P - 8) bit per sample (12 bits: P = 12, 11, 10
+ * at 1.92, 1.64, 1.37; 8 bits: P = 8, 7, 6 at 0.88, 0.65, 0.44), and a budget below the full
+ * rate of P keeps the PSNR of the full-rate quantiser: smooth 12-bit at 1.6 bit/sample 76.00 dB
+ * with K = 0 and 2, 71.63 with K = 3. So P needs ceil(4.6 + 3.85 b) bits (slightly above that
+ * fit below P = 8), and K is what the base step has beyond that, at most 5.
+ * On the bench frames (reference backend, PSNR by OpenJPEG's decoder): 2K DCI at 250 Mb/s
+ * (1.61 bit/sample, K = 2) 73.067 dB, grain 80.357, the 4K frame (0.39, K = 5) 33.495: the
+ * same as K = 0; tier-1 passes coded 127,462 -> 93,217 (2K). tests/quality.sh asserts the
+ * cost against qstep_rate=0 on generated content, the smooth one included.
+ */
+int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
+{
+    const J2kcImageDesc *img = &cp->img;
+    uint64_t samples = 0;
+    double p_need;
+    int p0, k;
+    if (!cp->qstep_rate || cp->reversible || cp->rc_mode != J2KI_RC_BYTES || !cp->frame_bytes)
+        return 0;
+    for (int c = 0; c < img->nb_comps; c++)
+        samples += (uint64_t)j2ki_ceil_div(img->width, (uint32_t)img->dx[c]) *
+                   j2ki_ceil_div(img->height, (uint32_t)img->dy[c]);
+    if (!samples)
+        return 0;
+    if (cp->frame_bytes >= samples)         /* 8 bits per sample and more: none */
+        return 0;
+    p_need = ceil(4.6 + 30.8 * (double)cp->frame_bytes / (double)samples);
+    p0 = depth <= 12 ? depth + 1 : 13;
+    k = p0 - (int)p_need;
+    return k < 0 ? 0 : k < 5 ? k : 5;
+}
+
+/*
  * Extra magnitude bits the 5/3 worst case needs above the nominal R_b (+1 for RCT chroma):
  * the L1 norms of the cascaded 5/3 analysis filters (1-D, any level) are at most 1.72 (low)
  * and 2.87 (high), so a band's coefficients reach at most 2.94 (LL), 2.46 (HL, LH, relative to
@@ -74,7 +117,7 @@ void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth
         /* the step depends on the band only, not on the component, so one QCD serves every
          * component (profiles forbid QCC); the MCT weight enters the distortion weight, where
          * rate control balances the components */
-        double delta = base_step(depth) / norm;
+        double delta = ldexp(base_step(depth), j2ki_quant_rate_planes(cp, depth)) / norm;
         int e, expn, mant, expn_max = 31 - g, expn_min = j2ki_imax(0, 2 - g);
         /* delta / 2^R_b = f 2^e, f in [0.5, 1) -> 2^-(1-e) (1 + mu / 2^11) */
         double f = frexp(ldexp(delta, -rb), &e);

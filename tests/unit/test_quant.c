@@ -266,11 +266,104 @@ static void check_worst_case(void)
     group("M_b covers worst-case inputs (depths 8..16, guard bits 0..7, 5/3 + RCT, 9/7 + ICT)", f0);
 }
 
+/* qstep_rate (j2ki_quant_rate_planes): K by the budget's bits per sample and the depth, none
+ * without a byte budget or when off, and K planes exactly: epsilon_b - K, the same mantissa,
+ * M_b - K, the step 2^K times the full-rate one. */
+static int rate_k(int nc, uint32_t w, uint32_t h, int dx1, int depth, uint64_t bytes, int rev, int mode, int on)
+{
+    J2kiCodingParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.img.nb_comps = nc;
+    cp.img.width = w;
+    cp.img.height = h;
+    for (int c = 0; c < nc; c++) {
+        cp.img.dx[c] = c && dx1 ? 2 : 1;
+        cp.img.dy[c] = 1;
+        cp.img.depth[c] = depth;
+    }
+    cp.reversible = rev;
+    cp.rc_mode = mode;
+    cp.frame_bytes = bytes;
+    cp.qstep_rate = on;
+    return j2ki_quant_rate_planes(&cp, depth);
+}
+
+static void check_rate_planes(void)
+{
+    int f0 = test_failures, prev;
+    /* 2K DCI at 250 Mb/s, 24 fps: 1,302,083 bytes, 1.61 (1998 wide) and 1.57 bit/sample: K = 2 */
+    CHECK(rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI flat: K %d",
+          rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1));
+    CHECK(rate_k(3, 2048, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI full container");
+    CHECK(rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 5, "4K DCI: at most 5");
+    /* the grain frame (2048x857, 1.98 bit/sample) is above 1.92: none */
+    CHECK(rate_k(3, 2048, 857, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2048x857 at 1.98 bit/sample");
+    /* 8 bits: P0 = 9; 0.5 bit/sample needs ceil(4.6 + 1.925) = 7 bits, so K = 2; above 0.88 none */
+    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 16, 0, J2KI_RC_BYTES, 1) == 2, "8-bit at 0.5 bit/sample");
+    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 * 9 / 80, 0, J2KI_RC_BYTES, 1) == 0, "8-bit at 0.9 bit/sample");
+    /* 16 bits: base step 8, P0 = 13 as at 12 bits */
+    CHECK(rate_k(3, 676, 449, 0, 16, 676 * 449 * 3 / 5, 0, J2KI_RC_BYTES, 1) == 2, "16-bit at 1.6 bit/sample");
+    /* 4:2:2: the chroma samples count at their own size (2 samples per pixel: 1 bit/sample here) */
+    CHECK(rate_k(3, 1920, 1080, 1, 10, 1920 * 1080 * 2 / 8, 0, J2KI_RC_BYTES, 1) == 2 &&
+          rate_k(3, 1920, 1080, 0, 10, 1920 * 1080 * 2 / 8, 0, J2KI_RC_BYTES, 1) == 3, "4:2:2 sample count");
+    /* off, reversible, other rate modes, no budget */
+    CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 0), "qstep_rate=0");
+    CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 1, J2KI_RC_BYTES, 1), "reversible");
+    CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_PSNR, 1), "PSNR mode");
+    CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_SLOPE, 1), "slope mode");
+    CHECK(!rate_k(3, 4096, 2160, 0, 12, 0, 0, J2KI_RC_BYTES, 1), "no budget");
+    CHECK(!rate_k(3, 64, 64, 0, 12, 64 * 64 * 3, 0, J2KI_RC_BYTES, 1), "8 bit/sample");
+    /* never more planes for more bytes */
+    prev = 5;
+    for (uint64_t b = 1000; b < 64 * 64 * 3 * 3; b += 97) {
+        int k = rate_k(3, 64, 64, 0, 12, b, 0, J2KI_RC_BYTES, 1);
+        CHECK(k <= prev && k >= 0, "K %d after %d at %llu bytes", k, prev, (unsigned long long)b);
+        prev = k;
+    }
+    CHECK(prev == 0, "K %d at 3 bit/sample", prev);
+    /* K planes exactly, in every band, at 8, 12 and 16 bits (4K DCI budget: 0.39 bit/sample,
+     * P = 7: K = 2 at 8 bits, 5 at 12 and 16) */
+    for (int depth = 8; depth <= 16; depth += 4) {
+        for (int level = 1; level <= 5; level++) {
+            for (int orient = level == 5 ? 0 : 1; orient < 4; orient++) {
+                J2kiCodingParams cp;
+                J2kiBand a, b;
+                memset(&cp, 0, sizeof(cp));
+                cp.guard_bits = 2;
+                cp.mct = 1;
+                cp.img.nb_comps = 3;
+                for (int c = 0; c < 3; c++) {
+                    cp.img.dx[c] = cp.img.dy[c] = 1;
+                    cp.img.depth[c] = depth;
+                }
+                cp.img.width = 4096;
+                cp.img.height = 2160;
+                cp.rc_mode = J2KI_RC_BYTES;
+                cp.frame_bytes = 1302083;
+                memset(&a, 0, sizeof(a));
+                a.orient = orient;
+                a.level = level;
+                b = a;
+                j2ki_quant_band_setup(&a, &cp, depth);
+                cp.qstep_rate = 1;
+                j2ki_quant_band_setup(&b, &cp, depth);
+                int k = j2ki_quant_rate_planes(&cp, depth);
+                CHECK(k == (depth == 8 ? 2 : 5) && b.expn == a.expn - k && b.mant == a.mant && b.nb_mag_bits == a.nb_mag_bits - k &&
+                      b.step == a.step * (float)(1 << k),
+                      "depth %d level %d orient %d: K %d, epsilon %d -> %d, mu %d -> %d, M_b %d -> %d", depth, level,
+                      orient, k, a.expn, b.expn, a.mant, b.mant, a.nb_mag_bits, b.nb_mag_bits);
+            }
+        }
+    }
+    group("qstep_rate: K by bits per sample and depth, K planes exactly", f0);
+}
+
 int main(void)
 {
     test_seed("test_quant", 4242);
     check_setup();
     check_quantiser();
     check_worst_case();
+    check_rate_planes();
     return test_done("test_quant");
 }
