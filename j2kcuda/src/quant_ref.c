@@ -42,28 +42,32 @@ static double base_step(int depth)
  * PCRD-opt truncates every code-block some bit-planes above the quantiser's last one; the
  * planes below are modelled and MQ-coded by tier-1, then dropped. Coarsening the step by 2^K
  * (epsilon_b - K in QCD) is exactly those K planes gone: floor(|x| / (2^K Delta)) is the
- * index without its K lowest bits, so a codestream that truncates every block at least K
- * planes up is the same set of passes either way (the pass distortions keep K more
- * fractional bits, so rate control's ties may fall differently).
+ * index without its K lowest bits, so where the budget truncates every block at least K
+ * planes up the codestream holds the same passes either way (the pass distortions keep K
+ * more fractional bits, so rate control's ties may fall differently).
  *
- * How deep a budget goes depends on the content: the smoothest content (tests/gen with
- * --noise 0, no noise at all) goes deepest. There, the full rate of the quantiser with P bits
- * of precision relative to the range (P = depth + 1 - K at depth <= 12, 13 - K deeper:
- * base_step) was measured at about 0.88 + 0.26 (P - 8) bit per sample (12 bits: P = 12, 11, 10
- * at 1.92, 1.64, 1.37; 8 bits: P = 8, 7, 6 at 0.88, 0.65, 0.44), and a budget below the full
- * rate of P keeps the PSNR of the full-rate quantiser: smooth 12-bit at 1.6 bit/sample 76.00 dB
- * with K = 0 and 2, 71.63 with K = 3. So P needs ceil(4.6 + 3.85 b) bits (slightly above that
- * fit below P = 8), and K is what the base step has beyond that, at most 5.
- * On the bench frames (reference backend, PSNR by OpenJPEG's decoder): 2K DCI at 250 Mb/s
- * (1.61 bit/sample, K = 2) 73.067 dB, grain 80.357, the 4K frame (0.39, K = 5) 33.495: the
- * same as K = 0; tier-1 passes coded 127,462 -> 93,217 (2K). tests/quality.sh asserts the
- * cost against qstep_rate=0 on generated content, the smooth one included.
+ * Where the budget reaches deeper, K planes cost quality: when the whole codestream of the
+ * coarser quantiser (its full rate) is smaller than the budget. The smoother the content, the
+ * smaller that full rate. The smoothest content measured, a 12-bit frame upscaled 4x by
+ * bicubic interpolation (the 2K DCI bench frame down to 512x270 and back to 2048x1080), has
+ * full rates of 0.29, 0.46, 0.69 and 1.01 bit per sample with P = 8, 9, 10, 11 bits of
+ * precision relative to the range (P = depth + 1 - K at 12 bits and below, 13 - K deeper:
+ * base_step), about 1.5x per bit. So P needs 8 + ceil(log1.5(b / 0.27)) bits (0.27: 7 % below
+ * that content), and K is what the base step has beyond that, at most 5. At 12 bits: K = 5 up
+ * to 0.27 bit/sample, 4 to 0.41, 3 to 0.61, 2 to 0.91, 1 to 1.37, none above.
+ * Content smoother still than a 4x upscale (a larger upscale, flat synthetic frames) can
+ * lose PSNR at rates where that content's full rate is below the budget: there the frame
+ * comes out smaller than the budget, at the quality of the coarser quantiser.
+ * Measured (reference backend, PSNR by OpenJPEG's decoder, against qstep_rate=0): the 4K DCI
+ * bench frame at 250 Mb/s (0.39 bit/sample, K = 4) 33.495 dB both; the 4x upscale at 125 Mb/s
+ * in 2K DCI (0.79, K = 2) 69.221 both, where K = 3 would give 67.31. tests/quality.sh
+ * asserts the cost against qstep_rate=0 on generated content, an upscale included.
  */
 int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
 {
     const J2kcImageDesc *img = &cp->img;
     uint64_t samples = 0;
-    double p_need;
+    double b, p_need;
     int p0, k;
     if (!cp->qstep_rate || cp->reversible || cp->rc_mode != J2KI_RC_BYTES || !cp->frame_bytes)
         return 0;
@@ -74,7 +78,8 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
         return 0;
     if (cp->frame_bytes >= samples)         /* 8 bits per sample and more: none */
         return 0;
-    p_need = ceil(4.6 + 30.8 * (double)cp->frame_bytes / (double)samples);
+    b = 8.0 * (double)cp->frame_bytes / (double)samples;
+    p_need = 8.0 + (b > 0.27 ? ceil(log(b / 0.27) / log(1.5)) : 0.0);
     p0 = depth <= 12 ? depth + 1 : 13;
     k = p0 - (int)p_need;
     return k < 0 ? 0 : k < 5 ? k : 5;

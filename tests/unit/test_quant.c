@@ -291,21 +291,28 @@ static int rate_k(int nc, uint32_t w, uint32_t h, int dx1, int depth, uint64_t b
 static void check_rate_planes(void)
 {
     int f0 = test_failures, prev;
-    /* 2K DCI at 250 Mb/s, 24 fps: 1,302,083 bytes, 1.61 (1998 wide) and 1.57 bit/sample: K = 2 */
-    CHECK(rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI flat: K %d",
+    /* 2K DCI at 250 Mb/s, 24 fps: 1,302,083 bytes, 1.61 (1998 wide) and 1.57 bit/sample:
+     * above 1.37, none; 4K DCI: 0.39 bit/sample, P = 8 + ceil(log1.5(0.39 / 0.27)) = 9: K = 4 */
+    CHECK(rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2K DCI flat: K %d",
           rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1));
-    CHECK(rate_k(3, 2048, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI full container");
-    CHECK(rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 5, "4K DCI: at most 5");
-    /* the grain frame (2048x857, 1.98 bit/sample) is above 1.92: none */
-    CHECK(rate_k(3, 2048, 857, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2048x857 at 1.98 bit/sample");
-    /* 8 bits: P0 = 9; 0.5 bit/sample needs ceil(4.6 + 1.925) = 7 bits, so K = 2; above 0.88 none */
-    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 16, 0, J2KI_RC_BYTES, 1) == 2, "8-bit at 0.5 bit/sample");
-    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 * 9 / 80, 0, J2KI_RC_BYTES, 1) == 0, "8-bit at 0.9 bit/sample");
+    CHECK(rate_k(3, 2048, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2K DCI full container");
+    CHECK(rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 4, "4K DCI: K %d",
+          rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1));
+    /* 2K DCI at 125 Mb/s: 0.79 bit/sample, P = 11, K = 2; the steps of the table in quant_ref.c */
+    CHECK(rate_k(3, 2048, 1080, 0, 12, 651041, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI at 125 Mb/s");
+    CHECK(rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 27 / 100, 0, J2KI_RC_BYTES, 1) == 5 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 28 / 100, 0, J2KI_RC_BYTES, 1) == 4 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 136 / 100, 0, J2KI_RC_BYTES, 1) == 1 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 138 / 100, 0, J2KI_RC_BYTES, 1) == 0, "12-bit steps at 0.27 and 1.37");
+    /* 8 bits: P0 = 9, so K = 1 up to 0.27 bit/sample only */
+    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 40, 0, J2KI_RC_BYTES, 1) == 1, "8-bit at 0.2 bit/sample");
+    CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 16, 0, J2KI_RC_BYTES, 1) == 0, "8-bit at 0.5 bit/sample");
     /* 16 bits: base step 8, P0 = 13 as at 12 bits */
-    CHECK(rate_k(3, 676, 449, 0, 16, 676 * 449 * 3 / 5, 0, J2KI_RC_BYTES, 1) == 2, "16-bit at 1.6 bit/sample");
-    /* 4:2:2: the chroma samples count at their own size (2 samples per pixel: 1 bit/sample here) */
-    CHECK(rate_k(3, 1920, 1080, 1, 10, 1920 * 1080 * 2 / 8, 0, J2KI_RC_BYTES, 1) == 2 &&
-          rate_k(3, 1920, 1080, 0, 10, 1920 * 1080 * 2 / 8, 0, J2KI_RC_BYTES, 1) == 3, "4:2:2 sample count");
+    CHECK(rate_k(3, 676, 449, 0, 16, 676 * 449 * 3 * 3 / 80, 0, J2KI_RC_BYTES, 1) == 4, "16-bit at 0.3 bit/sample");
+    /* 4:2:2: the chroma samples count at their own size: 0.5 bit/sample (P = 10, K = 1 at 10
+     * bits), where 4:4:4 would be 0.33 (P = 9, K = 2) */
+    CHECK(rate_k(3, 1920, 1080, 1, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 1 &&
+          rate_k(3, 1920, 1080, 0, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 2, "4:2:2 sample count");
     /* off, reversible, other rate modes, no budget */
     CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 0), "qstep_rate=0");
     CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 1, J2KI_RC_BYTES, 1), "reversible");
@@ -321,8 +328,8 @@ static void check_rate_planes(void)
         prev = k;
     }
     CHECK(prev == 0, "K %d at 3 bit/sample", prev);
-    /* K planes exactly, in every band, at 8, 12 and 16 bits (4K DCI budget: 0.39 bit/sample,
-     * P = 7: K = 2 at 8 bits, 5 at 12 and 16) */
+    /* K planes exactly, in every band, at 8, 12 and 16 bits (0.125 bit/sample, P = 8: K = 1
+     * at 8 bits, 5 at 12 and 16) */
     for (int depth = 8; depth <= 16; depth += 4) {
         for (int level = 1; level <= 5; level++) {
             for (int orient = level == 5 ? 0 : 1; orient < 4; orient++) {
@@ -339,7 +346,7 @@ static void check_rate_planes(void)
                 cp.img.width = 4096;
                 cp.img.height = 2160;
                 cp.rc_mode = J2KI_RC_BYTES;
-                cp.frame_bytes = 1302083;
+                cp.frame_bytes = 4096 * 2160 * 3 / 64;
                 memset(&a, 0, sizeof(a));
                 a.orient = orient;
                 a.level = level;
@@ -348,7 +355,7 @@ static void check_rate_planes(void)
                 cp.qstep_rate = 1;
                 j2ki_quant_band_setup(&b, &cp, depth);
                 int k = j2ki_quant_rate_planes(&cp, depth);
-                CHECK(k == (depth == 8 ? 2 : 5) && b.expn == a.expn - k && b.mant == a.mant && b.nb_mag_bits == a.nb_mag_bits - k &&
+                CHECK(k == (depth == 8 ? 1 : 5) && b.expn == a.expn - k && b.mant == a.mant && b.nb_mag_bits == a.nb_mag_bits - k &&
                       b.step == a.step * (float)(1 << k),
                       "depth %d level %d orient %d: K %d, epsilon %d -> %d, mu %d -> %d, M_b %d -> %d", depth, level,
                       orient, k, a.expn, b.expn, a.mant, b.mant, a.nb_mag_bits, b.nb_mag_bits);
