@@ -215,25 +215,33 @@ qrate_case() {
         t_fail "quality/$name" "steps coarser by $k planes $ob B $ours dB < full-rate steps $fb B $full dB - $QRATE_TOL dB"
     fi
 }
-# smooth content goes deepest: generated without noise, and generated at 320x180 and
-# upscaled 4x (bicubic, by ffmpeg), as upscaled masters are; the rule's table was fitted on a
-# 4x upscale (quant_ref.c)
+# smooth content goes deepest: generated without noise, generated at 320x180 and upscaled 4x
+# (bicubic, by ffmpeg) as upscaled masters are, and ffmpeg's testsrc2 pattern at 4096x2160;
+# the rule was fitted on a 4x upscale and on testsrc2 (quant_ref.c)
 "$T/gen" -o "$W/smooth12.ppm" --size 1280x720 --depth 12 --seed 5 --noise 0 || { t_fail quality/gen "gen failed"; exit 1; }
-qrate_case qrate_smooth12_207k 3 "$W/smooth12.ppm" $LAYOUT --bytes 207360
-qrate_case qrate_gen12_400k 1 "$W/gen12.ppm" $LAYOUT --bytes 400000
+qrate_case qrate_smooth12_207k 2 "$W/smooth12.ppm" $LAYOUT --bytes 207360
+qrate_case qrate_gen12_300k 1 "$W/gen12.ppm" $LAYOUT --bytes 300000
 qrate_case qrate_gen12_150k 3 "$W/gen12.ppm" $LAYOUT --bytes 150000
 qrate_case qrate_gen8_60k 1 "$W/gen8.ppm" $LAYOUT --bytes 60000
 if t_have ffmpeg; then
     "$T/gen" -o "$W/g320.ppm" --size 320x180 --depth 12 --seed 11 || { t_fail quality/gen "gen failed"; exit 1; }
     if ffmpeg -v error -y -i "$W/g320.ppm" -vf scale=1280:720:flags=bicubic -pix_fmt rgb48be -f image2 -c:v ppm "$W/up.ppm"; then
-        # 16-bit (ffmpeg's rgb48), 1280x720x3: 76,032 B = 0.22 bit/sample (K = 5) .. 414,720 B = 1.2 (K = 1)
+        # 16-bit (ffmpeg's rgb48), 1280x720x3: 76,032 B = 0.22 bit/sample (K = 5) .. 311,040 B = 0.9 (K = 1)
         qrate_case qrate_upscale4x_76k 5 "$W/up.ppm" $LAYOUT --bytes 76032
-        qrate_case qrate_upscale4x_130k 4 "$W/up.ppm" $LAYOUT --bytes 130291
-        qrate_case qrate_upscale4x_207k 3 "$W/up.ppm" $LAYOUT --bytes 207360
-        qrate_case qrate_upscale4x_311k 2 "$W/up.ppm" $LAYOUT --bytes 311040
-        qrate_case qrate_upscale4x_415k 1 "$W/up.ppm" $LAYOUT --bytes 414720
+        qrate_case qrate_upscale4x_90k 4 "$W/up.ppm" $LAYOUT --bytes 89856
+        qrate_case qrate_upscale4x_130k 3 "$W/up.ppm" $LAYOUT --bytes 130291
+        qrate_case qrate_upscale4x_207k 2 "$W/up.ppm" $LAYOUT --bytes 207360
+        qrate_case qrate_upscale4x_311k 1 "$W/up.ppm" $LAYOUT --bytes 311040
     else
         t_fail quality/qrate_upscale4x "ffmpeg could not upscale"
+    fi
+    if ffmpeg -v error -y -f lavfi -i testsrc2=s=4096x2160:r=24:d=1 -frames:v 1 -pix_fmt rgb48be -f image2 -c:v ppm "$W/ts.ppm"; then
+        # 4K DCI's budget at 250 Mb/s, 24 fps (0.39 bit/sample, K = 3), and 0.3 bit/sample (K = 4)
+        qrate_case qrate_testsrc2_4k_1302k 3 "$W/ts.ppm" $LAYOUT --bytes 1302083
+        qrate_case qrate_testsrc2_4k_995k 4 "$W/ts.ppm" $LAYOUT --bytes 995328
+        rm -f "$W/ts.ppm"
+    else
+        t_fail quality/qrate_testsrc2 "ffmpeg could not make testsrc2"
     fi
 else
     t_skip quality/qrate_upscale4x "ffmpeg absent"

@@ -61,8 +61,8 @@ static const char help_text[] =
     "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
     "              PCRD-opt search) [1]\n"
     "  qstep_rate  0|1: with a byte budget (9/7), the quantisation steps are coarsened by the\n"
-    "              bit-planes that budget cannot reach (at most 5; none above 1.37 bit per\n"
-    "              sample at 12 bits, 0.27 at 8 bits), and tier-1 does not code them (0: the\n"
+    "              bit-planes that budget cannot reach (at most 5; none above 1.11 bit per\n"
+    "              sample at 12 bits, 0.22 at 8 bits), and tier-1 does not code them (0: the\n"
     "              steps of the full-rate quantiser) [1]\n";
 
 const char *j2kc_params_help(void) { return help_text; }

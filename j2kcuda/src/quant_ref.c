@@ -48,20 +48,22 @@ static double base_step(int depth)
  *
  * Where the budget reaches deeper, K planes cost quality: when the whole codestream of the
  * coarser quantiser (its full rate) is smaller than the budget. The smoother the content, the
- * smaller that full rate. The smoothest content measured, a 12-bit frame upscaled 4x by
- * bicubic interpolation (the 2K DCI bench frame down to 512x270 and back to 2048x1080), has
- * full rates of 0.29, 0.46, 0.69 and 1.01 bit per sample with P = 8, 9, 10, 11 bits of
+ * smaller that full rate. The smoothest content measured: a 12-bit frame upscaled 4x by
+ * bicubic interpolation (the 2K DCI bench frame down to 512x270 and back to 2048x1080), with
+ * full rates of 0.29, 0.46, 0.69 and 1.01 bit per sample at P = 8, 9, 10, 11 bits of
  * precision relative to the range (P = depth + 1 - K at 12 bits and below, 13 - K deeper:
- * base_step), about 1.5x per bit. So P needs 8 + ceil(log1.5(b / 0.27)) bits (0.27: 7 % below
- * that content), and K is what the base step has beyond that, at most 5. At 12 bits: K = 5 up
- * to 0.27 bit/sample, 4 to 0.41, 3 to 0.61, 2 to 0.91, 1 to 1.37, none above.
- * Content smoother still than a 4x upscale (a larger upscale, flat synthetic frames) can
- * lose PSNR at rates where that content's full rate is below the budget: there the frame
- * comes out smaller than the budget, at the quality of the coarser quantiser.
- * Measured (reference backend, PSNR by OpenJPEG's decoder, against qstep_rate=0): the 4K DCI
- * bench frame at 250 Mb/s (0.39 bit/sample, K = 4) 33.495 dB both; the 4x upscale at 125 Mb/s
- * in 2K DCI (0.79, K = 2) 69.221 both, where K = 3 would give 67.31. tests/quality.sh
- * asserts the cost against qstep_rate=0 on generated content, an upscale included.
+ * base_step), about 1.5x per bit; and FFmpeg's testsrc2 pattern at 4096x2160 in X'Y'Z', whose
+ * full rate at P = 9 is 0.36 bit per sample (so about 0.24 at P = 8). So P needs
+ * 8 + ceil(log1.5(b / 0.22)) bits (0.22: 8 % below testsrc2), and K is what the base step has
+ * beyond that, at most 5. At 12 bits: K = 5 up to 0.22 bit/sample, 4 to 0.33, 3 to 0.50, 2 to
+ * 0.74, 1 to 1.11, none above.
+ * Content smoother still (flat synthetic frames, larger upscales) can lose PSNR: there the
+ * frame comes out smaller than the budget, at the quality of the coarser quantiser.
+ * Measured (reference backend, PSNR by OpenJPEG's decoder, against qstep_rate=0): testsrc2 in
+ * 4K DCI at 250 Mb/s (0.39 bit/sample, K = 3) 73.405 against 73.424 dB (K = 4 would give
+ * 70.60 at 1,189,144 bytes); the 4K DCI bench frame 33.495 both; the 4x upscale at 35-220 Mb/s
+ * in 2K DCI at most 0.021 dB lower. tests/quality.sh asserts the cost against qstep_rate=0 on
+ * generated content, an upscale and testsrc2 included.
  */
 int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
 {
@@ -79,7 +81,7 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
     if (cp->frame_bytes >= samples)         /* 8 bits per sample and more: none */
         return 0;
     b = 8.0 * (double)cp->frame_bytes / (double)samples;
-    p_need = 8.0 + (b > 0.27 ? ceil(log(b / 0.27) / log(1.5)) : 0.0);
+    p_need = 8.0 + (b > 0.22 ? ceil(log(b / 0.22) / log(1.5)) : 0.0);
     p0 = depth <= 12 ? depth + 1 : 13;
     k = p0 - (int)p_need;
     return k < 0 ? 0 : k < 5 ? k : 5;

@@ -242,7 +242,7 @@ else
 fi
 
 # -- qstep_rate: on by default under a byte budget (12-bit at 1 Mb/s: 0.53 bit/sample, the 9/7
-#    steps coarser by 3 bit-planes, logged at -v verbose), -qstep_rate 0 keeps the full-rate
+#    steps coarser by 2 bit-planes, logged at -v verbose), -qstep_rate 0 keeps the full-rate
 #    steps (another QCD, other bytes), -qstep_rate 1 is the default; every file decodes
 t=qstep-rate-option
 if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M "$WORK/qr-def.j2c" &&
@@ -254,12 +254,12 @@ if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M "$WORK/
     for f in def off; do
         "$FFMPEG" -nostdin -v error -i "$WORK/qr-$f.j2c" -f null - 2> "$WORK/qr-dec.log" && [ ! -s "$WORK/qr-dec.log" ] || dec_ok=0
     done
-    if ! grep -q "qstep_rate: 9/7 steps coarsened by 3 bit-planes" "$WORK/qr.log"; then
-        fail $t "no 'coarsened by 3 bit-planes' line at -v verbose: $(grep -m1 qstep "$WORK/qr.log")"
+    if ! grep -q "qstep_rate: 9/7 steps coarsened by 2 bit-planes" "$WORK/qr.log"; then
+        fail $t "no 'coarsened by 2 bit-planes' line at -v verbose: $(grep -m1 qstep "$WORK/qr.log")"
     elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qr-on.j2c"; then fail $t "-qstep_rate 1 differs from the default"
     elif cmp -s "$WORK/qr-def.j2c" "$WORK/qr-off.j2c"; then fail $t "-qstep_rate 0 wrote the same bytes"
     elif [ $dec_ok = 0 ]; then fail $t "a codestream does not decode cleanly: $(head -c 200 "$WORK/qr-dec.log")"
-    else ok $t "3 planes by default, full-rate steps with -qstep_rate 0, both decode"; fi
+    else ok $t "2 planes by default, full-rate steps with -qstep_rate 0, both decode"; fi
 else
     fail $t "$(last_err)"
 fi

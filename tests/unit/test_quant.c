@@ -292,27 +292,27 @@ static void check_rate_planes(void)
 {
     int f0 = test_failures, prev;
     /* 2K DCI at 250 Mb/s, 24 fps: 1,302,083 bytes, 1.61 (1998 wide) and 1.57 bit/sample:
-     * above 1.37, none; 4K DCI: 0.39 bit/sample, P = 8 + ceil(log1.5(0.39 / 0.27)) = 9: K = 4 */
+     * above 1.11, none; 4K DCI: 0.39 bit/sample, P = 8 + ceil(log1.5(0.39 / 0.22)) = 10: K = 3 */
     CHECK(rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2K DCI flat: K %d",
           rate_k(3, 1998, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1));
     CHECK(rate_k(3, 2048, 1080, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 0, "2K DCI full container");
-    CHECK(rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 4, "4K DCI: K %d",
+    CHECK(rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1) == 3, "4K DCI: K %d",
           rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 1));
-    /* 2K DCI at 125 Mb/s: 0.79 bit/sample, P = 11, K = 2; the steps of the table in quant_ref.c */
-    CHECK(rate_k(3, 2048, 1080, 0, 12, 651041, 0, J2KI_RC_BYTES, 1) == 2, "2K DCI at 125 Mb/s");
-    CHECK(rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 27 / 100, 0, J2KI_RC_BYTES, 1) == 5 &&
-          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 28 / 100, 0, J2KI_RC_BYTES, 1) == 4 &&
-          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 136 / 100, 0, J2KI_RC_BYTES, 1) == 1 &&
-          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 138 / 100, 0, J2KI_RC_BYTES, 1) == 0, "12-bit steps at 0.27 and 1.37");
-    /* 8 bits: P0 = 9, so K = 1 up to 0.27 bit/sample only */
+    /* 2K DCI at 125 Mb/s: 0.79 bit/sample, P = 12, K = 1; the steps of the table in quant_ref.c */
+    CHECK(rate_k(3, 2048, 1080, 0, 12, 651041, 0, J2KI_RC_BYTES, 1) == 1, "2K DCI at 125 Mb/s");
+    CHECK(rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 22 / 100, 0, J2KI_RC_BYTES, 1) == 5 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 23 / 100, 0, J2KI_RC_BYTES, 1) == 4 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 111 / 100, 0, J2KI_RC_BYTES, 1) == 1 &&
+          rate_k(3, 1000, 1000, 0, 12, 3000000 / 8 * 112 / 100, 0, J2KI_RC_BYTES, 1) == 0, "12-bit steps at 0.22 and 1.11");
+    /* 8 bits: P0 = 9, so K = 1 up to 0.22 bit/sample only */
     CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 40, 0, J2KI_RC_BYTES, 1) == 1, "8-bit at 0.2 bit/sample");
     CHECK(rate_k(3, 1280, 720, 0, 8, 1280 * 720 * 3 / 16, 0, J2KI_RC_BYTES, 1) == 0, "8-bit at 0.5 bit/sample");
     /* 16 bits: base step 8, P0 = 13 as at 12 bits */
     CHECK(rate_k(3, 676, 449, 0, 16, 676 * 449 * 3 * 3 / 80, 0, J2KI_RC_BYTES, 1) == 4, "16-bit at 0.3 bit/sample");
-    /* 4:2:2: the chroma samples count at their own size: 0.5 bit/sample (P = 10, K = 1 at 10
-     * bits), where 4:4:4 would be 0.33 (P = 9, K = 2) */
-    CHECK(rate_k(3, 1920, 1080, 1, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 1 &&
-          rate_k(3, 1920, 1080, 0, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 2, "4:2:2 sample count");
+    /* 4:2:2: the chroma samples count at their own size: 0.5 bit/sample (P = 11, K = 0 at 10
+     * bits), where 4:4:4 would be 0.33 (P = 10, K = 1) */
+    CHECK(rate_k(3, 1920, 1080, 1, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 0 &&
+          rate_k(3, 1920, 1080, 0, 10, 1920 * 1080 * 2 / 16, 0, J2KI_RC_BYTES, 1) == 1, "4:2:2 sample count");
     /* off, reversible, other rate modes, no budget */
     CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 0, J2KI_RC_BYTES, 0), "qstep_rate=0");
     CHECK(!rate_k(3, 4096, 2160, 0, 12, 1302083, 1, J2KI_RC_BYTES, 1), "reversible");
