@@ -168,52 +168,44 @@ lossy_case gen8_400k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 400000
 lossy_case gen8_150k "$W/gen8.ppm" $RAW8 $LAYOUT --bytes 150000
 lossless_case gen12_lossless "$W/gen12.ppm" 5 32x32
 
-# stop_case NAME SRC J2KC_OPTIONS...: tier-1's early stop (on below 1 bit/sample) against
-# coding every pass (t1_stop=0), both decoded by OpenJPEG: at most STOP_TOL dB lost.
-stop_case() {
-    local name=$1 src=$2 full stop fb sb; shift 2
-    if ! "$J2KC" -i "$src" -o "$W/full.j2c" -q "$@" --set t1_stop=0 > "$W/ours.log" 2>&1 ||
-       ! "$J2KC" -i "$src" -o "$W/stop.j2c" -q "$@" > "$W/ours.log" 2>&1; then
+# onoff_case NAME KEY TOL ON OFF LOGLINE SRC J2KC_OPTIONS...: an encoder rule that is on by
+# default (ON, e.g. "early stop") against --set KEY=0 (OFF), both decoded by OpenJPEG: at most
+# TOL dB lost. LOGLINE, when not empty, must appear in j2kc -v's log of the default encode
+# (else the rule did not act and nothing was compared).
+onoff_case() {
+    local name=$1 key=$2 tol=$3 on_l=$4 off_l=$5 logline=$6 src=$7 off on ob fb; shift 7
+    if ! "$J2KC" -i "$src" -o "$W/off.j2c" -q "$@" --set "$key=0" > "$W/ours.log" 2>&1 ||
+       ! "$J2KC" -i "$src" -o "$W/on.j2c" -v "$@" > "$W/ours.log" 2>&1; then
         t_fail "quality/$name" "j2kc $* failed: $(head -c 300 "$W/ours.log")"
         return
     fi
-    decode_psnr "$src" "$W/full.j2c" || { t_fail "quality/$name" "every pass: $CMP"; return; }
-    full=$ALL
-    decode_psnr "$src" "$W/stop.j2c" || { t_fail "quality/$name" "early stop: $CMP"; return; }
-    stop=$ALL
-    fb=$(size_of "$W/full.j2c") sb=$(size_of "$W/stop.j2c")
-    if awk -v s="$stop" -v f="$full" -v t="$STOP_TOL" 'BEGIN { exit !(s + 0 >= f - t) }'; then
-        t_ok "quality/$name" "early stop $sb B $stop dB, every pass $fb B $full dB"
+    if [ -n "$logline" ] && ! grep -q "$logline" "$W/ours.log"; then
+        t_fail "quality/$name" "expected '$logline' in the log: $(grep "$key" "$W/ours.log" || echo "no $key line")"
+        return
+    fi
+    decode_psnr "$src" "$W/off.j2c" || { t_fail "quality/$name" "$off_l: $CMP"; return; }
+    off=$ALL
+    decode_psnr "$src" "$W/on.j2c" || { t_fail "quality/$name" "$on_l: $CMP"; return; }
+    on=$ALL
+    ob=$(size_of "$W/on.j2c") fb=$(size_of "$W/off.j2c")
+    if awk -v s="$on" -v f="$off" -v t="$tol" 'BEGIN { exit !(s + 0 >= f - t) }'; then
+        t_ok "quality/$name" "$on_l $ob B $on dB, $off_l $fb B $off dB"
     else
-        t_fail "quality/$name" "early stop $sb B $stop dB < every pass $fb B $full dB - $STOP_TOL dB"
+        t_fail "quality/$name" "$on_l $ob B $on dB < $off_l $fb B $off dB - $tol dB"
     fi
 }
+# tier-1's early stop (on below 1 bit/sample) against coding every pass (t1_stop=0)
+stop_case() { local name=$1; shift; onoff_case "$name" t1_stop "$STOP_TOL" "early stop" "every pass" "" "$@"; }
 stop_case t1stop_gen12_150k "$W/gen12.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_150k "$W/gen8.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_60k "$W/gen8.ppm" $LAYOUT --bytes 60000
 
-# qrate_case NAME K SRC J2KC_OPTIONS...: qstep_rate's steps, coarser by K bit-planes for the
-# budget (j2ki_quant_rate_planes), against the full-rate steps (qstep_rate=0), both decoded by
-# OpenJPEG: at most QRATE_TOL dB lost; the log must show K planes (else nothing was compared).
+# qstep_rate's steps, coarser by K bit-planes for the budget (j2ki_quant_rate_planes), against
+# the full-rate steps (qstep_rate=0); the log must show K planes
 qrate_case() {
-    local name=$1 k=$2 src=$3 full ours fb ob; shift 3
-    if ! "$J2KC" -i "$src" -o "$W/full.j2c" -q "$@" --set qstep_rate=0 > "$W/ours.log" 2>&1 ||
-       ! "$J2KC" -i "$src" -o "$W/qr.j2c" -v "$@" > "$W/ours.log" 2>&1; then
-        t_fail "quality/$name" "j2kc $* failed: $(head -c 300 "$W/ours.log")"
-        return
-    fi
-    grep -q "qstep_rate: 9/7 steps coarsened by $k bit-plane" "$W/ours.log" ||
-        { t_fail "quality/$name" "expected $k planes: $(grep qstep_rate "$W/ours.log" || echo 'no qstep_rate line')"; return; }
-    decode_psnr "$src" "$W/full.j2c" || { t_fail "quality/$name" "full-rate steps: $CMP"; return; }
-    full=$ALL
-    decode_psnr "$src" "$W/qr.j2c" || { t_fail "quality/$name" "qstep_rate: $CMP"; return; }
-    ours=$ALL
-    fb=$(size_of "$W/full.j2c") ob=$(size_of "$W/qr.j2c")
-    if awk -v s="$ours" -v f="$full" -v t="$QRATE_TOL" 'BEGIN { exit !(s + 0 >= f - t) }'; then
-        t_ok "quality/$name" "steps coarser by $k planes $ob B $ours dB, full-rate steps $fb B $full dB"
-    else
-        t_fail "quality/$name" "steps coarser by $k planes $ob B $ours dB < full-rate steps $fb B $full dB - $QRATE_TOL dB"
-    fi
+    local name=$1 k=$2; shift 2
+    onoff_case "$name" qstep_rate "$QRATE_TOL" "steps coarser by $k planes" "full-rate steps" \
+        "qstep_rate: 9/7 steps coarsened by $k bit-plane" "$@"
 }
 # smooth content goes deepest: generated without noise, generated at 320x180 and upscaled 4x
 # (bicubic, by ffmpeg) as upscaled masters are, and ffmpeg's testsrc2 pattern at 4096x2160;

@@ -148,6 +148,15 @@ void j2ki_log(const J2kiLog *log, int level, const char *fmt, ...)
 
 /* ---- small integer helpers (B.2 uses ceil divisions everywhere) ---- */
 J2KI_HD uint32_t j2ki_ceil_div(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
+/** Samples of all components of an image, each ceil(width / dx) x ceil(height / dy) (what the
+ *  bits-per-sample figures of rate decisions and profile levels count). */
+static inline uint64_t j2ki_image_samples(const J2kcImageDesc *img)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < img->nb_comps; c++)
+        n += (uint64_t)j2ki_ceil_div(img->width, (uint32_t)img->dx[c]) * j2ki_ceil_div(img->height, (uint32_t)img->dy[c]);
+    return n;
+}
 J2KI_HD uint32_t j2ki_ceil_div_pow2(uint32_t a, int log2_b)
 {
     return (uint32_t)(((uint64_t)a + (((uint64_t)1 << log2_b) - 1)) >> log2_b);

@@ -180,10 +180,7 @@ static int apply_dci(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
 /* Smallest IMF/broadcast main level whose sample rate covers the image at fps. */
 static int pick_mainlevel(const J2kiCodingParams *cp, double fps)
 {
-    double samples = 0;
-    for (int c = 0; c < cp->img.nb_comps; c++)
-        samples += (double)j2ki_ceil_div(cp->img.width, cp->img.dx[c]) * j2ki_ceil_div(cp->img.height, cp->img.dy[c]);
-    double msps = samples * fps / 1e6;
+    double msps = (double)j2ki_image_samples(&cp->img) * fps / 1e6;
     for (int l = 1; l <= 11; l++)
         if (msps <= mainlevel_msps[l])
             return l;

@@ -68,18 +68,13 @@ static double base_step(int depth)
  */
 int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
 {
-    const J2kcImageDesc *img = &cp->img;
-    uint64_t samples = 0;
+    uint64_t samples;
     double b, p_need;
     int p0, k;
     if (!cp->qstep_rate || cp->reversible || cp->rc_mode != J2KI_RC_BYTES || !cp->frame_bytes)
         return 0;
-    for (int c = 0; c < img->nb_comps; c++)
-        samples += (uint64_t)j2ki_ceil_div(img->width, (uint32_t)img->dx[c]) *
-                   j2ki_ceil_div(img->height, (uint32_t)img->dy[c]);
-    if (!samples)
-        return 0;
-    if (cp->frame_bytes >= samples)         /* 8 bits per sample and more: none */
+    samples = j2ki_image_samples(&cp->img);
+    if (cp->frame_bytes >= samples)         /* 8 bits per sample and more (or no samples): none */
         return 0;
     b = 8.0 * (double)cp->frame_bytes / (double)samples;
     p_need = 8.0 + (b > 0.22 ? ceil(log(b / 0.22) / log(1.5)) : 0.0);

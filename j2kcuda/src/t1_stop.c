@@ -10,14 +10,9 @@
 
 int j2ki_t1s_enabled(const J2kiCodingParams *cp)
 {
-    const J2kcImageDesc *img = &cp->img;
-    uint64_t samples = 0;
     if (!cp->t1_stop || cp->rc_mode != J2KI_RC_BYTES || !cp->frame_bytes)
         return 0;
-    for (int c = 0; c < img->nb_comps; c++)
-        samples += (uint64_t)j2ki_ceil_div(img->width, (uint32_t)img->dx[c]) *
-                   j2ki_ceil_div(img->height, (uint32_t)img->dy[c]);
-    return cp->frame_bytes * 8 < (uint64_t)J2KI_T1S_MAX_BPS * samples;
+    return cp->frame_bytes * 8 < (uint64_t)J2KI_T1S_MAX_BPS * j2ki_image_samples(&cp->img);
 }
 
 static int cmp_desc(const void *a, const void *b)
