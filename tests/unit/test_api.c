@@ -97,6 +97,9 @@ static void test_params(void)
     CHECK(j2kc_params_set(p, "cblk", "48x48") == J2KC_ERR_INVAL, "non power of two cblk accepted");
     CHECK(j2kc_params_set(p, "order", "xyzw") == J2KC_ERR_INVAL, "bad order accepted");
     CHECK(j2kc_params_set(p, "bytes", "-5") == J2KC_ERR_INVAL, "negative bytes accepted");
+    CHECK(j2kc_params_set(p, "qstep_rate", "2") == J2KC_ERR_INVAL, "qstep_rate=2 accepted");
+    CHECK(j2kc_params_set(p, "qstep_rate", "0") == 0 && j2kc_params_set(p, "qstep_rate", "1") == 0,
+          "qstep_rate 0/1 refused");
     CHECK(j2kc_params_set(p, "order", "cprl") == 0, "cprl refused");
     CHECK(j2kc_params_set(p, "async_depth", "32") == 0, "async_depth 32 refused");
     CHECK(j2kc_params_set(p, "async_depth", "33") == J2KC_ERR_INVAL && j2kc_params_set(p, "async_depth", "0") == J2KC_ERR_INVAL,
