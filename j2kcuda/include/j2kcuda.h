@@ -209,7 +209,9 @@ const char *j2kc_encoder_backend(const J2kcEncoder *enc);
 /** Upper bound of one codestream's size in bytes for this encoder. */
 size_t j2kc_encoder_max_size(const J2kcEncoder *enc);
 
-/** Optional per-stage timing of the last received frame, in milliseconds (0 when unknown). */
+/** Optional per-stage timing of the last received frame, in milliseconds (0 when unknown).
+ *  CUDA backend: ms_upload of a pageable host frame includes its staging copy, which runs
+ *  beside the upload. */
 typedef struct J2kcStats {
     double ms_upload, ms_mct_dwt, ms_t1, ms_rc, ms_t2, ms_download, ms_total;
     size_t device_bytes_per_slot;   /**< CUDA backend: device memory of one frame slot */

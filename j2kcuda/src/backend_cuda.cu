@@ -15,8 +15,9 @@
  * download areas, so downloaded tier-1 results are in place without a host copy.
  *
  * Upload: host planes are copied into the pinned staging area by submit (the caller may reuse
- * them once submit returns; from 4 MB on, STAGE_COPIERS threads copy shares of the rows with
- * the submitting thread), then up in one copy; page-locked planes with one sample per step
+ * them once submit returns; from 4 MB on, up to STAGE_COPIERS helper threads claim chunks of
+ * the rows beside the submitting thread, stage.c), in parts of about 2 MB (at most 8), each
+ * part's upload enqueued as soon as it is in place; page-locked planes with one sample per step
  * are copied up straight from the caller's memory, and submit waits for that copy (the only
  * sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
  * caller's stream.
@@ -31,6 +32,7 @@ extern "C" {
 #include "backend.h"
 #include "params.h"
 #include "plan.h"
+#include "stage.h"
 }
 #include <pthread.h>
 #include <stdio.h>
@@ -99,16 +101,17 @@ typedef struct CudaSlot {
 enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
 
 /* Threads that help the submitting thread copy a pageable host frame into the pinned staging
- * area (at most one fewer than the cores), and the frame size from which they are used: one
- * thread copies about 6 GB/s on the H200 machine's Xeon (8.7 ms of 4K DCI latency), and
- * several share the memory bandwidth. With 8 frames in flight a pageable 4K DCI frame's copy
- * bounds the frame rate: H100 machine, 16 cores, 3 alternating runs each, 4K DCI frames/s with
- * 3 helpers 227 / 214 / 151, 7 helpers 231 / 225 / 203, 11 helpers 241 / 231 / 199, page-locked
- * input (no copy) 250 / 249 / 250; one-frame latency 17.8-20.8, 16.6-17.8, 16.6-19.0 ms; 2K
- * 376 / 425, 399 / 428, 387 / 397 frames/s. Hence 7; checked again later on the same machine,
- * its host then slower, 3 and 7 alternating: 163 / 149 / 146 / 157 against 180 / 181 / 201 / 201. */
+ * area (at most one fewer than the cores), and the frame size from which they are used. One
+ * thread copies about 6 GB/s on the H200 machine's Xeon (8.7 ms of 4K DCI latency); the
+ * helpers claim chunks of rows (stage.c), so more of them shorten the copy without waiting for
+ * the slowest. History: with fixed shares and a wake-up per frame, H100 machine, 16 cores, 3
+ * alternating runs each, 4K DCI frames/s with 3 helpers 227 / 214 / 151, 7 helpers 231 / 225 /
+ * 203, 11 helpers 241 / 231 / 199, page-locked input (no copy) 250 / 249 / 250; hence 7 then.
+ * With chunks and parts (2026-11-26, H200 machine, A/B of 3 alternating rounds, 8 in flight),
+ * 4K DCI pageable: 15 helpers 384.4 frames/s, a frame alone 8.97 ms; 7 helpers 389.7 and 8.99
+ * ms (fixed shares before: 391.1 and 10.57 ms); 2K 743.7 and 747.6 (723.0). Hence 7 still. */
 #define STAGE_COPIERS   7
-#define STAGE_COPIERS_MAX 15      /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
+#define STAGE_COPIERS_MAX J2KI_STAGE_MAX_THREADS   /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
 #define STAGE_PAR_BYTES ((size_t)4 << 20)
 
 typedef CUresult (*CtxPushFn)(CUcontext);
@@ -140,18 +143,8 @@ typedef struct CudaBackend {
     int           comp_bytes[J2KC_MAX_COMPS];
     size_t        stage_off[J2KC_MAX_COMPS + 1];
     size_t        tmp_size;
-    /* staging copy helpers (stage_frame): nb_copiers threads that each copy a share of a host
-     * frame's rows into the pinned staging area with the submitting thread */
-    int           nb_copiers;
-    pthread_t     copier[STAGE_COPIERS_MAX];
-    pthread_mutex_t copy_mtx;
-    pthread_cond_t  copy_go, copy_done;
-    int           copy_sync_ok;    /* copy_mtx and the conditions exist */
-    unsigned      copy_gen;        /* job number: a copier runs each job once */
-    int           copy_pending;    /* copiers still busy with the current job */
-    int           copy_quit;
-    struct CudaSlot *copy_slot;    /* the current job */
-    const J2kcFrame *copy_frame;
+    /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
+    J2kiStager   *stager;
 } CudaBackend;
 
 #define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
@@ -590,7 +583,8 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             goto fail;
     copiers_start(b);
     j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-             "copy thread(s), tier-1 by %s", nb_slots, (double)b->slots[0].device_bytes / 1048576.0, b->nb_copiers,
+             "copy thread(s), tier-1 by %s", nb_slots, (double)b->slots[0].device_bytes / 1048576.0,
+             j2ki_stager_threads(b->stager),
              j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, b->plan->max_cblk_w, b->plan->max_cblk_h));
     leave(b, prev);
     *priv = b;
@@ -606,83 +600,8 @@ fail:
 
 /* ---- submit ---- */
 
-/** Copies rows [r0, r1) of a host frame, counted over its components in order, into the
- *  slot's pinned staging area (compact rows). */
-static void stage_rows(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, uint64_t r0, uint64_t r1)
-{
-    uint64_t first = 0;
-    for (int c = 0; c < b->cp->img.nb_comps && r0 < r1; c++) {
-        uint64_t h = b->comp_h[c], y0, y1;
-        if (r0 < first + h) {
-            size_t bps = (size_t)b->comp_bytes[c], row = (size_t)b->comp_w[c] * bps;
-            int step = f->step[c] > 1 ? f->step[c] : 1;
-            y0 = r0 - first;
-            y1 = (r1 < first + h ? r1 : first + h) - first;
-            uint8_t *dst = s->h_stage + b->stage_off[c] + y0 * row;
-            const uint8_t *src = (const uint8_t *)f->data[c] + (ptrdiff_t)y0 * f->stride[c];
-            for (uint64_t y = y0; y < y1; y++, dst += row, src += f->stride[c]) {
-                if (step == 1) {
-                    memcpy(dst, src, row);
-                } else if (bps == 1) {
-                    for (uint32_t x = 0; x < b->comp_w[c]; x++)
-                        dst[x] = src[(size_t)x * step];
-                } else {
-                    for (uint32_t x = 0; x < b->comp_w[c]; x++)
-                        memcpy(dst + 2 * x, src + 2 * (size_t)x * step, 2);
-                }
-            }
-            r0 = first + y1;
-        }
-        first += h;
-    }
-}
-
-static uint64_t frame_rows(const CudaBackend *b)
-{
-    uint64_t n = 0;
-    for (int c = 0; c < b->cp->img.nb_comps; c++)
-        n += b->comp_h[c];
-    return n;
-}
-
-/** Copier k (1..nb_copiers) of the current job: share k of nb_copiers + 1 of the rows. */
-static void stage_share(CudaBackend *b, int k)
-{
-    uint64_t n = frame_rows(b), parts = (uint64_t)b->nb_copiers + 1;
-    stage_rows(b, b->copy_slot, b->copy_frame, n * (uint64_t)k / parts, n * (uint64_t)(k + 1) / parts);
-}
-
-typedef struct CopierArg {
-    CudaBackend *b;
-    int          k;
-} CopierArg;
-
-static void *copier_main(void *arg)
-{
-    CopierArg a = *(CopierArg *)arg;
-    CudaBackend *b = a.b;
-    unsigned seen = 0;
-    free(arg);
-    for (;;) {
-        pthread_mutex_lock(&b->copy_mtx);
-        while (!b->copy_quit && b->copy_gen == seen)
-            pthread_cond_wait(&b->copy_go, &b->copy_mtx);
-        if (b->copy_quit) {
-            pthread_mutex_unlock(&b->copy_mtx);
-            return NULL;
-        }
-        seen = b->copy_gen;
-        pthread_mutex_unlock(&b->copy_mtx);
-        stage_share(b, a.k);
-        pthread_mutex_lock(&b->copy_mtx);
-        if (--b->copy_pending == 0)
-            pthread_cond_signal(&b->copy_done);
-        pthread_mutex_unlock(&b->copy_mtx);
-    }
-}
-
-/** Starts the copiers (fewer, or none, when threads cannot be made: the submitting thread
- *  then copies alone). */
+/** Starts the staging helpers (none for frames under STAGE_PAR_BYTES or on one core; fewer
+ *  when threads cannot be made: the submitting thread then copies alone). */
 static void copiers_start(CudaBackend *b)
 {
     size_t bytes = b->stage_off[b->cp->img.nb_comps];
@@ -692,70 +611,52 @@ static void copiers_start(CudaBackend *b)
     if (e && *e >= '0' && *e <= '9')
         cap = atoi(e) > STAGE_COPIERS_MAX ? STAGE_COPIERS_MAX : atoi(e);
     int want = cores > 1 ? (int)(cores - 1 < cap ? cores - 1 : cap) : 0;
-    if (bytes < STAGE_PAR_BYTES || want <= 0)
-        return;
-    if (pthread_mutex_init(&b->copy_mtx, NULL))
-        return;
-    if (pthread_cond_init(&b->copy_go, NULL)) {
-        pthread_mutex_destroy(&b->copy_mtx);
-        return;
-    }
-    if (pthread_cond_init(&b->copy_done, NULL)) {
-        pthread_cond_destroy(&b->copy_go);
-        pthread_mutex_destroy(&b->copy_mtx);
-        return;
-    }
-    b->copy_sync_ok = 1;
-    for (int k = 0; k < want; k++) {
-        CopierArg *a = (CopierArg *)malloc(sizeof(*a));
-        if (!a)
-            break;
-        a->b = b;
-        a->k = k + 1;
-        if (pthread_create(&b->copier[k], NULL, copier_main, a)) {
-            free(a);
-            break;
-        }
-        b->nb_copiers++;
-    }
+    if (bytes >= STAGE_PAR_BYTES && want > 0)
+        b->stager = j2ki_stager_new(want);
 }
 
 static void copiers_stop(CudaBackend *b)
 {
-    if (!b->copy_sync_ok)
-        return;
-    pthread_mutex_lock(&b->copy_mtx);
-    b->copy_quit = 1;
-    pthread_cond_broadcast(&b->copy_go);
-    pthread_mutex_unlock(&b->copy_mtx);
-    for (int k = 0; k < b->nb_copiers; k++)
-        pthread_join(b->copier[k], NULL);
-    pthread_cond_destroy(&b->copy_done);
-    pthread_cond_destroy(&b->copy_go);
-    pthread_mutex_destroy(&b->copy_mtx);
-    b->copy_sync_ok = 0;
-    b->nb_copiers = 0;
+    j2ki_stager_free(b->stager);
+    b->stager = NULL;
 }
 
-/** Copies a host frame into the slot's pinned staging area, with the copiers when there are. */
-static void stage_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
+typedef struct StageUpload {
+    CudaBackend *b;
+    CudaSlot    *s;
+} StageUpload;
+
+/** A part of the staging area is in place: its upload goes on the slot's stream. */
+static int stage_part_up(void *opaque, size_t off, size_t len)
 {
-    if (!b->nb_copiers) {
-        stage_rows(b, s, f, 0, frame_rows(b));
-        return;
+    StageUpload *u = (StageUpload *)opaque;
+    CudaBackend *b = u->b;
+    return CU(cudaMemcpyAsync(u->s->d_stage + off, u->s->h_stage + off, len, cudaMemcpyHostToDevice, u->s->st));
+}
+
+/** Copies a host frame into the slot's pinned staging area and enqueues its upload on the
+ *  slot's stream, part by part (stage.c); returns once the caller's planes are no longer read. */
+static int stage_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
+{
+    J2kiStageJob job;
+    StageUpload u = { b, s };
+    memset(&job, 0, sizeof(job));
+    job.nb_comps = b->cp->img.nb_comps;
+    for (int c = 0; c < job.nb_comps; c++) {
+        job.src[c] = (const uint8_t *)f->data[c];
+        job.stride[c] = f->stride[c];
+        job.step[c] = f->step[c];
+        job.w[c] = b->comp_w[c];
+        job.h[c] = b->comp_h[c];
+        job.bytes[c] = b->comp_bytes[c];
+        job.off[c] = b->stage_off[c];
     }
-    pthread_mutex_lock(&b->copy_mtx);
-    b->copy_slot = s;
-    b->copy_frame = f;
-    b->copy_pending = b->nb_copiers;
-    b->copy_gen++;
-    pthread_cond_broadcast(&b->copy_go);
-    pthread_mutex_unlock(&b->copy_mtx);
-    stage_share(b, 0);
-    pthread_mutex_lock(&b->copy_mtx);
-    while (b->copy_pending)
-        pthread_cond_wait(&b->copy_done, &b->copy_mtx);
-    pthread_mutex_unlock(&b->copy_mtx);
+    job.off[job.nb_comps] = b->stage_off[job.nb_comps];
+    job.dst = s->h_stage;
+    job.nb_parts = j2ki_stage_parts(job.off[job.nb_comps]);
+    job.part_done = stage_part_up;
+    job.opaque = &u;
+    return j2ki_stage(b->stager, &job);
 }
 
 /** The load source of tile-component tc of component c. */
@@ -823,8 +724,6 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
      * that copy, since the caller may reuse its planes once submit returns */
     int direct = f->mem != J2KC_MEM_CUDA && frame_pinned(b, f);
 
-    if (f->mem != J2KC_MEM_CUDA && !direct)
-        stage_frame(b, s, f);
     if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0)
         return ret;
     if (cp->cu_stream) {
@@ -843,10 +742,8 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
                                             b->comp_h[c], cudaMemcpyHostToDevice, s->st))) < 0)
                 return ret;
         }
-    } else {
-        if ((ret = CU(cudaMemcpyAsync(s->d_stage, s->h_stage, b->stage_off[nb_comps], cudaMemcpyHostToDevice,
-                                      s->st))) < 0)
-            return ret;
+    } else if ((ret = stage_frame(b, s, f)) < 0) {   /* pageable: staged, uploaded part by part */
+        return ret;
     }
     if ((ret = CU(cudaEventRecord(s->ev[EV_UPLOADED], s->st))) < 0)
         return ret;
