@@ -12,7 +12,8 @@
 # builds must write the same codestreams).
 #
 # Environment:
-#   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input)
+#   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input;
+#                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
 #                settings after a colon, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
@@ -59,6 +60,8 @@ args_of() {   # case -> "file|params|extra"
     case $1 in
     dci4k)        echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|" ;;
     dci4k-pinned) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--pinned" ;;
+    dci4k-packed) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--packed" ;;
+    dci4k-packed-pinned) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--packed --pinned" ;;
     dci2k)        echo "$(ls "$SCR"/frames/dci2k_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
     grain)        echo "$(ls "$SCR"/frames/grain_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
     esac

@@ -15,7 +15,9 @@
  * codestream with -o.
  *
  * Usage: j2kbench -i FILE [-f yuv422p10le -s 4096x2160] [-p key=value]... [-n N] [-t SEC]
- *                 [-l L] [-w W] [-o OUT.j2k] [--pinned] [-v]
+ *                 [-l L] [-w W] [-o OUT.j2k] [--pinned] [--packed] [-v]
+ * --packed: the components interleaved in one plane, as FFmpeg's rgb48 / xyz12 frames are
+ * (three components of one size; step 3).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -61,7 +63,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: j2kbench -i FILE [-f yuv422p10le -s WxH] [-p key=value]... [-n N] [-t SEC]\n"
-            "                [-l L] [-w W] [-o OUT.j2k] [--pinned] [-v]\n");
+            "                [-l L] [-w W] [-o OUT.j2k] [--pinned] [--packed] [-v]\n");
 }
 
 int main(int argc, char **argv)
@@ -69,7 +71,7 @@ int main(int argc, char **argv)
     const char *in = NULL, *fmt = NULL, *out = NULL;
     const char *keys[64], *vals[64];
     char *kv_copy[64];
-    int nb_kv = 0, n = 100, reps = 11, warmup = 3, pinned = 0, ret = 1, err;
+    int nb_kv = 0, n = 100, reps = 11, warmup = 3, pinned = 0, packed = 0, ret = 1, err;
     double tmax = 30.0;
     uint32_t w = 0, h = 0;
     BenchFrame fr;
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
     uint8_t *first = NULL;
     size_t first_size = 0, last_size = 0;
     void *pinned_buf = NULL; /* --pinned: one cudaHostAlloc block for every plane */
+    uint8_t *packed_buf = NULL; /* --packed: the interleaved plane (malloc) */
     double lat[MAX_REPS], lat_sub[MAX_REPS], t0, t1, t_phase;
     int nb_stats = 0, same = 1, sub, rec;
 
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--pinned")) { pinned = 1; continue; }
+        if (!strcmp(a, "--packed")) { packed = 1; continue; }
         if (!strcmp(a, "-v")) { g_verbose = 1; continue; }
         if (!v) { usage(); return 2; }
         i++;
@@ -129,6 +133,23 @@ int main(int argc, char **argv)
         jf.stride[c] = (ptrdiff_t)fr.comp_w[c] * 2;
         jf.step[c] = 1;
     }
+    if (packed) {
+        size_t px = (size_t)fr.comp_w[0] * fr.comp_h[0];
+        if (fr.nb_comps != 3 || fr.comp_w[1] != fr.comp_w[0] || fr.comp_w[2] != fr.comp_w[0] ||
+            fr.comp_h[1] != fr.comp_h[0] || fr.comp_h[2] != fr.comp_h[0]) {
+            fprintf(stderr, "--packed needs three components of one size\n");
+            goto end;
+        }
+        if (!(packed_buf = (uint8_t *)malloc(px * 6))) { fprintf(stderr, "out of memory\n"); goto end; }
+        for (size_t i = 0; i < px; i++)
+            for (int c = 0; c < 3; c++)
+                memcpy(packed_buf + i * 6 + c * 2, (const uint8_t *)fr.plane[c] + i * 2, 2);
+        for (int c = 0; c < 3; c++) {
+            jf.data[c] = packed_buf + c * 2;
+            jf.stride[c] = (ptrdiff_t)fr.comp_w[0] * 6;
+            jf.step[c] = 3;
+        }
+    }
 
     if (!(p = j2kc_params_alloc())) { fprintf(stderr, "out of memory\n"); goto end; }
     j2kc_params_set_log(p, log_cb, NULL, g_verbose ? J2KC_LOG_VERBOSE : J2KC_LOG_WARNING);
@@ -154,11 +175,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "cudaHostAlloc failed\n");
             goto end;
         }
-        for (int c = 0; c < fr.nb_comps; c++) {
-            size_t sz = (size_t)fr.comp_w[c] * fr.comp_h[c] * 2;
-            memcpy((uint8_t *)pinned_buf + off, fr.plane[c], sz);
-            jf.data[c] = (uint8_t *)pinned_buf + off;
-            off += sz;
+        if (packed) {
+            memcpy(pinned_buf, packed_buf, total);
+            for (int c = 0; c < 3; c++)
+                jf.data[c] = (uint8_t *)pinned_buf + c * 2;
+        } else {
+            for (int c = 0; c < fr.nb_comps; c++) {
+                size_t sz = (size_t)fr.comp_w[c] * fr.comp_h[c] * 2;
+                memcpy((uint8_t *)pinned_buf + off, fr.plane[c], sz);
+                jf.data[c] = (uint8_t *)pinned_buf + off;
+                off += sz;
+            }
         }
 #else
         fprintf(stderr, "--pinned needs a CUDA build of j2kbench\n");
@@ -265,10 +292,10 @@ int main(int argc, char **argv)
     qsort(lat_sub, (size_t)reps, sizeof(double), cmp_double);
     printf("RESULT backend=%s width=%u height=%u comps=%d depth=%d bytes=%zu frames=%d fps=%.3f "
            "ms_per_frame=%.4f latency_ms=%.4f latency_min_ms=%.4f latency_submit_ms=%.4f latency_reps=%d "
-           "identical=%d pinned=%d",
+           "identical=%d pinned=%d packed=%d",
            j2kc_encoder_backend(enc), fr.width, fr.height, fr.nb_comps, fr.depth, first_size, n,
            n > 0 ? n * 1e3 / (t1 - t0) : 0.0, n > 0 ? (t1 - t0) / n : 0.0, lat[reps / 2], lat[0],
-           lat_sub[reps / 2], reps, same, pinned);
+           lat_sub[reps / 2], reps, same, pinned, packed);
     if (nb_stats)
         printf(" st_upload=%.4f st_mct_dwt=%.4f st_t1=%.4f st_rc=%.4f st_t2=%.4f st_download=%.4f "
                "st_total=%.4f devmem_mb=%.1f",
@@ -287,6 +314,7 @@ end:
         cudaFreeHost(pinned_buf);
 #endif
     (void)pinned_buf;
+    free(packed_buf);
     free(first);
     bench_frame_free(&fr);
     for (int k = 0; k < nb_kv; k++)

@@ -50,7 +50,7 @@ extern "C" {
 typedef struct Cfg {
     const char *name;
     int nb_comps, w, h, x0, y0, depth, is_signed, dx1;  /* dx1: component 1 (and 2) subsampled by 2 */
-    int shift, packed;                                   /* MSB-aligned containers; packed RGB */
+    int shift, packed;                                   /* MSB-aligned containers; packed RGB (2: BGR) */
     const char *params;                                  /* "key=value key=value ..." */
 } Cfg;
 
@@ -67,6 +67,10 @@ static const Cfg cfgs[] = {
     { "signed16-97",       2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "levels=5 mct=0" },
     { "signed16-53",       2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "lossless=1 levels=5 mct=0" },
     { "packed-rgb",        3,  160,   90, 0, 0,  8, 0, 0, 0, 1, "levels=4" },
+    /* packed frames staged as they are, the load reading them with their step (host frames
+     * of 5.5 MB: the staging helpers and 2 parts); BGR order: the plane starts at component 2 */
+    { "packed-bgr48-97",   3, 1280,  720, 0, 0, 12, 0, 0, 4, 2, "levels=5" },
+    { "packed-rgb48-53",   3,  301,  203, 3, 5, 16, 0, 0, 0, 1, "lossless=1 tiles=64x48+1+2 levels=4" },
     { "subsampled-422",    3,  161,   77, 1, 0, 10, 0, 1, 6, 0, "levels=4 mct=0" },
     { "cblk-4x4",          1,   45,   33, 0, 0,  8, 0, 0, 0, 0, "cblk=4x4 levels=3" },
     { "cblk-1024x4",       1, 1100,   21, 0, 0,  8, 0, 0, 0, 0, "cblk=1024x4 levels=2" },
@@ -148,14 +152,16 @@ static void frame_make(Frame *fr, const J2kcImageDesc *img, const Cfg *cfg)
         for (uint32_t y = 0; y < h; y++)
             for (uint32_t x = 0; x < w; x++)
                 for (int c = 0; c < 3; c++) {
-                    uint32_t v = sample_value(x, y, c, img->depth[c], (x / 32 + y / 32) & 3);
-                    uint8_t *p = fr->buf[0] + y * stride + ((size_t)x * 3 + c) * bps;
+                    uint32_t v = sample_value(x, y, c, img->depth[c], (x / 32 + y / 32) & 3) << cfg->shift;
+                    int pos = cfg->packed == 2 ? 2 - c : c;
+                    uint8_t *p = fr->buf[0] + y * stride + ((size_t)x * 3 + pos) * bps;
                     if (bps == 1) *p = (uint8_t)v; else { uint16_t u = (uint16_t)v; memcpy(p, &u, 2); }
                 }
         for (int c = 0; c < 3; c++) {
-            fr->f.data[c] = fr->buf[0] + c * bps;
+            fr->f.data[c] = fr->buf[0] + (cfg->packed == 2 ? 2 - c : c) * bps;
             fr->f.stride[c] = (ptrdiff_t)stride;
             fr->f.step[c] = 3;
+            fr->f.shift[c] = cfg->shift;
         }
     } else {
         for (int c = 0; c < img->nb_comps; c++) {

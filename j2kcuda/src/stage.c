@@ -243,6 +243,38 @@ void j2ki_stager_free(J2kiStager *s)
     free(s);
 }
 
+int j2ki_stage_interleaved(const J2kiStageJob *j, int *first, size_t *span)
+{
+    int n = j->nb_comps, step = j->step[0], f = 0;
+    uintptr_t lo, hi;
+    if (n < 2 || step < n)
+        return 0;
+    for (int c = 1; c < n; c++)
+        if (j->step[c] != step || j->w[c] != j->w[0] || j->h[c] != j->h[0] || j->bytes[c] != j->bytes[0] ||
+            j->stride[c] != j->stride[0])
+            return 0;
+    lo = hi = (uintptr_t)j->src[0];
+    for (int c = 1; c < n; c++) {
+        uintptr_t a = (uintptr_t)j->src[c];
+        if (a < lo) {
+            lo = a;
+            f = c;
+        }
+        hi = a > hi ? a : hi;
+    }
+    /* every component's sample inside the first pixel's step */
+    size_t pixel = (size_t)step * (size_t)j->bytes[0], last = (size_t)(hi - lo) + (size_t)j->bytes[0];
+    if (last > pixel || !j->w[0])
+        return 0;
+    size_t row = (size_t)(j->w[0] - 1) * pixel + last;
+    ptrdiff_t st = j->stride[0] < 0 ? -j->stride[0] : j->stride[0];
+    if (j->h[0] > 1 && (size_t)st < row)
+        return 0;                                   /* rows that overlap: not a plane */
+    *first = f;
+    *span = row;
+    return 1;
+}
+
 int j2ki_stage_parts(size_t bytes)
 {
     size_t p = bytes / ((size_t)2 << 20);

@@ -57,6 +57,13 @@ void j2ki_stager_free(J2kiStager *s);
  *  0 or the first negative return of part_done. */
 int j2ki_stage(J2kiStager *s, const J2kiStageJob *job);
 
+/** Whether the job's components are interleaved in one plane (packed RGB / XYZ such as FFmpeg's
+ *  rgb48, xyz12, rgb24): two or more components of one size, sample size, stride and step, the
+ *  step spanning every component's sample of a pixel. Then each row can be staged as it is:
+ *  *span bytes from src[*first] (the component whose sample comes first in memory), component
+ *  c's sample x at (src[c] - src[*first]) + x * step * bytes of the staged row. */
+int j2ki_stage_interleaved(const J2kiStageJob *job, int *first, size_t *span);
+
 /** The parts a frame of the given bytes is staged in: one per 2 MB, at most 8. */
 int j2ki_stage_parts(size_t bytes);
 

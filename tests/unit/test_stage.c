@@ -7,7 +7,8 @@
  *   - every part handed on in order, each once, contiguous, together exactly the area, and
  *     already complete (its bytes and all before it) when it is handed on;
  *   - an error returned by the part callback stops the calls and is returned, the copy done;
- *   - 3,000 small jobs in a row through one pool (helpers waking late into later jobs).
+ *   - 3,000 small jobs in a row through one pool (helpers waking late into later jobs);
+ *   - which layouts count as one interleaved plane (staged as they are, j2ki_stage_interleaved).
  */
 #include "test.h"
 #include "stage.h"
@@ -141,11 +142,63 @@ static int stage_and_check(J2kiStager *s, Frame *f, int nb_parts, int fail_at, c
     return ok && same ? 0 : -1;
 }
 
+/** j2ki_stage_interleaved on the layouts FFmpeg hands over and on ones that are not a plane. */
+static void check_interleaved(void)
+{
+    static uint8_t buf[64 * 1024];
+    J2kiStageJob j;
+    int first = -1;
+    size_t span = 0;
+    /* n comps of w x h, bytes each, at offsets off[c] of buf in a step of step, stride */
+#define LAYOUT(n, w_, h_, bytes_, step_, stride_, o0, o1, o2) do {                  \
+        memset(&j, 0, sizeof(j));                                                  \
+        j.nb_comps = n;                                                            \
+        const int o_[3] = { o0, o1, o2 };                                          \
+        for (int c = 0; c < n; c++) {                                              \
+            j.src[c] = buf + 16 + o_[c]; j.w[c] = w_; j.h[c] = h_;                 \
+            j.bytes[c] = bytes_; j.step[c] = step_; j.stride[c] = stride_;         \
+        }                                                                          \
+        first = -1; span = 0;                                                      \
+    } while (0)
+    LAYOUT(3, 100, 10, 2, 3, 600, 0, 2, 4);          /* rgb48 */
+    CHECK(j2ki_stage_interleaved(&j, &first, &span) && first == 0 && span == 600, "rgb48: %d %zu", first, span);
+    LAYOUT(3, 100, 10, 2, 3, 640, 4, 2, 0);          /* bgr48, padded rows */
+    CHECK(j2ki_stage_interleaved(&j, &first, &span) && first == 2 && span == 600, "bgr48: %d %zu", first, span);
+    LAYOUT(3, 100, 10, 1, 4, 400, 1, 2, 3);          /* 0rgb32: the pixel's first byte unused */
+    CHECK(j2ki_stage_interleaved(&j, &first, &span) && first == 0 && span == 99 * 4 + 3, "0rgb32: %d %zu", first,
+          span);
+    LAYOUT(3, 100, 10, 2, 3, -600, 0, 2, 4);         /* bottom-up rows */
+    CHECK(j2ki_stage_interleaved(&j, &first, &span) && span == 600, "negative stride: %zu", span);
+    LAYOUT(3, 1, 1, 2, 3, 6, 0, 2, 4);               /* 1x1 */
+    CHECK(j2ki_stage_interleaved(&j, &first, &span) && span == 6, "1x1: %zu", span);
+    LAYOUT(3, 100, 10, 2, 1, 200, 0, 2000, 4000);    /* planar */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "planar taken as packed");
+    LAYOUT(1, 100, 10, 2, 3, 600, 0, 0, 0);          /* one component of a packed plane */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "one component taken as packed");
+    LAYOUT(3, 100, 10, 2, 2, 400, 0, 2, 4);          /* step shorter than the components */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "step 2 of 3 components taken as packed");
+    LAYOUT(3, 100, 10, 2, 3, 600, 0, 2, 6);          /* a sample outside the pixel */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "sample outside the pixel taken as packed");
+    LAYOUT(3, 100, 10, 2, 3, 500, 0, 2, 4);          /* rows that overlap */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "overlapping rows taken as packed");
+    LAYOUT(3, 100, 10, 2, 3, 600, 0, 2, 4);
+    j.h[2] = 9;                                      /* sizes differ */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "different heights taken as packed");
+    LAYOUT(3, 100, 10, 2, 3, 600, 0, 2, 4);
+    j.stride[1] = 602;                               /* strides differ */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "different strides taken as packed");
+    LAYOUT(3, 100, 10, 2, 3, 600, 0, 2, 4);
+    j.bytes[1] = 1;                                  /* sample sizes differ */
+    CHECK(!j2ki_stage_interleaved(&j, &first, &span), "different sample sizes taken as packed");
+#undef LAYOUT
+}
+
 int main(void)
 {
     static const int threads[] = { -1, 0, 1, 3, 7 };   /* -1: no stager (NULL) */
     int fails = 0;
     test_seed("test_stage", 20261126);
+    check_interleaved();
 
     CHECK(j2ki_stage_parts(0) == 1 && j2ki_stage_parts((size_t)3 << 20) == 1 &&
           j2ki_stage_parts(2048u * 1080 * 6) == 6 && j2ki_stage_parts(4096u * 2160 * 6) == 8,
