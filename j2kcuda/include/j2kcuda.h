@@ -148,6 +148,11 @@ enum J2kcMemType {
 /**
  * One frame. Samples are native-endian uint8_t when depth <= 8, else uint16_t (int8_t/int16_t
  * when signed). Component c has ceil((x0+width)/dx)-ceil(x0/dx) columns and likewise rows.
+ * CUDA backend, host frames: the planes may be reused once submit returns. Page-locked memory
+ * (cudaHostAlloc, cudaHostRegister) is uploaded straight from the caller's planes; pageable
+ * memory is first copied into the encoder's page-locked staging area. Both hold for planar
+ * frames (step 0 or 1) and for components interleaved in one plane (packed RGB / XYZ, one
+ * step and stride for all): those are uploaded as they are and split on the GPU.
  */
 typedef struct J2kcFrame {
     const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
