@@ -357,6 +357,8 @@ for cs in $CASES; do
         export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
         ours "$cs" cuda normal "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
         [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --pinned
+        # the components interleaved in one plane, as FFmpeg's xyz12le / rgb48le frames come
+        [ "$cs" = dci4k ] && ours "$cs" cuda packed "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --packed
         # 16 frames in flight (the library takes up to 32): the MQ chains of one frame leave
         # SMs idle that more frames fill (doc/open-work.md); the targets use 'normal'
         [ "$cs" != imf4k ] && ours "$cs" cuda depth16 "$C_OURS async_depth=16" -n $n -t $t -l $l -w 5
