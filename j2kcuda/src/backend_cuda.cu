@@ -17,9 +17,10 @@
  * Upload: host planes are copied into the pinned staging area by submit (the caller may reuse
  * them once submit returns; from 4 MB on, up to STAGE_COPIERS helper threads claim chunks of
  * the rows beside the submitting thread, stage.c), in parts of about 2 MB (at most 8), each
- * part's upload enqueued as soon as it is in place; page-locked planes with one sample per step
- * are copied up straight from the caller's memory, and submit waits for that copy (the only
- * sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
+ * part's upload enqueued as soon as it is in place; components interleaved in one plane
+ * (packed RGB / XYZ) are staged as rows, the load reading them with their step (host_layout).
+ * Page-locked planes (one sample per step, or one interleaved plane) are copied up straight
+ * from the caller's memory, and submit waits for that copy (the only sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
  * caller's stream.
  *
  * The one sync point per frame after submit is in the slot's host worker thread:
