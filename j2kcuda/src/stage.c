@@ -15,8 +15,9 @@
  *    upload in one part, 1.26 in 8 parts.
  * Hence: chunks claimed from a shared counter (no thread waits for the slowest share or the
  * latest wake-up), non-temporal stores, and parts handed on as soon as complete. An earlier
- * try of parts (2026-11-25: 4 parts, each a round of fixed shares woken by the condition
- * variable) lost 0.1 ms: four wake-ups per frame instead of one.
+ * try of parts with the fixed shares (2026-11-26, not committed: 4 parts) gained nothing
+ * (10.26 -> 10.36 ms); its code is gone, but with fixed shares every part waits for its
+ * slowest share, which chunks avoid.
  */
 #include "stage.h"
 
