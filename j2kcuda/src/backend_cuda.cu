@@ -736,18 +736,31 @@ static int host_pinned(const void *p)
     return a.type == cudaMemoryTypeHost;
 }
 
-/** Whether every plane of host frame f is page-locked with one sample per step, or its
- *  interleaved plane is: then the upload reads it directly, with no staging copy. */
-static int frame_pinned(CudaBackend *b, const J2kcFrame *f, const HostLayout *hl)
+/** Whether every component of the staging job of host frame f (its planes, or its one
+ *  interleaved plane) is page-locked with one sample per step: then the upload reads the
+ *  caller's memory directly (upload_direct), with no staging copy. */
+static int frame_pinned(const HostLayout *hl)
 {
-    if (hl->packed)
-        return hl->job.stride[0] >= (ptrdiff_t)hl->span && host_pinned(hl->job.src[0]);
-    for (int c = 0; c < b->cp->img.nb_comps; c++) {
-        ptrdiff_t row = (ptrdiff_t)b->comp_w[c] * b->comp_bytes[c];
-        if (f->step[c] > 1 || f->stride[c] < row || !host_pinned(f->data[c]))
+    const J2kiStageJob *job = &hl->job;
+    for (int c = 0; c < job->nb_comps; c++)
+        if (job->step[c] > 1 || job->stride[c] < (ptrdiff_t)job->w[c] * job->bytes[c] || !host_pinned(job->src[c]))
             return 0;
-    }
     return 1;
+}
+
+/** The upload of a page-locked host frame: each component of its staging job, planes or the
+ *  one interleaved plane, from the caller's rows to where the staging copy would put it. */
+static int upload_direct(CudaBackend *b, CudaSlot *s, const HostLayout *hl)
+{
+    const J2kiStageJob *job = &hl->job;
+    int ret;
+    for (int c = 0; c < job->nb_comps; c++) {
+        size_t row = (size_t)job->w[c] * (size_t)job->bytes[c];
+        if ((ret = CU(cudaMemcpy2DAsync(s->d_stage + job->off[c], row, job->src[c], (size_t)job->stride[c], row,
+                                        job->h[c], cudaMemcpyHostToDevice, s->st))) < 0)
+            return ret;
+    }
+    return 0;
 }
 
 /** The other slots whose device work is queued (their decide grids may run beside this one's). */
@@ -776,7 +789,7 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
      * that copy, since the caller may reuse its planes once submit returns */
     if (f->mem != J2KC_MEM_CUDA) {
         host_layout(b, f, &hl);
-        direct = frame_pinned(b, f, &hl);
+        direct = frame_pinned(&hl);
     } else {
         memset(&hl, 0, sizeof(hl));
     }
@@ -792,17 +805,9 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         if (f->cu_stream && ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)f->cu_stream))) < 0 ||
                              (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0))
             return ret;
-    } else if (direct && hl.packed) {
-        if ((ret = CU(cudaMemcpy2DAsync(s->d_stage, hl.span, hl.job.src[0], (size_t)hl.job.stride[0], hl.span,
-                                        hl.job.h[0], cudaMemcpyHostToDevice, s->st))) < 0)
-            return ret;
     } else if (direct) {
-        for (int c = 0; c < nb_comps; c++) {
-            size_t row = (size_t)b->comp_w[c] * (size_t)b->comp_bytes[c];
-            if ((ret = CU(cudaMemcpy2DAsync(s->d_stage + b->stage_off[c], row, f->data[c], (size_t)f->stride[c], row,
-                                            b->comp_h[c], cudaMemcpyHostToDevice, s->st))) < 0)
-                return ret;
-        }
+        if ((ret = upload_direct(b, s, &hl)) < 0)
+            return ret;
     } else if ((ret = stage_frame(b, s, &hl)) < 0) {   /* pageable: staged, uploaded part by part */
         return ret;
     }
