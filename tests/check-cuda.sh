@@ -51,8 +51,8 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
 fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in memcheck racecheck; do
-        echo "compute-sanitizer --tool $tool (odd-97-ict, offset-tiles-53, style-all-97, packed-rgb48-53)"
-        for c in odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53; do
+        echo "compute-sanitizer --tool $tool (odd-97-ict, offset-tiles-53, style-all-97, packed-rgb48-53, try-again-97)"
+        for c in odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 try-again-97; do
             compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" --only "$c" >/dev/null || { echo "FAIL $tool $c"; rc=1; }
         done
     done

@@ -88,6 +88,12 @@ static const Cfg cfgs[] = {
     /* precincts without code-blocks (84 of 5,736 here) under rate control: their empty packets
      * cost bytes (1 each, 9 with SOP and EPH) that the GPU's sizing must count (e9832af) */
     { "empty-prec-97",     3,  301,  203, 3, 5, 12, 0, 0, 4, 0, "tiles=64x48+1+2 levels=4 prec=8x8 cblk=4x4 sop=1 eph=1 layers=2 bytes=200000" },
+    /* qstep_try: the tried steps kept (0.3 bit/sample, 1 plane more), coded again (7.9 bit/sample:
+     * 5 planes more cannot fill it), and the default 3 planes more on 12 bits at 0.81 (K = 1 + 3);
+     * try-kept / try-again assert the path the reference backend took (j2kc_encoder_stats) */
+    { "try-kept-97",       3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=5530 qstep_try=1" },
+    { "try-again-97",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=145000 qstep_try=5" },
+    { "try-12bit-97",      3,  640,  360, 0, 0, 12, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=70000" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
     /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
@@ -894,8 +900,11 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     {
         uint8_t *ref[3] = { 0 }, *cu[3] = { 0 }, *cud[3] = { 0 };
         size_t rs[3], cs[3], cds[3];
-        int r1 = encode_api(cfg, "ref", 0, frames, nb_frames, ref, rs, NULL, NULL);
-        int r2 = encode_api(cfg, "cuda", 0, frames, nb_frames, cu, cs, NULL, NULL);
+        J2kcStats st_ref, st_cu;
+        memset(&st_ref, 0, sizeof(st_ref));
+        memset(&st_cu, 0, sizeof(st_cu));
+        int r1 = encode_api(cfg, "ref", 0, frames, nb_frames, ref, rs, &st_ref, NULL);
+        int r2 = encode_api(cfg, "cuda", 0, frames, nb_frames, cu, cs, &st_cu, NULL);
         int r3 = encode_api(cfg, "cuda", 1, frames, nb_frames, cud, cds, NULL, NULL);
         uint8_t *cux[3] = { 0 };
         size_t cxs[3];
@@ -925,12 +934,23 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
                 same = 0;
             }
         }
+        /* qstep_try: the last frame's path, the same on both backends (and the expected one) */
+        const char *path = st_ref.nb_recoded ? "coded again" : "kept";
+        if (same && st_ref.nb_recoded != st_cu.nb_recoded) {
+            printf("FAIL %s end-to-end: the last frame was coded again by %s only\n", cfg->name,
+                   st_ref.nb_recoded ? "ref" : "cuda");
+            same = 0;
+        } else if (same && ((!strncmp(cfg->name, "try-kept", 8) && st_ref.nb_recoded) ||
+                            (!strncmp(cfg->name, "try-again", 9) && !st_ref.nb_recoded))) {
+            printf("FAIL %s end-to-end: qstep_try's steps %s, not as the case expects\n", cfg->name, path);
+            same = 0;
+        }
         test_checks++;
         if (!same)
             test_failures++;
         else
-            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream\n",
-                   cfg->name, nb_frames, rs[0]);
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s\n",
+                   cfg->name, nb_frames, rs[0], path);
         for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); free(cup[i]); }
     }
 

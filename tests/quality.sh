@@ -42,6 +42,7 @@ SIZE_WIN=0.002         # peers: same size as ours, or at most this fraction larg
 LOSSLESS_MAX=1.01      # ours / OpenJPEG, lossless
 STOP_TOL=0.01          # dB that tier-1's early stop may cost against coding every pass
 QRATE_TOL=0.05         # dB that qstep_rate's coarser steps may cost against the full-rate ones
+QTRY_TOL=0.02          # dB that qstep_try's kept steps may cost against qstep_rate's
 
 # PSNR over all components from a cmp line ("PSNR c0 X c1 Y ... min ..."): 10 log10(peak^2 /
 # mean of the components' MSE). Equal-size components only (4:4:4 here).
@@ -207,11 +208,32 @@ qrate_case() {
     onoff_case "$name" qstep_rate "$QRATE_TOL" "steps coarser by $k planes" "full-rate steps" \
         "qstep_rate: 9/7 steps coarsened by $k bit-plane" "$@"
 }
+# qstep_try (quant_ref.c, j2ki_quant_try_planes): each frame first coded with steps coarser by
+# qstep_try planes more, kept where it fills its budget with them, else coded again with
+# qstep_rate's; against qstep_try=0 at most QTRY_TOL dB lost. EXPECT: kept, or again (the log
+# says the frame was coded again, and the bytes are then those of qstep_try=0).
+qtry_case() {
+    local name=$1 expect=$2 got; shift 2
+    onoff_case "$name" qstep_try "$QTRY_TOL" "tried steps" "qstep_rate's steps" "qstep_try: each frame tried" "$@"
+    if grep -q "qstep_try: the frame does not fill" "$W/ours.log"; then got=again; else got=kept; fi
+    if [ "$got" != "$expect" ]; then
+        t_fail "quality/${name}_path" "expected the tried steps $expect, got $got"
+    elif [ "$got" = again ] && ! cmp -s "$W/on.j2c" "$W/off.j2c"; then
+        t_fail "quality/${name}_path" "coded again, yet not the bytes of qstep_try=0"
+    else
+        t_ok "quality/${name}_path" "tried steps $got"
+    fi
+}
+qtry_case qtry_gen12_400k kept "$W/gen12.ppm" $LAYOUT --bytes 400000
+qtry_case qtry_gen8_60k kept "$W/gen8.ppm" $LAYOUT --bytes 60000
+qtry_case qtry_gen8_400k again "$W/gen8.ppm" $LAYOUT --bytes 400000
+
 # smooth content goes deepest: generated without noise, generated at 320x180 and upscaled 4x
 # (bicubic, by ffmpeg) as upscaled masters are, and ffmpeg's testsrc2 pattern at 4096x2160;
 # the rule was fitted on a 4x upscale and on testsrc2 (quant_ref.c)
 "$T/gen" -o "$W/smooth12.ppm" --size 1280x720 --depth 12 --seed 5 --noise 0 || { t_fail quality/gen "gen failed"; exit 1; }
 qrate_case qrate_smooth12_207k 2 "$W/smooth12.ppm" $LAYOUT --bytes 207360
+qtry_case qtry_smooth12_207k kept "$W/smooth12.ppm" $LAYOUT --bytes 207360
 qrate_case qrate_gen12_300k 1 "$W/gen12.ppm" $LAYOUT --bytes 300000
 qrate_case qrate_gen12_150k 3 "$W/gen12.ppm" $LAYOUT --bytes 150000
 qrate_case qrate_gen8_60k 1 "$W/gen8.ppm" $LAYOUT --bytes 60000
@@ -224,6 +246,7 @@ if t_have ffmpeg; then
         qrate_case qrate_upscale4x_130k 3 "$W/up.ppm" $LAYOUT --bytes 130291
         qrate_case qrate_upscale4x_207k 2 "$W/up.ppm" $LAYOUT --bytes 207360
         qrate_case qrate_upscale4x_311k 1 "$W/up.ppm" $LAYOUT --bytes 311040
+        qtry_case qtry_upscale4x_553k kept "$W/up.ppm" $LAYOUT --bytes 553000
     else
         t_fail quality/qrate_upscale4x "ffmpeg could not upscale"
     fi
@@ -231,6 +254,9 @@ if t_have ffmpeg; then
         # 4K DCI's budget at 250 Mb/s, 24 fps (0.39 bit/sample, K = 3), and 0.3 bit/sample (K = 4)
         qrate_case qrate_testsrc2_4k_1302k 3 "$W/ts.ppm" $LAYOUT --bytes 1302083
         qrate_case qrate_testsrc2_4k_995k 4 "$W/ts.ppm" $LAYOUT --bytes 995328
+        # testsrc2 does not fill 4K DCI's budget with 2 planes more (K = 5), but does at 0.3 bit/sample
+        qtry_case qtry_testsrc2_4k_1302k again "$W/ts.ppm" $LAYOUT --bytes 1302083
+        qtry_case qtry_testsrc2_4k_995k kept "$W/ts.ppm" $LAYOUT --bytes 995328
         rm -f "$W/ts.ppm"
     else
         t_fail quality/qrate_testsrc2 "ffmpeg could not make testsrc2"

@@ -174,6 +174,13 @@ static int run(int iter, long *stats)
             snprintf(buf, sizeof(buf), "codestreams differ (%llu bytes against %lld)", (unsigned long long)r->len,
                      (long long)n);
             what = buf;
+        } else if ((ret = j2ki_rc_cuda_hull_mask(rc, 0)) < 0 || r->hull_mask != j2ki_rc_hull_mask(pl)) {
+            /* qstep_try's test after the decision */
+            snprintf(buf, sizeof(buf), "hull mask %#x on the device, %#x on the host (%d)", r->hull_mask,
+                     j2ki_rc_hull_mask(pl), ret);
+            what = buf;
+        } else {
+            stats[j2ki_rc_mask_fills(r->hull_mask, cp.img.nb_comps) ? 3 : 4]++;
         }
         stats[0]++;
         stats[2] += r->nb_probes;
@@ -193,7 +200,8 @@ static int run(int iter, long *stats)
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 30, fails = 0, done = 0;
-    long stats[3] = { 0, 0, 0 };         /* decided, refused (same error on both), sizings */
+    long stats[5] = { 0, 0, 0, 0, 0 };   /* decided, refused (same error on both), sizings, filled
+                                            (qstep_try's test), not filled */
     for (int it = 0; it < iters; it++) {
         int r = run(it, stats);
         if (r >= 0) {
@@ -202,7 +210,8 @@ int main(int argc, char **argv)
         }
     }
     printf("%s rc_emu: %d frames, %d differ from the host's decision; %ld decided (%ld sizings on the device), "
-           "%ld refused alike; fill sorts %ld, %ld of them beyond one chunk; %ld launches\n",
-           fails ? "FAIL" : "ok", done, fails, stats[0], stats[2], stats[1], g_sorts, g_wide_sorts, g_launches);
+           "%ld refused alike; fill sorts %ld, %ld of them beyond one chunk; hull masks alike, %ld filling, %ld "
+           "not; %ld launches\n", fails ? "FAIL" : "ok", done, fails, stats[0], stats[2], stats[1], g_sorts,
+           g_wide_sorts, stats[3], stats[4], g_launches);
     return fails != 0;
 }

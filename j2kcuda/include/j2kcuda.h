@@ -220,6 +220,9 @@ size_t j2kc_encoder_max_size(const J2kcEncoder *enc);
 typedef struct J2kcStats {
     double ms_upload, ms_mct_dwt, ms_t1, ms_rc, ms_t2, ms_download, ms_total;
     size_t device_bytes_per_slot;   /**< CUDA backend: device memory of one frame slot */
+    int    nb_recoded;              /**< 1 when the frame was coded again with qstep_rate's steps
+                                         after not filling its budget with qstep_try's (the
+                                         stage times are then the sums of both codings) */
 } J2kcStats;
 int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
 

@@ -33,6 +33,8 @@ extern "C" {
 #include "backend.h"
 #include "params.h"
 #include "plan.h"
+#include "quant.h"
+#include "rc.h"
 #include "stage.h"
 }
 #include <pthread.h>
@@ -46,15 +48,18 @@ extern "C" {
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
 #include "quant_cuda.h"
+#include "rc_core.h"
 #include "rc_cuda.h"
 #include "t1_cuda.h"
 #include "t1_stop_host.h"
 #include "t2_cuda.h"
 
-enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, NB_EV };
+enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, EV_AGAIN, NB_EV };
 
 typedef struct CudaSlot {
     J2kiPlan     *plan;
+    J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off) */
+    int           tried;           /* the frame in flight is coded with plan_try */
     cudaStream_t  st;
     cudaEvent_t   ev[NB_EV];
     cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
@@ -68,6 +73,7 @@ typedef struct CudaSlot {
     uint32_t     *d_flag;
     void         *d_t1_scratch;
     J2kiT1StopDev t1s;             /* tier-1's early stop: its scratch (t1s.d_scratch NULL: off) */
+    J2kiT1StopDev t1s_try;         /* the same scratch, with plan_try's weights */
     size_t        t1_scratch_size;
     /* pinned host */
     uint8_t      *h_stage;
@@ -76,8 +82,8 @@ typedef struct CudaSlot {
     J2kiCblkRes  *h_res;
     uint32_t     *h_flag;
     /* device rate control and tier-2 (gpu_finish): only the codestream comes back */
-    J2kiT2Cuda   *t2;
-    J2kiRcCuda   *rc;
+    J2kiT2Cuda   *t2, *t2_try;     /* of plan, and of plan_try */
+    J2kiRcCuda   *rc, *rc_try;
     uint8_t      *d_cs;
     J2kiT2CudaResult *h_t2res;     /* pinned */
     /* host */
@@ -136,7 +142,14 @@ typedef struct CudaBackend {
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
-    size_t        data_size;       /* bytes of the code-blocks' byte area */
+    /* qstep_try (quant.h): each frame is coded first with plan_try's steps (cp_try), and again
+     * from tier-1 on with the plan's when it does not fill its budget with them; the quantised
+     * samples are the same integers for both */
+    J2kiCodingParams cp_try;
+    J2kiPlan     *plan_try;        /* NULL when off */
+    J2kiCblkDev  *d_cblks_try, *h_cblks_try;
+    double       *d_weight_try;
+    size_t        data_size;       /* bytes of the code-blocks' byte area (the larger plan's) */
     size_t        nb_pass_total;
     /* per component: plane size and origin on the component grid, staging layout */
     uint32_t      comp_w[J2KC_MAX_COMPS], comp_h[J2KC_MAX_COMPS];
@@ -239,7 +252,9 @@ extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 /* ---- init / uninit ---- */
 
 static int finish_slot(CudaBackend *b, CudaSlot *s);
-static void slot_timings(CudaBackend *b, CudaSlot *s);
+static void slot_timings(CudaBackend *b, CudaSlot *s, int again);
+static int slot_fills(CudaBackend *b, CudaSlot *s);
+static int enqueue_code(CudaBackend *b, CudaSlot *s, int again);
 static void copiers_start(CudaBackend *b);
 static void copiers_stop(CudaBackend *b);
 
@@ -263,11 +278,29 @@ static void *slot_worker(void *arg)
         if ((ret = enter(b, &prev)) == 0) {
             ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
             if (ret == 0)
-                slot_timings(b, s);
+                slot_timings(b, s, 0);
             leave(b, prev);
         }
         if (ret == 0)
             ret = finish_slot(b, s);
+        /* qstep_try: a frame that does not fill its budget with the tried steps is coded again
+         * from tier-1 on with the plan's (the quantised samples are still in the slot) */
+        if (ret == 0 && s->tried && !slot_fills(b, s)) {
+            j2ki_log(&b->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d "
+                     "bit-plane%s more: coded again with qstep_rate's steps", b->cp_try.qstep_extra,
+                     b->cp_try.qstep_extra > 1 ? "s" : "");
+            s->tried = 0;
+            if ((ret = enter(b, &prev)) == 0) {
+                ret = enqueue_code(b, s, 1);
+                if (ret == 0)
+                    ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+                if (ret == 0)
+                    slot_timings(b, s, 1);
+                leave(b, prev);
+            }
+            if (ret == 0)
+                ret = finish_slot(b, s);
+        }
 
         pthread_mutex_lock(&s->mtx);
         s->cs_err = ret;
@@ -316,6 +349,8 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
         cudaStreamDestroy(s->st);
     j2ki_rc_cuda_free(&s->rc);
     j2ki_t2_cuda_free(&s->t2);
+    j2ki_rc_cuda_free(&s->rc_try);
+    j2ki_t2_cuda_free(&s->t2_try);
     cudaFree(s->d_cs);
     cudaFreeHost(s->h_t2res);
     if (b->gpu_finish)
@@ -323,6 +358,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     else
         free(s->h_cs);
     j2ki_plan_free(&s->plan);
+    j2ki_plan_free(&s->plan_try);
     if (s->sync_ready) {
         pthread_mutex_destroy(&s->mtx);
         pthread_cond_destroy(&s->cond);
@@ -346,6 +382,10 @@ static void cuda_uninit(void *priv)
     cudaFree(b->d_cblks);
     cudaFree(b->d_weight);
     free(b->h_cblks);
+    cudaFree(b->d_cblks_try);
+    cudaFree(b->d_weight_try);
+    free(b->h_cblks_try);
+    j2ki_plan_free(&b->plan_try);
     if (entered)
         leave(b, prev);
     free(b);
@@ -359,11 +399,12 @@ static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
     return ret;
 }
 
-/** Builds the device descriptor of every code-block (in plan order) and the layout of the
- *  byte and pass areas: each block's bytes 16-aligned, its passes max_passes long. */
-static int build_cblks(CudaBackend *b)
+/** Builds the device descriptor of every code-block of plan (in plan order) and the layout of
+ *  the byte and pass areas: each block's bytes 16-aligned, its passes max_passes long (the
+ *  slots' areas are sized for the larger of the two plans). */
+static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cblks, double **d_weight,
+                       J2kiCblkDev **h_cblks)
 {
-    const J2kiPlan *plan = b->plan;
     J2kiCblkDev *h = (J2kiCblkDev *)calloc(plan->nb_cblks ? plan->nb_cblks : 1, sizeof(*h));
     size_t data_off = 0, pass_off = 0;
     int ret;
@@ -390,21 +431,21 @@ static int build_cblks(CudaBackend *b)
         data_off += (cb->data_cap + 15u) & ~(size_t)15;
         pass_off += (size_t)cb->max_passes;
     }
-    b->data_size = data_off;
-    b->nb_pass_total = pass_off;
-    b->h_cblks = h;
-    ret = CU(cudaMalloc((void **)&b->d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
+    b->data_size = data_off > b->data_size ? data_off : b->data_size;
+    b->nb_pass_total = pass_off > b->nb_pass_total ? pass_off : b->nb_pass_total;
+    *h_cblks = h;
+    ret = CU(cudaMalloc((void **)d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
     if (ret == 0)
-        ret = CU(cudaMemcpy(b->d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
+        ret = CU(cudaMemcpy(*d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
     if (ret == 0 && j2ki_t1s_enabled(b->cp)) {
         double *w = (double *)malloc((plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double));
         if (!w)
             return J2KC_ERR_NOMEM;
         for (uint32_t i = 0; i < plan->nb_cblks; i++)
             w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-        ret = CU(cudaMalloc((void **)&b->d_weight, (plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double)));
+        ret = CU(cudaMalloc((void **)d_weight, (plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double)));
         if (ret == 0)
-            ret = CU(cudaMemcpy(b->d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
+            ret = CU(cudaMemcpy(*d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
         free(w);
     }
     return ret;
@@ -418,7 +459,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     size_t nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
     int ret;
 
-    if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0)
+    if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0 ||
+        (b->plan_try && (ret = j2ki_plan_create(&s->plan_try, &b->cp_try, &b->log)) < 0))
         return ret;
     if (b->gpu_finish) {
         if ((ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0)
@@ -451,6 +493,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
         if ((ret = dev_alloc(b, s, &s->t1s.d_scratch, s->t1s.scratch_size)) < 0)
             return ret;
+        s->t1s_try = s->t1s;
+        s->t1s_try.d_weight = b->d_weight_try;
     }
     if ((ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_data, b->data_size ? b->data_size : 1))) < 0 ||
@@ -465,11 +509,20 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
          (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
          (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0))
         return ret;
+    if (b->gpu_finish && s->plan_try &&
+        ((ret = j2ki_t2_cuda_init(&s->t2_try, s->plan_try, b->h_cblks_try, s->d_data, s->d_passes, &b->log,
+                                  &b->broken)) < 0 ||
+         (ret = j2ki_rc_cuda_init(&s->rc_try, s->plan_try, s->t2_try, b->nb_slots, &b->log, &b->broken)) < 0))
+        return ret;
 
     /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
         s->plan->cblks[i].data = s->h_data + b->h_cblks[i].data_off;
         s->plan->cblks[i].passes = s->h_passes + b->h_cblks[i].pass_off;
+        if (s->plan_try) {
+            s->plan_try->cblks[i].data = s->h_data + b->h_cblks_try[i].data_off;
+            s->plan_try->cblks[i].passes = s->h_passes + b->h_cblks_try[i].pass_off;
+        }
     }
 
     s->b = b;
@@ -573,7 +626,15 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                 b->tmp_size = sz;
         }
 
-    if ((ret = build_cblks(b)) < 0)
+    if (j2ki_quant_try_planes(cp)) {
+        b->cp_try = *cp;
+        b->cp_try.qstep_extra = j2ki_quant_try_planes(cp);
+        if ((ret = j2ki_plan_create(&b->plan_try, &b->cp_try, &b->log)) < 0)
+            goto fail;
+    }
+    if ((ret = build_cblks(b, plan, &b->d_cblks, &b->d_weight, &b->h_cblks)) < 0 ||
+        (b->plan_try &&
+         (ret = build_cblks(b, b->plan_try, &b->d_cblks_try, &b->d_weight_try, &b->h_cblks_try)) < 0))
         goto fail;
     if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
         ret = J2KC_ERR_NOMEM;
@@ -778,6 +839,54 @@ static int busy_slots(CudaBackend *b, const CudaSlot *self)
     return n;
 }
 
+/** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try's tables when
+ *  s->tried, else the plan's; again: the frame's second coding (qstep_try), timed from EV_AGAIN. */
+static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
+{
+    const J2kiCodingParams *cp = b->cp;
+    const J2kiPlan *plan = b->plan;
+    int ret;
+    if (again && (ret = CU(cudaEventRecord(s->ev[EV_AGAIN], s->st))) < 0)
+        return ret;
+    if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
+        (ret = CU(j2ki_t1_cuda(s->d_samples, s->tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
+                               cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, s->d_data,
+                               s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
+                               s->t1s.d_scratch ? (s->tried ? &s->t1s_try : &s->t1s) : NULL, s->st))) < 0 ||
+        (ret = CU(cudaEventRecord(s->ev[EV_T1], s->st))) < 0)
+        return ret;
+
+    if ((ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
+                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        return ret;
+    if (b->gpu_finish) {
+        /* PCRD-opt and packetisation on the device; back come the result record and, with a
+         * byte budget (the codestream cannot be longer), the budget's worth of bytes in the same
+         * stream, so the slot's last event stays the only sync point */
+        J2kiRcCuda *rc = s->tried ? s->rc_try : s->rc;
+        J2kiT2Cuda *t2 = s->tried ? s->t2_try : s->t2;
+        if ((ret = j2ki_rc_cuda_run(rc, s->d_res, 1 + busy_slots(b, s), s->st)) < 0 ||
+            (s->tried && (ret = j2ki_rc_cuda_hull_mask(rc, s->st)) < 0) ||
+            (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
+            (ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out)) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),
+                                      cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+        if (cp->rc_mode == J2KI_RC_BYTES &&
+            (ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
+                                      cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+    } else {
+        if ((ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
+                                      cudaMemcpyDeviceToHost, s->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0)
+            return ret;
+    }
+    return CU(cudaEventRecord(s->ev[EV_DONE], s->st));
+}
+
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
 {
     const J2kiCodingParams *cp = b->cp;
@@ -858,40 +967,10 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     if ((ret = CU(cudaEventRecord(s->ev[EV_DWT], s->st))) < 0)
         return ret;
 
-    if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
-        (ret = CU(j2ki_t1_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, cp->cblk_style, cp->bypass_start,
-                               plan->max_cblk_w, plan->max_cblk_h, s->d_data, s->d_passes, s->d_res,
-                               s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
-                               s->t1s.d_scratch ? &s->t1s : NULL, s->st))) < 0 ||
-        (ret = CU(cudaEventRecord(s->ev[EV_T1], s->st))) < 0)
-        return ret;
-
-    if ((ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0)
-        return ret;
-    if (b->gpu_finish) {
-        /* PCRD-opt and packetisation on the device; back come the result record and, with a
-         * byte budget (the codestream cannot be longer), the budget's worth of bytes in the same
-         * stream, so the slot's last event stays the only sync point */
-        if ((ret = j2ki_rc_cuda_run(s->rc, s->d_res, 1 + busy_slots(b, s), s->st)) < 0 ||
-            (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
-            (ret = j2ki_t2_cuda_write(s->t2, s->st, s->d_cs, b->max_out)) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(s->t2), sizeof(*s->h_t2res),
-                                      cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-        if (cp->rc_mode == J2KI_RC_BYTES &&
-            (ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
-                                      cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-    } else {
-        if ((ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
-                                      cudaMemcpyDeviceToHost, s->st))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-    }
-    if ((ret = CU(cudaEventRecord(s->ev[EV_DONE], s->st))) < 0)
+    /* qstep_try: the tried steps first (slot_worker codes the frame again when it does not
+     * fill its budget with them) */
+    s->tried = s->plan_try != NULL;
+    if ((ret = enqueue_code(b, s, 0)) < 0)
         return ret;
     if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
         return ret;
@@ -934,9 +1013,18 @@ static float ev_ms(CudaBackend *b, CudaSlot *s, int e0, int e1)
     return ms;
 }
 
-/** Device stage times of the slot's finished frame (inside enter/leave: events are CUDA calls). */
-static void slot_timings(CudaBackend *b, CudaSlot *s)
+/** Device stage times of the slot's finished frame (inside enter/leave: events are CUDA calls);
+ *  again: after its second coding (qstep_try), whose stage times are added. */
+static void slot_timings(CudaBackend *b, CudaSlot *s, int again)
 {
+    if (again) {
+        s->stats.ms_t1 += ev_ms(b, s, EV_AGAIN, EV_T1);
+        s->stats.ms_rc += ev_ms(b, s, EV_T1, EV_RC);
+        s->stats.ms_t2 += ev_ms(b, s, EV_RC, EV_DONE);
+        s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE);
+        s->stats.nb_recoded = 1;
+        return;
+    }
     memset(&s->stats, 0, sizeof(s->stats));
     s->stats.ms_upload = ev_ms(b, s, EV_START, EV_UPLOADED);
     s->stats.ms_mct_dwt = ev_ms(b, s, EV_UPLOADED, EV_DWT);
@@ -986,10 +1074,18 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
+/** qstep_try: whether the frame coded with plan_try filled its budget (j2ki_rc_mask_fills). */
+static int slot_fills(CudaBackend *b, CudaSlot *s)
+{
+    uint32_t mask = b->gpu_finish ? s->h_t2res->hull_mask : j2ki_rc_hull_mask(s->plan_try);
+    return j2ki_rc_mask_fills(mask, b->cp->img.nb_comps);
+}
+
 /** Host part of a finished slot: checks the device results, then rate control + tier-2. */
 static int finish_slot(CudaBackend *b, CudaSlot *s)
 {
     const J2kiPlan *plan = b->plan;
+    J2kiPlan *sp = s->tried ? s->plan_try : s->plan;
     struct timespec t0;
     int64_t n;
 
@@ -1006,12 +1102,12 @@ static int finish_slot(CudaBackend *b, CudaSlot *s)
     if (b->gpu_finish)
         return finish_slot_gpu(b, s);
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
-        J2kiCblk *cb = &s->plan->cblks[i];
+        J2kiCblk *cb = &sp->cblks[i];
         cb->nb_passes = s->h_res[i].nb_passes;
         cb->numbps = s->h_res[i].numbps;
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    n = j2ki_finish_codestream(s->plan, &b->log, s->h_cs, b->max_out);
+    n = j2ki_finish_codestream(sp, &b->log, s->h_cs, b->max_out);
     s->stats.ms_rc = ms_since(&t0);   /* rate control and tier-2 together, as the reference backend */
     s->stats.ms_total += s->stats.ms_rc;
     if (n < 0)

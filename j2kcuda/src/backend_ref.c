@@ -4,6 +4,9 @@
  * DWT (Annex F), quantisation (Annex E), tier-1 (Annexes C, D), then rate control and
  * tier-2 shared with the CUDA backend (j2ki_finish_codestream). It encodes during submit;
  * wait only hands the slot's codestream back. This is the oracle the CUDA backend matches.
+ * With qstep_try (quant.h) a frame is coded with the tried steps' plan first and, when it does
+ * not fill its budget there, from tier-1 on again with the plan of qstep_rate's steps (the
+ * quantised samples are the same integers for both).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,8 @@
 #include "dwt.h"
 #include "mct.h"
 #include "quant.h"
+#include "rc.h"
+#include "rc_core.h"
 #include "t1.h"
 #include "t1_stop_host.h"
 
@@ -27,6 +32,8 @@ typedef struct RefBackend {
     const J2kiCodingParams *cp;
     J2kiLog    log;
     J2kiPlan  *plan;
+    J2kiCodingParams cp_try; /* qstep_try: cp with qstep_extra set, for plan_try */
+    J2kiPlan  *plan_try;     /* qstep_try's plan (the tried steps), or NULL */
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
     void      *dwt_scratch;
     J2kiT1    *t1;
@@ -59,6 +66,7 @@ static void ref_uninit(void *priv)
     free(rb->dwt_scratch);
     free(rb->samples);
     j2ki_plan_free(&rb->plan);
+    j2ki_plan_free(&rb->plan_try);
     free(rb);
 }
 
@@ -79,6 +87,12 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     rb->max_out = max_out;
     if ((ret = j2ki_plan_create(&rb->plan, cp, log)) < 0)
         goto fail;
+    if (j2ki_quant_try_planes(cp)) {
+        rb->cp_try = *cp;
+        rb->cp_try.qstep_extra = j2ki_quant_try_planes(cp);
+        if ((ret = j2ki_plan_create(&rb->plan_try, &rb->cp_try, log)) < 0)
+            goto fail;
+    }
     ret = J2KC_ERR_NOMEM;
     if (rb->plan->nb_samples > SIZE_MAX / sizeof(int32_t) ||
         !(rb->samples = malloc((rb->plan->nb_samples ? rb->plan->nb_samples : 1) * sizeof(int32_t)))) {
@@ -97,7 +111,8 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
         goto fail;
     if (j2ki_t1s_enabled(cp) &&
         (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
-         !(rb->stop_work = malloc(j2ki_t1s_host_scratch_size(rb->plan)))))
+         !(rb->stop_work = malloc(j2ki_t1s_host_scratch_size(rb->plan) +
+                                  (rb->plan_try ? j2ki_t1s_host_scratch_size(rb->plan_try) : 0)))))
         goto fail;
     if (!(rb->slots = calloc((size_t)nb_slots, sizeof(*rb->slots))))
         goto fail;
@@ -170,10 +185,9 @@ static void quantise_all(RefBackend *rb)
     }
 }
 
-static int tier1_block(RefBackend *rb, uint32_t i, int lim)
+static int tier1_block(RefBackend *rb, J2kiPlan *plan, uint32_t i, int lim)
 {
     const J2kiCodingParams *cp = rb->cp;
-    J2kiPlan *plan = rb->plan;
     J2kiCblk *cb = &plan->cblks[i];
     const J2kiBand *band = &plan->bands[cb->band_idx];
     const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
@@ -192,19 +206,18 @@ static int tier1_block(RefBackend *rb, uint32_t i, int lim)
 /* Every code-block fully, then, with the early stop (t1_stop.h), the decisions the CUDA coder
  * takes between its chunks, replayed on the causal estimates, and the stopped blocks again up
  * to their limit. */
-static int tier1_all(RefBackend *rb)
+static int tier1_all(RefBackend *rb, J2kiPlan *plan)
 {
-    J2kiPlan *plan = rb->plan;
     int ret;
     for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        if ((ret = tier1_block(rb, i, 0)) < 0)
+        if ((ret = tier1_block(rb, plan, i, 0)) < 0)
             return ret;
     if (!rb->stop_lim)
         return 0;
     if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work)) < 0)
         return ret;
     for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        if (rb->stop_lim[i] && (ret = tier1_block(rb, i, (int)rb->stop_lim[i])) < 0)
+        if (rb->stop_lim[i] && (ret = tier1_block(rb, plan, i, (int)rb->stop_lim[i])) < 0)
             return ret;
     return 0;
 }
@@ -221,20 +234,31 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         encode_tile_samples(rb, &rb->plan->tiles[t], f);
     quantise_all(rb);
     t1 = now_ms();
-    slot->status = tier1_all(rb);
-    t2 = now_ms();
-    if (slot->status >= 0) {
-        n = j2ki_finish_codestream(rb->plan, &rb->log, slot->out, rb->max_out);
-        if (n < 0)
-            slot->status = (int)n;
-        else
-            slot->len = (size_t)n;
-    }
-    t3 = now_ms();
     slot->stats.ms_mct_dwt = t1 - t0;
-    slot->stats.ms_t1      = t2 - t1;
-    slot->stats.ms_rc      = t3 - t2;   /* rate control and tier-2 together */
-    slot->stats.ms_total   = t3 - t0;
+    /* qstep_try: the tried steps first; kept when the frame fills its budget with them */
+    for (int pass = rb->plan_try ? 0 : 1; pass < 2; pass++) {
+        J2kiPlan *plan = pass ? rb->plan : rb->plan_try;
+        t1 = now_ms();
+        slot->status = tier1_all(rb, plan);
+        t2 = now_ms();
+        if (slot->status >= 0) {
+            n = j2ki_finish_codestream(plan, &rb->log, slot->out, rb->max_out);
+            if (n < 0)
+                slot->status = (int)n;
+            else
+                slot->len = (size_t)n;
+        }
+        t3 = now_ms();
+        slot->stats.ms_t1 += t2 - t1;
+        slot->stats.ms_rc += t3 - t2;   /* rate control and tier-2 together */
+        if (slot->status < 0 || pass || j2ki_rc_mask_fills(j2ki_rc_hull_mask(plan), rb->cp->img.nb_comps))
+            break;
+        slot->stats.nb_recoded++;
+        j2ki_log(&rb->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d bit-plane%s "
+                 "more: coded again with qstep_rate's steps", rb->cp_try.qstep_extra,
+                 rb->cp_try.qstep_extra > 1 ? "s" : "");
+    }
+    slot->stats.ms_total = t3 - t0;
     return 0;   /* the frame's own status is reported by wait, in order */
 }
 

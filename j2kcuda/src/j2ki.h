@@ -106,6 +106,10 @@ typedef struct J2kiCodingParams {
     int t1_stop;                      /* tier-1 early stop with J2KI_RC_BYTES (t1_stop.h) */
     int qstep_rate;                   /* 9/7 steps coarsened for the byte budget (quant_ref.c,
                                          j2ki_quant_rate_planes) */
+    int qstep_try;                    /* bit-planes more tried per frame (j2ki_quant_try_planes) */
+    int qstep_extra;                  /* internal: the planes of qstep_try in this cp's plan (0 in
+                                         the encoder's own cp; set in the backends' copy for the
+                                         plan of the tried steps) */
     /* profile bookkeeping */
     int profile;
     int fps_num, fps_den;

@@ -63,7 +63,12 @@ static const char help_text[] =
     "  qstep_rate  0|1: with a byte budget (9/7), the quantisation steps are coarsened by the\n"
     "              bit-planes that budget cannot reach (at most 5; none above 1.11 bit per\n"
     "              sample at 12 bits, 0.22 at 8 bits), and tier-1 does not code them (0: the\n"
-    "              steps of the full-rate quantiser) [1]\n";
+    "              steps of the full-rate quantiser) [1]\n"
+    "  qstep_try   0..5: with qstep_rate, every frame is first coded with steps coarser by this\n"
+    "              many bit-planes more (at most 5 in all); when the frame does not fill its\n"
+    "              budget at those steps (rate control kept every useful pass), it is coded\n"
+    "              again with qstep_rate's steps, so the coarser steps are kept only where the\n"
+    "              budget could not reach the planes they drop (0: off) [3]\n";
 
 const char *j2kc_params_help(void) { return help_text; }
 
@@ -86,6 +91,7 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->async_depth  = 2;
     cp->t1_stop      = 1;
     cp->qstep_rate   = 1;
+    cp->qstep_try    = 3;
 }
 
 J2kcParams *j2kc_params_alloc(void)
@@ -462,6 +468,10 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_PLT: ret = parse_bool(value, &cp->plt); break;
     case J2KI_KEY_T1_STOP: ret = parse_bool(value, &cp->t1_stop); break;
     case J2KI_KEY_QSTEP_RATE: ret = parse_bool(value, &cp->qstep_rate); break;
+    case J2KI_KEY_QSTEP_TRY:
+        ret = parse_int(value, 0, 5, &v);
+        if (!ret) cp->qstep_try = (int)v;
+        break;
     case J2KI_KEY_MAINLEVEL:
         ret = parse_int(value, 0, 11, &v);
         if (!ret) cp->mainlevel = (int)v;
@@ -706,6 +716,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         if (k)
             j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_rate: 9/7 steps coarsened by %d bit-plane%s for %llu bytes a frame",
                      k, k > 1 ? "s" : "", (unsigned long long)cp->frame_bytes);
+        if (j2ki_quant_try_planes(cp))
+            j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_try: each frame tried with %d bit-plane%s more, kept where it "
+                     "fills its budget", j2ki_quant_try_planes(cp), j2ki_quant_try_planes(cp) > 1 ? "s" : "");
     }
     return 0;
 }

@@ -27,6 +27,14 @@ void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth
 int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth);
 
 /**
+ * qstep_try: the bit-planes more (than j2ki_quant_rate_planes with qstep_extra 0) with which
+ * each frame is coded first, or 0 when frames are coded once. A backend makes a second plan
+ * from a copy of cp with qstep_extra set to this, codes each frame with it, and codes the frame
+ * again with the first plan when j2ki_rc_fills says the frame did not fill its budget.
+ */
+int j2ki_quant_try_planes(const J2kiCodingParams *cp);
+
+/**
  * Quantises one band in place: float coefficients (same storage, row stride `stride` samples)
  * become int32 values sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits
  * fractional bits, saturated to M_b integer bits: |value| <= 2^(M_b + frac_bits) - 1 (integer

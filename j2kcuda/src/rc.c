@@ -282,6 +282,17 @@ double j2ki_rc_estimate_psnr(const J2kiPlan *plan)
     return 10.0 * log10((double)plan->nb_samples * J2KI_RC_DIST_ONE / (double)sum);
 }
 
+uint32_t j2ki_rc_hull_mask(const J2kiPlan *plan)
+{
+    uint32_t m = 0;
+    int L = plan->cp->nb_layers;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        m |= j2ki_rc_cblk_hull_bits(cb->passes, cb->nb_passes, cb->layer_passes[L - 1], rc_comp(plan, cb));
+    }
+    return m;
+}
+
 void j2ki_rc_hull(J2kiCblk *cb, double weight)
 {
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, weight);

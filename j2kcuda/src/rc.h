@@ -43,6 +43,10 @@ double j2ki_rc_estimate_psnr(const J2kiPlan *plan);
  *  dist_weight / (2^depth - 1)^2 * 2^32. The device rate control uses the same values. */
 double j2ki_rc_dist_scale(const J2kiPlan *plan, const J2kiBand *band);
 
+/** qstep_try's test after rate control: the OR of j2ki_rc_cblk_hull_bits (rc_core.h) over the
+ *  plan's code-blocks; j2ki_rc_mask_fills(mask, nb_comps) tells whether the frame filled. */
+uint32_t j2ki_rc_hull_mask(const J2kiPlan *plan);
+
 struct J2kiRcCtx;
 /**
  * Prepares the context of j2ki_rc_decide (rc_core.h) for the plan's coding parameters: modes,

@@ -120,6 +120,38 @@ J2KI_HD void j2ki_rc_hull_passes(J2kiPass *passes, int nb_passes, double weight)
 }
 
 /**
+ * qstep_try's test of one code-block after rate control (quant.h, j2ki_quant_try_planes): bit
+ * comp of the result when the block has a pass on its convex hull (slope > 0), bit 16 + comp
+ * when one of them was left out of the last layer (kept = layer_passes[nb_layers - 1]). The
+ * frame's mask is the OR over its blocks; j2ki_rc_mask_fills reads it.
+ */
+J2KI_HD uint32_t j2ki_rc_cblk_hull_bits(const J2kiPass *passes, int nb_passes, int kept, int comp)
+{
+    uint32_t m = 0;
+    for (int k = 0; k < nb_passes; k++)
+        if (passes[k].slope > 0.0)
+            m |= k < kept ? 1u << comp : (1u << comp) | (1u << (16 + comp));
+    return m;
+}
+
+/** Whether a frame's mask (j2ki_rc_cblk_hull_bits) says that it fills its budgets: every
+ *  component with passes on a hull had one left out, so rate control, not the steps, ended
+ *  every component's coding. A component whose blocks were all kept whole might have taken
+ *  finer planes (a per-component budget can bind one component while others have room). */
+J2KI_HD int j2ki_rc_mask_fills(uint32_t mask, int nb_comps)
+{
+    int any = 0;
+    for (int c = 0; c < nb_comps; c++) {
+        if (!(mask & (1u << c)))
+            continue;
+        if (!(mask & (1u << (16 + c))))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
+/**
  * Truncation point chosen by a threshold: the number of passes up to the last hull vertex whose
  * slope is > t, or >= t when inclusive. t < 0 selects every coded pass (no rate control).
  */

@@ -1017,6 +1017,19 @@ __global__ void hull_kernel(J2kiT2DevView v)
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, v.bands[cb->band_idx].dist_weight);
 }
 
+/* qstep_try's test after the decision (rc_core.h, j2ki_rc_cblk_hull_bits), OR-ed into the result */
+__global__ void hull_mask_kernel(J2kiT2DevView v)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= v.nb_cblks)
+        return;
+    const J2kiCblk *cb = &v.cblks[i];
+    uint32_t m = j2ki_rc_cblk_hull_bits(cb->passes, cb->nb_passes, cb->layer_passes[v.nb_layers - 1],
+                                        v.bands[cb->band_idx].comp);
+    if (m)
+        atomicOr(&v.result->hull_mask, m);
+}
+
 __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constant__ RcArgs a, const J2kiRcCtx *ctx0)
 {
     __shared__ RcBlock sh;
@@ -1182,6 +1195,13 @@ fail:
     free(scale);
     j2ki_rc_cuda_free(&rc);
     return ret;
+}
+
+int j2ki_rc_cuda_hull_mask(J2kiRcCuda *rc, cudaStream_t st)
+{
+    const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
+    RC_LAUNCH(hull_mask_kernel, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, st, *v);
+    return J2KI_CUDA_LAUNCHED(rc->log, rc->sticky);
 }
 
 int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st)

@@ -57,6 +57,10 @@ void j2ki_rc_cuda_free(J2kiRcCuda **rc);
  */
 int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st);
 
+/** After j2ki_rc_cuda_run on st: qstep_try's test, the OR of j2ki_rc_cblk_hull_bits (rc_core.h)
+ *  over the code-blocks, into the slot's J2kiT2CudaResult.hull_mask (as j2ki_rc_hull_mask). */
+int  j2ki_rc_cuda_hull_mask(J2kiRcCuda *rc, cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

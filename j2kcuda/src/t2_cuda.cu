@@ -60,6 +60,7 @@ __global__ void import_kernel(J2kiT2DevView v, const J2kiCblkRes *res)
         v.result->rc_why_arg = 0;
         v.result->nb_probes = 0;
         v.result->rc_total = 0;
+        v.result->hull_mask = 0;
     }
     if (i >= v.nb_cblks)
         return;

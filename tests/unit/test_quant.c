@@ -365,6 +365,82 @@ static void check_rate_planes(void)
     group("qstep_rate: K by bits per sample and depth, K planes exactly", f0);
 }
 
+/* qstep_try (j2ki_quant_try_planes, qstep_extra): when it applies, and its plan's bands are
+ * their plan's with d planes fewer (d = qstep_extra, K + d at most 5): epsilon_b - d, the same
+ * mantissa, M_b - d, d more fractional bits, the same quantiser (inv_step, M_b + frac_bits: the
+ * same integers), the step 2^d and the weight 4^d times theirs. */
+static void try_cp(J2kiCodingParams *cp, uint32_t w, uint32_t h, int depth, uint64_t bytes, int try_planes)
+{
+    memset(cp, 0, sizeof(*cp));
+    cp->guard_bits = 2;
+    cp->mct = 1;
+    cp->img.nb_comps = 3;
+    for (int c = 0; c < 3; c++) {
+        cp->img.dx[c] = cp->img.dy[c] = 1;
+        cp->img.depth[c] = depth;
+    }
+    cp->img.width = w;
+    cp->img.height = h;
+    cp->rc_mode = J2KI_RC_BYTES;
+    cp->frame_bytes = bytes;
+    cp->qstep_rate = 1;
+    cp->qstep_try = try_planes;
+}
+
+static void check_try_planes(void)
+{
+    int f0 = test_failures;
+    J2kiCodingParams cp;
+    try_cp(&cp, 1998, 1080, 12, 1302083, 3);
+    CHECK(j2ki_quant_try_planes(&cp) == 3, "2K DCI: %d", j2ki_quant_try_planes(&cp));
+    cp.qstep_try = 0;
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "qstep_try=0");
+    cp.qstep_try = 3;
+    cp.qstep_rate = 0;
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "qstep_rate=0");
+    cp.qstep_rate = 1;
+    cp.reversible = 1;
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "reversible");
+    cp.reversible = 0;
+    cp.rc_mode = J2KI_RC_PSNR;
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "PSNR mode");
+    try_cp(&cp, 64, 64, 12, 64 * 64 * 3, 3);
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "8 bit/sample");
+    try_cp(&cp, 1000, 1000, 12, 3000000 / 8 * 20 / 100, 3);        /* K = 5 already */
+    CHECK(j2ki_quant_try_planes(&cp) == 0, "K = 5 by the rule");
+    for (int depth = 8; depth <= 16; depth += 4)
+        for (int bpp = 0; bpp < 3; bpp++) {
+            /* 1.57 (2K DCI), 0.39 (4K DCI) and 0.16 bit/sample */
+            static const uint64_t bytes[3] = { 1302083, 1302083, 1302083 / 2 };
+            uint32_t w = bpp ? 4096 : 2048, h = bpp ? 2160 : 1080;
+            for (int t = 1; t <= 5; t++)
+                for (int level = 1; level <= 5; level++)
+                    for (int orient = level == 5 ? 0 : 1; orient < 4; orient++) {
+                        J2kiBand a, b;
+                        int k, d;
+                        try_cp(&cp, w, h, depth, bytes[bpp], t);
+                        memset(&a, 0, sizeof(a));
+                        a.orient = orient;
+                        a.level = level;
+                        b = a;
+                        j2ki_quant_band_setup(&a, &cp, depth);
+                        k = j2ki_quant_rate_planes(&cp, depth);
+                        cp.qstep_extra = j2ki_quant_try_planes(&cp);
+                        j2ki_quant_band_setup(&b, &cp, depth);
+                        d = cp.qstep_extra < 5 - k ? cp.qstep_extra : 5 - k;
+                        CHECK(cp.qstep_extra == (k < 5 ? t : 0) && b.expn == a.expn - d && b.mant == a.mant &&
+                              b.nb_mag_bits == a.nb_mag_bits - d && b.frac_bits == a.frac_bits + d &&
+                              b.inv_step == a.inv_step && b.step == a.step * (float)(1 << d) &&
+                              b.dist_weight == ldexp(a.dist_weight, 2 * d) && b.nb_mag_bits >= 1,
+                              "depth %d, %llu bytes for %ux%u, try %d, level %d orient %d: K %d extra %d, epsilon %d "
+                              "-> %d, M_b %d -> %d, frac %d -> %d", depth, (unsigned long long)bytes[bpp], w, h, t,
+                              level, orient, k, cp.qstep_extra, a.expn, b.expn, a.nb_mag_bits, b.nb_mag_bits,
+                              a.frac_bits, b.frac_bits);
+                    }
+        }
+    group("qstep_try: when it applies; its plan's bands are the plan's with d planes fewer, same integers", f0);
+}
+
 int main(void)
 {
     test_seed("test_quant", 4242);
@@ -372,5 +448,6 @@ int main(void)
     check_quantiser();
     check_worst_case();
     check_rate_planes();
+    check_try_planes();
     return test_done("test_quant");
 }

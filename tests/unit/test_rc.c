@@ -673,8 +673,32 @@ static void test_psnr(void)
     printf("# psnr: %d runs decided at a rounding tie\n", close);
 }
 
+/* qstep_try's test (rc_core.h): a block's hull bits, the frame's verdict */
+static void test_hull_bits(void)
+{
+    J2kiPass p[4];
+    static const double sl[4] = { 5.0, 3.0, 0.0, 1.0 };   /* pass 2 not on the hull */
+    memset(p, 0, sizeof(p));
+    for (int k = 0; k < 4; k++)
+        p[k].slope = sl[k];
+    CHECK(j2ki_rc_cblk_hull_bits(p, 4, 4, 1) == 0x2u, "all kept: %#x", j2ki_rc_cblk_hull_bits(p, 4, 4, 1));
+    CHECK(j2ki_rc_cblk_hull_bits(p, 4, 3, 1) == 0x20002u, "hull pass 3 left out: %#x",
+          j2ki_rc_cblk_hull_bits(p, 4, 3, 1));
+    CHECK(j2ki_rc_cblk_hull_bits(p, 3, 2, 2) == 0x4u, "only pass 2 (off the hull) left out: %#x",
+          j2ki_rc_cblk_hull_bits(p, 3, 2, 2));
+    CHECK(j2ki_rc_cblk_hull_bits(p, 4, 0, 0) == 0x10001u, "nothing kept");
+    CHECK(j2ki_rc_cblk_hull_bits(p, 0, 0, 0) == 0, "no passes");
+    CHECK(j2ki_rc_mask_fills(0x30003u, 3), "both components with passes cut");
+    CHECK(!j2ki_rc_mask_fills(0x10003u, 3), "component 1 kept whole");
+    CHECK(j2ki_rc_mask_fills(0x10001u, 3), "components 1, 2 without passes");
+    CHECK(!j2ki_rc_mask_fills(0, 3), "no hull at all");
+    CHECK(!j2ki_rc_mask_fills(0x7u, 3), "everything kept");
+    CHECK(j2ki_rc_mask_fills(0x80008u, 4) && !j2ki_rc_mask_fills(0x80008u, 3), "component 3 counts for 4 only");
+}
+
 int main(void)
 {
+    test_hull_bits();
     test_hull_bruteforce();
     test_bytes();
     test_ties();
