@@ -264,4 +264,29 @@ else
     fail $t "$(last_err)"
 fi
 
+# -- qstep_try: on by default with qstep_rate (each frame first coded 3 bit-planes coarser, kept
+#    where it fills its budget, logged at -v verbose); -qstep_try 3 is the default, -qstep_try 0
+#    codes once: other bytes when the tried steps were kept, the same when the frame was coded
+#    again (the log says which); every file decodes
+t=qstep-try-option
+if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_try 3 "$WORK/qt-on.j2c" &&
+   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_try 0 "$WORK/qt-off.j2c"; then
+    dec_ok=1
+    for f in on off; do
+        "$FFMPEG" -nostdin -v error -i "$WORK/qt-$f.j2c" -f null - 2> "$WORK/qt-dec.log" && [ ! -s "$WORK/qt-dec.log" ] || dec_ok=0
+    done
+    again=0
+    grep -q "qstep_try: the frame does not fill" "$WORK/qr.log" && again=1
+    if ! grep -q "qstep_try: each frame tried with 3 bit-planes more" "$WORK/qr.log"; then
+        fail $t "no 'tried with 3 bit-planes more' line at -v verbose: $(grep -m1 qstep_try "$WORK/qr.log")"
+    elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qt-on.j2c"; then fail $t "-qstep_try 3 differs from the default"
+    elif [ $again = 0 ] && cmp -s "$WORK/qr-def.j2c" "$WORK/qt-off.j2c"; then fail $t "-qstep_try 0 wrote the same bytes"
+    elif [ $again = 1 ] && ! cmp -s "$WORK/qr-def.j2c" "$WORK/qt-off.j2c"; then
+        fail $t "the frame was coded again, yet the bytes differ from -qstep_try 0"
+    elif [ $dec_ok = 0 ]; then fail $t "a codestream does not decode cleanly: $(head -c 200 "$WORK/qt-dec.log")"
+    else ok $t "3 planes more tried by default ($([ $again = 1 ] && echo "coded again" || echo kept)), once with -qstep_try 0, both decode"; fi
+else
+    fail $t "$(last_err)"
+fi
+
 finish

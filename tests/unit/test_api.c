@@ -100,6 +100,11 @@ static void test_params(void)
     CHECK(j2kc_params_set(p, "qstep_rate", "2") == J2KC_ERR_INVAL, "qstep_rate=2 accepted");
     CHECK(j2kc_params_set(p, "qstep_rate", "0") == 0 && j2kc_params_set(p, "qstep_rate", "1") == 0,
           "qstep_rate 0/1 refused");
+    CHECK(j2kc_params_set(p, "qstep_try", "6") == J2KC_ERR_INVAL && j2kc_params_set(p, "qstep_try", "-1") == J2KC_ERR_INVAL,
+          "qstep_try outside 0..5 accepted");
+    CHECK(j2kc_params_set(p, "qstep_try", "0") == 0 && j2kc_params_set(p, "qstep_try", "5") == 0 &&
+          j2kc_params_set(p, "qstep_try", "3") == 0,
+          "qstep_try 0/5 refused");
     CHECK(j2kc_params_set(p, "order", "cprl") == 0, "cprl refused");
     CHECK(j2kc_params_set(p, "async_depth", "32") == 0, "async_depth 32 refused");
     CHECK(j2kc_params_set(p, "async_depth", "33") == J2KC_ERR_INVAL && j2kc_params_set(p, "async_depth", "0") == J2KC_ERR_INVAL,
