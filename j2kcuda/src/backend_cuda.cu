@@ -275,31 +275,27 @@ static void *slot_worker(void *arg)
         }
         pthread_mutex_unlock(&s->mtx);
 
-        if ((ret = enter(b, &prev)) == 0) {
-            ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
-            if (ret == 0)
-                slot_timings(b, s, 0);
-            leave(b, prev);
-        }
-        if (ret == 0)
-            ret = finish_slot(b, s);
-        /* qstep_try: a frame that does not fill its budget with the tried steps is coded again
-         * from tier-1 on with the plan's (the quantised samples are still in the slot) */
-        if (ret == 0 && s->tried && !slot_fills(b, s)) {
-            j2ki_log(&b->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d "
-                     "bit-plane%s more: coded again with qstep_rate's steps", b->cp_try.qstep_extra,
-                     b->cp_try.qstep_extra > 1 ? "s" : "");
-            s->tried = 0;
+        /* the frame's coding (enqueued by submit), then at most once more: qstep_try, a frame
+         * that does not fill its budget with the tried steps is coded again from tier-1 on with
+         * the plan's (the quantised samples are still in the slot) */
+        for (int again = 0;; again = 1) {
             if ((ret = enter(b, &prev)) == 0) {
-                ret = enqueue_code(b, s, 1);
+                if (again)
+                    ret = enqueue_code(b, s, 1);
                 if (ret == 0)
                     ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
                 if (ret == 0)
-                    slot_timings(b, s, 1);
+                    slot_timings(b, s, again);
                 leave(b, prev);
             }
             if (ret == 0)
                 ret = finish_slot(b, s);
+            if (ret < 0 || !s->tried || slot_fills(b, s))
+                break;
+            j2ki_log(&b->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d "
+                     "bit-plane%s more: coded again with qstep_rate's steps", b->cp_try.qstep_extra,
+                     b->cp_try.qstep_extra > 1 ? "s" : "");
+            s->tried = 0;
         }
 
         pthread_mutex_lock(&s->mtx);
@@ -626,9 +622,7 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                 b->tmp_size = sz;
         }
 
-    if (j2ki_quant_try_planes(cp)) {
-        b->cp_try = *cp;
-        b->cp_try.qstep_extra = j2ki_quant_try_planes(cp);
+    if (j2ki_quant_try_params(&b->cp_try, cp)) {
         if ((ret = j2ki_plan_create(&b->plan_try, &b->cp_try, &b->log)) < 0)
             goto fail;
     }

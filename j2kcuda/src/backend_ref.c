@@ -87,9 +87,7 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     rb->max_out = max_out;
     if ((ret = j2ki_plan_create(&rb->plan, cp, log)) < 0)
         goto fail;
-    if (j2ki_quant_try_planes(cp)) {
-        rb->cp_try = *cp;
-        rb->cp_try.qstep_extra = j2ki_quant_try_planes(cp);
+    if (j2ki_quant_try_params(&rb->cp_try, cp)) {
         if ((ret = j2ki_plan_create(&rb->plan_try, &rb->cp_try, log)) < 0)
             goto fail;
     }

@@ -35,6 +35,13 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth);
 int j2ki_quant_try_planes(const J2kiCodingParams *cp);
 
 /**
+ * The coding parameters of qstep_try's tried plan: *cp_try = *cp with qstep_extra set to
+ * j2ki_quant_try_planes(cp). Returns that number (0: frames are coded once, *cp_try is then
+ * a plain copy and no second plan is needed).
+ */
+int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp);
+
+/**
  * Quantises one band in place: float coefficients (same storage, row stride `stride` samples)
  * become int32 values sign * floor(|c| * inv_step), i.e. the quantisation index with frac_bits
  * fractional bits, saturated to M_b integer bits: |value| <= 2^(M_b + frac_bits) - 1 (integer

@@ -120,6 +120,13 @@ int j2ki_quant_try_planes(const J2kiCodingParams *cp)
     return 0;                               /* every component at 5 already */
 }
 
+int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp)
+{
+    *cp_try = *cp;
+    cp_try->qstep_extra = j2ki_quant_try_planes(cp);
+    return cp_try->qstep_extra;
+}
+
 /*
  * Extra magnitude bits the 5/3 worst case needs above the nominal R_b (+1 for RCT chroma):
  * the L1 norms of the cascaded 5/3 analysis filters (1-D, any level) are at most 1.72 (low)

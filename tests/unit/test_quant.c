@@ -417,24 +417,28 @@ static void check_try_planes(void)
                 for (int level = 1; level <= 5; level++)
                     for (int orient = level == 5 ? 0 : 1; orient < 4; orient++) {
                         J2kiBand a, b;
-                        int k, d;
+                        J2kiCodingParams cpt;
+                        int k, d, extra;
                         try_cp(&cp, w, h, depth, bytes[bpp], t);
+                        memset(&cpt, 0, sizeof(cpt));   /* padding alike for the memcmp */
                         memset(&a, 0, sizeof(a));
                         a.orient = orient;
                         a.level = level;
                         b = a;
                         j2ki_quant_band_setup(&a, &cp, depth);
                         k = j2ki_quant_rate_planes(&cp, depth);
-                        cp.qstep_extra = j2ki_quant_try_planes(&cp);
-                        j2ki_quant_band_setup(&b, &cp, depth);
-                        d = cp.qstep_extra < 5 - k ? cp.qstep_extra : 5 - k;
-                        CHECK(cp.qstep_extra == (k < 5 ? t : 0) && b.expn == a.expn - d && b.mant == a.mant &&
+                        extra = j2ki_quant_try_params(&cpt, &cp);
+                        j2ki_quant_band_setup(&b, &cpt, depth);
+                        cpt.qstep_extra = cp.qstep_extra;        /* the rest of cpt is cp */
+                        d = extra < 5 - k ? extra : 5 - k;
+                        CHECK(!memcmp(&cpt, &cp, sizeof(cp)) && extra == j2ki_quant_try_planes(&cp) &&
+                              extra == (k < 5 ? t : 0) && b.expn == a.expn - d && b.mant == a.mant &&
                               b.nb_mag_bits == a.nb_mag_bits - d && b.frac_bits == a.frac_bits + d &&
                               b.inv_step == a.inv_step && b.step == a.step * (float)(1 << d) &&
                               b.dist_weight == ldexp(a.dist_weight, 2 * d) && b.nb_mag_bits >= 1,
                               "depth %d, %llu bytes for %ux%u, try %d, level %d orient %d: K %d extra %d, epsilon %d "
                               "-> %d, M_b %d -> %d, frac %d -> %d", depth, (unsigned long long)bytes[bpp], w, h, t,
-                              level, orient, k, cp.qstep_extra, a.expn, b.expn, a.nb_mag_bits, b.nb_mag_bits,
+                              level, orient, k, extra, a.expn, b.expn, a.nb_mag_bits, b.nb_mag_bits,
                               a.frac_bits, b.frac_bits);
                     }
         }
