@@ -211,6 +211,7 @@ ours() {
     fps=$(kv "$l" fps)
     [ "$(kv "$l" frames)" = 0 ] && fps=$(awk -v l="$(kv "$l" latency_ms)" 'BEGIN { printf "%.3f", 1000 / l }')
     local notes="identical=$(kv "$l" identical)"
+    [ -n "$(kv "$l" cpu_cores)" ] && [ "$(kv "$l" frames)" != 0 ] && notes="$notes; CPU $(kv "$l" cpu_cores) cores"
     [ -n "${allfps:-}" ] && notes="$notes; median of $(echo $allfps | wc -w) runs: $(echo $allfps | sed 's/ / \/ /g') fps"
     f2() { printf %.2f "$(kv "$l" "$1")"; }
     [ -n "$(kv "$l" st_total)" ] && notes="$notes; stages ms: up $(f2 st_upload) mct+dwt $(f2 st_mct_dwt) t1 $(f2 st_t1) rc $(f2 st_rc) t2 $(f2 st_t2) down $(f2 st_download) total $(f2 st_total)$([ "$be" = cuda ] && echo "; devmem/slot $(kv "$l" devmem_mb) MB")"
@@ -359,8 +360,9 @@ for cs in $CASES; do
         [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --pinned
         # the components interleaved in one plane, as FFmpeg's xyz12le / rgb48le frames come
         [ "$cs" = dci4k ] && ours "$cs" cuda packed "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --packed
-        # 16 frames in flight (the library takes up to 32): the MQ chains of one frame leave
-        # SMs idle that more frames fill (doc/open-work.md); the targets use 'normal'
+        # 16 frames in flight (the library takes up to 32): a frame's own work leaves the GPU
+        # part idle (its MQ chains, rate control's grid syncs), which more frames in flight fill
+        # (doc/open-work.md)
         [ "$cs" != imf4k ] && ours "$cs" cuda depth16 "$C_OURS async_depth=16" -n $n -t $t -l $l -w 5
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5

@@ -24,7 +24,8 @@
  * caller's stream.
  *
  * The one sync point per frame after submit is in the slot's host worker thread:
- * cudaEventSynchronize on the slot's last event, then the host checks (and the host finish when
+ * cudaEventSynchronize on the slot's last event (after sleeping until rate control is done, see
+ * slot_init), then the host checks (and the host finish when
  * asked for) on that thread, so frames in flight are finished on several cores at once; wait()
  * only waits for the worker's result. The log callback may therefore be called from these
  * threads.
@@ -135,6 +136,8 @@ typedef struct CudaBackend {
     int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
     int           gpu_finish;      /* rate control + tier-2 on the device (default); 0: on the
                                       host worker threads (J2KC_CUDA_HOST_FINISH=1, for comparison) */
+    int           spin;            /* J2KC_CUDA_SPIN=1 (for comparison): the slot workers spin for
+                                      their frames' whole time (the driver's default), none sleeps */
     int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
     CudaSlot     *slots;
@@ -282,6 +285,8 @@ static void *slot_worker(void *arg)
             if ((ret = enter(b, &prev)) == 0) {
                 if (again)
                     ret = enqueue_code(b, s, 1);
+                if (ret == 0)      /* asleep until rate control is done (slot_init), then spinning */
+                    ret = CU(cudaEventSynchronize(s->ev[EV_RC]));
                 if (ret == 0)
                     ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
                 if (ret == 0)
@@ -466,8 +471,16 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     }
     if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
         return ret;
+    /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
+     * event), then spins for the rest (tier-2 and the download, about 0.15 ms; EV_DONE keeps
+     * the driver's default schedule). Spinning for the whole frame, as the driver's default does
+     * with one context and fewer than the cores, kept a core busy per frame in flight: 2K DCI
+     * with 8 in flight took 9.0 cores, 16 in flight more than the machine's 16 with the
+     * submitting thread and the staging helpers, and the frame rate fell (H100, 2026-11-26).
+     * Sleeping until EV_DONE instead took 0.1-0.2 ms of wake-up from every frame's latency. */
     for (int i = 0; i < NB_EV; i++)
-        if ((ret = CU(cudaEventCreate(&s->ev[i]))) < 0)
+        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC && !b->spin ? cudaEventBlockingSync
+                                                                                 : cudaEventDefault))) < 0)
             return ret;
     if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
         return ret;
@@ -555,6 +568,8 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     {
         const char *e = getenv("J2KC_CUDA_HOST_FINISH");
         b->gpu_finish = !(e && *e == '1');
+        e = getenv("J2KC_CUDA_SPIN");
+        b->spin = e && *e == '1';
     }
 
     if (cp->cu_ctx) {
@@ -1048,7 +1063,7 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
             return ret;
         ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, r->len, cudaMemcpyDeviceToHost, s->st));
         if (ret == 0)
-            ret = CU(cudaStreamSynchronize(s->st));
+            ret = CU(cudaStreamSynchronize(s->st));     /* a short copy: spinning */
         leave(b, prev);
         if (ret < 0)
             return ret;

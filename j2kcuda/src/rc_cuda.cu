@@ -76,7 +76,10 @@
  * SMs. A frame alone gets the whole work cap (4K DCI: 77 blocks, one warp per precinct),
  * 8 in flight 1/8 of the device each (an H100, 2 blocks per SM: 33); an H100 A/B of a fixed
  * grid twice the 1/8 share took the 4K frame alone from 10.25 to 10.03 ms but 8 in flight from
- * 316 to 308 frames/s (the waiting grids hold registers that tier-1 would use). The launch
+ * 316 to 308 frames/s (the waiting grids hold registers that tier-1 would use); smaller shares
+ * cost more (H100, 2026-11-26, 2K DCI, 8 in flight, a throw-away build dividing the share
+ * further: by 1, 2, 4, 8: 909 / 896 / 855 / 767 frames/s, two rounds alike), since a frame's
+ * rate control is part of how long its slot stays busy. The launch
  * fails (cudaErrorCooperativeLaunchTooLarge) rather than hangs if the grid cannot fit an
  * otherwise idle device.
  *
