@@ -81,7 +81,12 @@ def main():
                f"{verdict(None if ratio is None else ratio >= 50)} |")
     f2 = fps("dci2k", "j2kcuda-cuda", "normal")
     f2d = fps("dci2k", "j2kcuda-cuda", "depth16")
-    out.append(f"| 2K DCI >= 1000 fps | {fmt(f2)} fps (16 in flight: {fmt(f2d)}) | {verdict(None if f2 is None else f2 >= 1000)} |")
+    # the issue leaves the number of frames in flight to the user (async_depth, 1..32): say which
+    # depth meets the target when 8 does not
+    v2 = verdict(None if f2 is None else f2 >= 1000)
+    if f2 is not None and f2 < 1000 and f2d is not None and f2d >= 1000:
+        v2 = "MET with 16 in flight (not with 8)"
+    out.append(f"| 2K DCI >= 1000 fps | {fmt(f2)} fps (16 in flight: {fmt(f2d)}) | {v2} |")
     r4 = get("dci4k", "j2kcuda-cuda", "normal")
     lat = num(r4[4]) if r4 else None
     out.append(f"| single 4K frame latency < 10 ms | {fmt(lat, 2)} ms (median) | "
