@@ -215,6 +215,7 @@ ours() {
     [ -n "${allfps:-}" ] && notes="$notes; median of $(echo $allfps | wc -w) runs: $(echo $allfps | sed 's/ / \/ /g') fps"
     f2() { printf %.2f "$(kv "$l" "$1")"; }
     [ -n "$(kv "$l" st_total)" ] && notes="$notes; stages ms: up $(f2 st_upload) mct+dwt $(f2 st_mct_dwt) t1 $(f2 st_t1) rc $(f2 st_rc) t2 $(f2 st_t2) down $(f2 st_download) total $(f2 st_total)$([ "$be" = cuda ] && echo "; devmem/slot $(kv "$l" devmem_mb) MB")"
+    [ "$be" = cuda ] && [ -n "$(kv "$l" load_total)" ] && notes="$notes; under load ms: t1 $(f2 load_t1) rc $(f2 load_rc) total $(f2 load_total)"
     local lat; lat=$(printf %.2f "$(kv "$l" latency_ms)")
     row "$cs" "j2kcuda-$be" "$mode" "$fps" "$lat" "$(kv "$l" bytes)" "$ps" "$notes; params: $params"
     say "  j2kcuda $be $mode: $fps fps, latency $lat ms, $(kv "$l" bytes) B, PSNR $ps"
