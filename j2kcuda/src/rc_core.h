@@ -285,7 +285,11 @@ struct J2kiRcCtx {
     uint64_t       comp_len[J2KC_MAX_COMPS];
     uint64_t       layer_len[J2KI_MAX_LAYERS];
     int            nb_probes;
-    int            plain;                   /* tests: no guide, no tie narrowing (rc.h) */
+    int            meas_valid;              /* the selection (cfg, floor, no fill since) is the
+                                               one j2ki_rc_measure last sized: measuring it
+                                               again is skipped */
+    int            plain;                   /* tests: no guide, no tie narrowing, no skipped
+                                               measurements (rc.h) */
     /* what went wrong, for the host's log: J2KI_RC_WHY_* and the layer or component */
     int            why, why_arg;
 };
@@ -480,9 +484,11 @@ J2KI_HD void j2ki_rc_tie_narrow(J2kiRcCtx *c, double s, uint32_t *klo, uint32_t 
 J2KI_HD void j2ki_rc_set(J2kiRcCtx *c, int l, J2kiRcCfg x)
 {
     int end = c->last_fixed ? c->nb_layers - 1 : c->nb_layers;
-    c->cfg[l] = x;
-    for (int m = l + 1; m < end; m++)
+    for (int m = l; m == l || m < end; m++) {
+        if (c->cfg[m].t != x.t || c->cfg[m].k != x.k)
+            c->meas_valid = 0;              /* the selection may change */
         c->cfg[m] = x;
+    }
 }
 
 J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
@@ -497,10 +503,22 @@ J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
     return ret < 0 ? ret : 0;
 }
 
+/*
+ * Applies cfg (and floor) and sizes the result; skipped when the last measurement was of this
+ * very selection (meas_valid: cleared whenever cfg or floor change value and by every fill
+ * step), since sizes depend on the selection only. The search and the fill often end on the
+ * threshold they last probed (a 2K DCI frame: the final measurement after the component floors'
+ * check, which ends on the chosen threshold).
+ */
 J2KI_HD int j2ki_rc_measure(J2kiRcCtx *c)
 {
+    int ret;
+    if (c->meas_valid && !c->plain)
+        return 0;
     J2KI_RC_OP(c, apply)(c);
-    return j2ki_rc_measure_as_is(c);
+    ret = j2ki_rc_measure_as_is(c);
+    c->meas_valid = ret == 0;
+    return ret;
 }
 
 /** Whether the last measurement keeps every hard budget, and layer l's own target. */
@@ -845,6 +863,7 @@ J2KI_HD int j2ki_rc_comp_floors(J2kiRcCtx *c, J2kiRcCfg b, int has_b)
         for (int cc = 0; cc < c->nb_comps; cc++)
             if (c->floor[cc] == 0.0 && c->comp_len[cc] > c->comp_budget) {
                 c->floor[cc] = f;
+                c->meas_valid = 0;
                 nb_new++;
                 J2KI_RC_LOG(c, J2KC_LOG_DEBUG, "rate control: component %d held at a slope floor by "
                             "comp_bytes=%llu", cc, (unsigned long long)c->comp_budget);
@@ -856,8 +875,10 @@ J2KI_HD int j2ki_rc_comp_floors(J2kiRcCtx *c, J2kiRcCfg b, int has_b)
         if (!ok) {
             /* only reachable if removing passes grew a packet header: keep the known fit */
             for (int cc = 0; cc < c->nb_comps; cc++)
-                if (c->floor[cc] == f)
+                if (c->floor[cc] == f) {
                     c->floor[cc] = 0.0;
+                    c->meas_valid = 0;
+                }
             break;
         }
         if ((ret = j2ki_rc_search(c, L - 1, J2KI_RC_PRED_BYTES, J2KI_RC_MAX_PROBES, &b, &has_b)) < 0)
@@ -878,6 +899,7 @@ J2KI_HD int j2ki_rc_lower_layers(J2kiRcCtx *c)
     c->last_fixed = 1;
     for (int l = 0; l < L - 1; l++)
         c->cfg[l] = none;
+    c->meas_valid = 0;
     if ((ret = j2ki_rc_measure(c)) < 0)
         return ret;
     for (int l = 0; l < L - 1; l++) {
@@ -898,7 +920,10 @@ J2KI_HD int j2ki_rc_lower_layers(J2kiRcCtx *c)
  * code-block of slack unused when the segment at the threshold is large. The candidates kept by
  * fill_prepare are in decreasing slope order (ties by code-block index); the longest prefix of
  * that list that keeps every budget is found by bisection on its length (sizes grow with the
- * prefix, so this is exact), twice.
+ * prefix, so this is exact), twice. The whole list is probed first: fill_prepare kept only
+ * candidates whose estimated costs fit the slacks together, so it mostly fits, and then it is
+ * the longest prefix at one sizing. The prefix found is measured again only when the last
+ * probe was another one.
  */
 J2KI_HD int j2ki_rc_fill(J2kiRcCtx *c)
 {
@@ -909,20 +934,26 @@ J2KI_HD int j2ki_rc_fill(J2kiRcCtx *c)
             return (int)kept;
         if (!kept)
             break;
-        uint32_t lo = 0, hi = (uint32_t)kept;
+        uint32_t lo = 0, hi = (uint32_t)kept, last = 0;
+        int probed = 0;
+        c->meas_valid = 0;
         while (lo < hi) {
-            uint32_t mid = lo + (hi - lo + 1) / 2;
+            uint32_t mid = !probed && !c->plain ? hi : lo + (hi - lo + 1) / 2;
             J2KI_RC_OP(c, fill_apply)(c, mid);
             if ((ret = j2ki_rc_measure_as_is(c)) < 0)
                 return ret;
+            probed = 1;
+            last = mid;
             if (j2ki_rc_fits(c, c->nb_layers - 1))
                 lo = mid;
             else
                 hi = mid - 1;
         }
-        J2KI_RC_OP(c, fill_apply)(c, lo);
-        if ((ret = j2ki_rc_measure_as_is(c)) < 0)
-            return ret;
+        if (!probed || last != lo || c->plain) {
+            J2KI_RC_OP(c, fill_apply)(c, lo);
+            if ((ret = j2ki_rc_measure_as_is(c)) < 0)
+                return ret;
+        }
         J2KI_RC_LOG(c, J2KC_LOG_DEBUG, "rate control fill %d: %u of %u candidates, %lld bytes",
                     round, lo, (uint32_t)kept, (long long)c->total);
         if (!lo)
@@ -947,11 +978,13 @@ J2KI_HD int j2ki_rc_decide(J2kiRcCtx *c)
     switch (c->rc_mode) {
     case J2KI_RC_NONE:
         c->cfg[L - 1].t = -1.0;
+        c->meas_valid = 0;
         J2KI_RC_OP(c, apply)(c);
         return j2ki_rc_lower_layers(c);
     case J2KI_RC_SLOPE:
         c->cfg[L - 1].t = c->slope_t;
         c->cfg[L - 1].k = c->nb_cblks;
+        c->meas_valid = 0;
         J2KI_RC_OP(c, apply)(c);
         return j2ki_rc_lower_layers(c);
     case J2KI_RC_PSNR:
@@ -966,11 +999,13 @@ J2KI_HD int j2ki_rc_decide(J2kiRcCtx *c)
                 J2KI_RC_LOG(c, J2KC_LOG_INFO, "rate control: the PSNR target is not reached with every pass");
         }
         c->cfg[L - 1] = c->cfg[0];
+        c->meas_valid = 0;
         J2KI_RC_OP(c, apply)(c);
         return j2ki_rc_lower_layers(c);
     case J2KI_RC_BYTES:
         for (int l = 0; l < L; l++)
             c->cfg[l] = none;
+        c->meas_valid = 0;
         if ((ret = j2ki_rc_measure(c)) < 0 || (ret = j2ki_rc_headers_too_big(c)) < 0)
             return ret;
         for (int l = 0; l < L; l++) {
