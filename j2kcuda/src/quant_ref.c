@@ -37,6 +37,13 @@ static double base_step(int depth)
     return ldexp(1.0, j2ki_imax(depth, 12) - 13);
 }
 
+/* Whether qstep_rate applies to cp at all (9/7, a byte budget under 8 bits per sample). */
+static int rate_planes_apply(const J2kiCodingParams *cp)
+{
+    return cp->qstep_rate && !cp->reversible && cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes &&
+           cp->frame_bytes < j2ki_image_samples(&cp->img);    /* 8 bits per sample and more: none */
+}
+
 /*
  * qstep_rate: bit-planes the byte budget cannot reach. Under a budget of b bits per sample,
  * PCRD-opt truncates every code-block some bit-planes above the quantiser's last one; the
@@ -66,15 +73,7 @@ static double base_step(int depth)
  * tests/quality.sh asserts the cost against qstep_rate=0 on
  * generated content, an upscale and testsrc2 included.
  */
-/* Whether qstep_rate applies to cp at all (9/7, a byte budget under 8 bits per sample). */
-static int rate_planes_apply(const J2kiCodingParams *cp)
-{
-    return cp->qstep_rate && !cp->reversible && cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes &&
-           cp->frame_bytes < j2ki_image_samples(&cp->img);    /* 8 bits per sample and more: none */
-}
-
-/* qstep_rate's rule alone (above). */
-static int rate_planes_rule(const J2kiCodingParams *cp, int depth)
+int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
 {
     double b, p_need;
     int p0, k;
@@ -85,11 +84,6 @@ static int rate_planes_rule(const J2kiCodingParams *cp, int depth)
     p0 = depth <= 12 ? depth + 1 : 13;
     k = p0 - (int)p_need;
     return k < 0 ? 0 : k < 5 ? k : 5;
-}
-
-int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
-{
-    return rate_planes_rule(cp, depth);
 }
 
 /*
@@ -115,7 +109,7 @@ int j2ki_quant_try_planes(const J2kiCodingParams *cp)
     if (!cp->qstep_try || !rate_planes_apply(cp))
         return 0;
     for (int c = 0; c < cp->img.nb_comps; c++)
-        if (rate_planes_rule(cp, cp->img.depth[c]) < 5)
+        if (j2ki_quant_rate_planes(cp, cp->img.depth[c]) < 5)
             return cp->qstep_try;
     return 0;                               /* every component at 5 already */
 }
