@@ -13,7 +13,8 @@
 #
 # Environment:
 #   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input;
-#                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12)
+#                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12;
+#                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
 #                settings after a colon, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
@@ -64,8 +65,15 @@ args_of() {   # case -> "file|params|extra"
     dci4k-packed-pinned) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--packed --pinned" ;;
     dci2k)        echo "$(ls "$SCR"/frames/dci2k_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
     grain)        echo "$(ls "$SCR"/frames/grain_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
+    # BYPASS (bench/run.sh's bypass rows: the profiles' parameters without the profile, which
+    # forbids code-block styles); imf4k-bypass: lossless, no byte budget, so no early stop
+    dci4k-bypass) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|$BYP levels=6|" ;;
+    dci2k-bypass) echo "$(ls "$SCR"/frames/dci2k_*.ppm)|$BYP levels=5|" ;;
+    grain-bypass) echo "$(ls "$SCR"/frames/grain_*.ppm)|$BYP levels=5|" ;;
+    imf4k-bypass) echo "$(ls "$SCR"/frames/imf4k_*.yuv)|lossless=1 cblk=32x32 bypass=1|-f yuv422p10le -s 4096x2160" ;;
     esac
 }
+BYP="bytes=1302083 cblk=32x32 prec=128x128,256x256 order=cprl bypass=1"
 val() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 : > "$SCR/runs.tsv"

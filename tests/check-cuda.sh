@@ -28,6 +28,23 @@ if [ $rc -eq 77 ]; then
     echo "check-cuda: no CUDA device on this machine" >&2
     exit 1
 fi
+# BYPASS on the column-parallel tier-1: the API chooses a strategy (t1_cuda.h,
+# j2ki_t1_cuda_bypass_strategy); end to end with each of the other two forced, the same bytes.
+if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
+    for s in 1 2 3; do
+        for c in bypass-32-97 bypass-64x16-97 style-all-32-53; do
+            out=$(J2KC_CUDA_T1_BYPASS=$s "$BIN" --only "$c" 2>&1)
+            r=$?
+            if [ $r -ne 0 ] || ! echo "$out" | grep -q "^ok   $c end-to-end"; then
+                echo "$out" | grep -E "^(FAIL|ok   $c end-to-end)" | head -n 5
+                echo "FAIL $c with J2KC_CUDA_T1_BYPASS=$s (exit $r)"
+                rc=1
+            else
+                echo "ok   $c with J2KC_CUDA_T1_BYPASS=$s: all checks identical"
+            fi
+        done
+    done
+fi
 # Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a 64x64
 # block's words take 67,584 bytes) beyond the device's limit must fall back to fewer lanes
 # (Turing: 64 KB) or to words in global memory, with the same bytes. J2KC_CUDA_SMEM_OPTIN
@@ -54,7 +71,7 @@ if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sa
     # memory, and the second coding runs the same kernels (device-verify with it in the racecheck
     # list ran past its 600 s call in that phase; memcheck of it passed)
     for tool in memcheck racecheck; do
-        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53"
+        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97"
         [ $tool = memcheck ] && cases="$cases try-again-97"
         echo "compute-sanitizer --tool $tool ($cases)"
         for c in $cases; do

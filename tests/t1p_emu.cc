@@ -116,6 +116,11 @@ static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 
  * the end of chunk s - 1 (s = 1 .. J2KI_T1S_STEPS, where they have passes beyond), set before
  * launch s + 1 as the decision step does; the reference codes them with j2ki_t1_code_lim. */
 static int g_flat = 1;   /* j2ki_t1p_code_run's flat loop (styles without BYPASS, RESET, TERMALL, SEGMARK) */
+/* BYPASS's three-kernel strategy: the model warps leave the raw passes, t1p_raw_warp packs them
+ * after the chunk's modelling (the launch t1_cuda.cu makes after it), the MQ threads skip their
+ * strides */
+static int g_raw_sep = 0;
+static long g_raw_warps;  /* raw-pass warps that found a block to pack */
 
 static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, int stops)
 {
@@ -210,14 +215,31 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
                         if (lay.ws == 64)
                             t1p_model_warp<2>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c, stops ? lim.data() : NULL);
+                                              lay, c, stops ? lim.data() : NULL, g_raw_sep);
                         else
                             t1p_model_warp<1>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c, stops ? lim.data() : NULL);
+                                              lay, c, stops ? lim.data() : NULL, g_raw_sep);
                     });
                 for (auto &t : th) t.join();
             }
+        }
+        /* three-kernel: the raw-pass launch of chunk c, a warp per block */
+        for (uint32_t j = 0; g_raw_sep && c < T1P_CHUNKS && j < n; j++) {
+            std::barrier<> bar(32);
+            g_bar = &bar;
+            std::vector<std::thread> th;
+            const uint32_t i = order[j];
+            const int k0 = j2ki_t1s_plane0(c), k1 = j2ki_imin(j2ki_t1s_plane0(c + 1), (int)nbps[i]);
+            if (k0 < k1 && !stat[i] && !(stops && lim[i]) && t1p_valid(cb[i], (int)nbps[i]))
+                g_raw_warps++;
+            for (unsigned l = 0; l < 32; l++)
+                th.emplace_back([&, l, j] {
+                    t_lane = l;
+                    t1p_raw_warp(j, l, cb.data(), order.data(), n, style, bps, nbps.data(), stat.data(),
+                                 slots.data(), lay, c, stops ? lim.data() : NULL);
+                });
+            for (auto &t : th) t.join();
         }
         for (unsigned q = 0; c > 0 && q < (n + 127) / 128; q++) {
             /* the same for the thread block of 128 MQ threads */
@@ -231,7 +253,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
             for (unsigned j = q * 128; j < q * 128 + 128 && j < n; j++)
                 t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(),
                               res.data(), &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1,
-                              stops ? lim.data() : NULL, g_flat);
+                              stops ? lim.data() : NULL, g_flat, g_raw_sep);
         }
     }
     /* reference */
@@ -275,9 +297,10 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
     int maxnb = 0;
     for (uint32_t i = 0; i < n; i++)
         maxnb = (int)nbps[i] > maxnb ? (int)nbps[i] : maxnb;
-    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u), %d failing as the reference, %d stopped "
+    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u%s), %d failing as the reference, %d stopped "
            "early, %zu bytes identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n,
-           lay.ws == 64 ? "NC 2" : "NC 1", maxnb, style, bps, seed, nerr, nstop, bytes, g_exchanges);
+           lay.ws == 64 ? "NC 2" : "NC 1", maxnb, style, bps, seed, g_raw_sep ? ", raw passes by their own warps" : "",
+           nerr, nstop, bytes, g_exchanges);
     return bad != 0;
 }
 
@@ -313,7 +336,7 @@ static int test_pack(void)
             th.emplace_back([&, l] {
                 t_lane = l;
                 c[l] = c0; ct[l] = ct0; b[l] = b0;
-                K[l] = t1p_pack_raw(syms, n, c[l], ct[l], b[l], bits, l);
+                K[l] = t1p_pack_raw(syms, syms, n, c[l], ct[l], b[l], bits, l);
             });
         for (auto &x : th) x.join();
         int ok = K[0] == (uint32_t)(m.bp - bp0) && memcmp(syms, ref + bp0, K[0]) == 0 && c[0] == m.c &&
@@ -354,6 +377,25 @@ int main(int argc, char **argv)
     fails += run_cfg(40, 0x00, 1, 12345u * 29, 14, 0);
     fails += run_cfg(40, 0x10, 1, 12345u * 30, 20, 1);
     g_flat = 1;
+    /* BYPASS's three-kernel strategy on every BYPASS configuration above, with and without stops */
+    int nraw = 0;
+    g_raw_sep = 1;
+    for (const auto &c : cfgs)
+        if (c[0] & 1) {
+            fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 14, 0);
+            nraw++;
+        }
+    for (const auto &c : scfgs)
+        if (c[0] & 1) {
+            fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
+            nraw++;
+        }
+    fails += run_cfg(20, 0x3f, 2, 8, 31, 0);
+    nraw++;
+    g_raw_sep = 0;
+    printf("%s t1p_emu: raw-pass warps of the three-kernel strategy that packed a block: %ld\n",
+           g_raw_warps > 0 ? "ok" : "FAIL", g_raw_warps);
+    fails += g_raw_warps == 0;
     /* the quiet-stripe shortcuts of the model warp must have run (sparse and half-empty blocks) */
     const int quiet_ok = g_quiet[0] > 0 && g_quiet[1] > 0 && g_quiet[2] > 0;
     printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
@@ -364,6 +406,6 @@ int main(int argc, char **argv)
            g_cta_skipped > 0 ? "ok" : "FAIL", g_cta_skipped);
     fails += g_cta_skipped == 0;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3 + nraw);
     return fails != 0;
 }

@@ -653,10 +653,21 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         if ((ret = slot_init(b, &b->slots[i])) < 0)
             goto fail;
     copiers_start(b);
-    j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-             "copy thread(s), tier-1 by %s", nb_slots, (double)b->slots[0].device_bytes / 1048576.0,
-             j2ki_stager_threads(b->stager),
-             j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, b->plan->max_cblk_w, b->plan->max_cblk_h));
+    {
+        /* with BYPASS, the tier-1 strategy and its occupancy with every slot busy (t1_cuda.h) */
+        double occ = 0.0;
+        char bypass[128] = "";
+        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, J2KI_T1_CUDA_DEFAULT, cp->cblk_style,
+                                                    plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, nb_slots,
+                                                    &occ);
+        if (bs)
+            snprintf(bypass, sizeof(bypass), ", BYPASS by its %s-kernel strategy (occupancy %.1f with every slot busy)",
+                     bs == J2KI_T1_BYPASS_ONE ? "one" : bs == J2KI_T1_BYPASS_TWO ? "two" : "three", occ);
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
+                 "copy thread(s), tier-1 by %s%s", nb_slots, (double)b->slots[0].device_bytes / 1048576.0,
+                 j2ki_stager_threads(b->stager),
+                 j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass);
+    }
     leave(b, prev);
     *priv = b;
     return 0;
@@ -861,7 +872,8 @@ static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
         (ret = CU(j2ki_t1_cuda(s->d_samples, s->tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
                                cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, s->d_data,
                                s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
-                               s->t1s.d_scratch ? (s->tried ? &s->t1s_try : &s->t1s) : NULL, s->st))) < 0 ||
+                               s->t1s.d_scratch ? (s->tried ? &s->t1s_try : &s->t1s) : NULL,
+                               1 + busy_slots(b, s), s->st))) < 0 ||
         (ret = CU(cudaEventRecord(s->ev[EV_T1], s->st))) < 0)
         return ret;
 

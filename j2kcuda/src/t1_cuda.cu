@@ -674,21 +674,73 @@ static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, 
     return cudaPeekAtLastError();
 }
 
+/* Model warps the device holds at once (t1p_chunk_kernel's thread blocks per SM x 4 x SMs). */
+static double t1p_resident_warps(int max_w, int max_h)
+{
+    const T1pLayout lay = t1p_layout(max_w, max_h);
+    const size_t dyn = t1p_smem(&lay);
+    int dev = 0, sms = 0, per = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = lay.ws == 64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2>, 128, dyn)
+                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1>, 128, dyn);
+    if (e != cudaSuccess || sms <= 0 || per <= 0) {
+        (void)cudaGetLastError();
+        return 0.0;
+    }
+    return 4.0 * per * sms;
+}
+
+extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks,
+                                            int max_w, int max_h, int sharing, double *occupancy)
+{
+    const char *env = getenv("J2KC_CUDA_T1_BYPASS");
+    double occ = 0.0, res;
+    if (occupancy)
+        *occupancy = 0.0;
+    if (!(cblk_style & J2KI_CBLK_BYPASS) || t1_resolve_variant(variant, max_w, max_h) != J2KI_T1_CUDA_PAR)
+        return 0;
+    if ((res = t1p_resident_warps(max_w, max_h)) > 0.0)
+        occ = (double)(sharing < 1 ? 1 : sharing) * (double)nb_cblks / res;
+    if (occupancy)
+        *occupancy = occ;
+    if (strategy == J2KI_T1_BYPASS_AUTO && env && atoi(env) >= J2KI_T1_BYPASS_ONE && atoi(env) <= J2KI_T1_BYPASS_THREE)
+        strategy = atoi(env);
+    if (strategy >= J2KI_T1_BYPASS_ONE && strategy <= J2KI_T1_BYPASS_THREE)
+        return strategy;
+    /* The choice by occupancy, as measured: on an H100 (2026-11-26, bench/results/bench-h100.md,
+     * the four BYPASS bench cases with 1, 8 and 16 frames in flight, occupancies 1.6 (a 2K DCI
+     * frame alone) to about 100 (sixteen 4K frames) the one-kernel strategy was the fastest
+     * at every one: 2K 1022 against 960 (two) and 980 (three) frames/s with 8 in flight, 4K
+     * 460 / 457 / 453, lossless 4K 292 / 286 / 284; a frame alone 4.73 / 5.13 / 4.92 ms (2K).
+     * The paper's three-kernel strategy wins at high occupancy (GOP coding) because it
+     * overlaps the next bit-plane's modelling with this one's MQ coding, which its one-kernel
+     * strategy cannot; here every strategy's launches already overlap the MQ coding of chunk
+     * c - 1 with the modelling of chunk c, so the separate raw launch only adds a pass over the
+     * symbols in global memory, and the two-kernel one only takes that overlap away. So the
+     * one-kernel strategy at every occupancy; the occupancy is still computed for the log. */
+    return J2KI_T1_BYPASS_ONE;
+}
+
 extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                     int cblk_style, int bypass_start, int max_w, int max_h,
                                     uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                     uint32_t *d_flag, void *d_scratch, size_t scratch_size,
-                                    const J2kiT1StopDev *stop, cudaStream_t st)
+                                    const J2kiT1StopDev *stop, int sharing, cudaStream_t st)
 {
     return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT, stop, st);
+                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT,
+                                J2KI_T1_BYPASS_AUTO, stop, sharing, st);
 }
 
 extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            const J2kiT1StopDev *stop, cudaStream_t st)
+                                            int strategy, const J2kiT1StopDev *stop, int sharing,
+                                            cudaStream_t st)
 {
     uint8_t *p = (uint8_t *)d_scratch;
     size_t n = nb_cblks;
@@ -742,8 +794,14 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
          * the blocks with the most bit-planes are left and the overlap of their MQ chains with
          * the modelling shortens the frame's tail. The decisions, hence the bytes, are the same
          * in every mode (J2KC_CUDA_T1_SPLIT=0/1/2 chooses, a measuring aid). */
+        /* BYPASS (j2ki_t1_cuda_bypass_strategy): the two-kernel strategy splits every chunk
+         * (mode 1), the three-kernel one packs the raw passes of chunk c in a launch of their
+         * own after its modelling (raw_sep), the one-kernel one neither */
         const char *split_env = getenv("J2KC_CUDA_T1_SPLIT");
-        const int mode = !lim ? 0 : split_env ? atoi(split_env) : T1P_SPLIT_DEFAULT;
+        const int bstrat = j2ki_t1_cuda_bypass_strategy(strategy, variant, cblk_style, nb_cblks, max_w, max_h,
+                                                        sharing, NULL);
+        const int raw_sep = bstrat == J2KI_T1_BYPASS_THREE;
+        const int mode = bstrat == J2KI_T1_BYPASS_TWO ? 1 : !lim ? 0 : split_env ? atoi(split_env) : T1P_SPLIT_DEFAULT;
         const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
         int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
         int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
@@ -775,14 +833,22 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                 t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
-                                                             lay, c, q, lim, flat);
+                                                             lay, c, q, lim, flat, raw_sep);
             else
                 t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>((const int32_t *)d_samples, d_cblks, idx_out,
                                                              nb_cblks, cblk_style, bypass_start, d_data,
                                                              d_passes, d_res, d_flag, t1p_nbps, t1p_stat, slots,
-                                                             lay, c, q, lim, flat);
+                                                             lay, c, q, lim, flat, raw_sep);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
+            /* three-kernel: the raw passes of the chunk just modelled, where it can hold any
+             * (planes k >= bypass_start, k >= 1: an SPP and an MRP) */
+            if (raw_sep && m && j2ki_t1s_plane0(c + 1) - 1 >= (bypass_start > 1 ? bypass_start : 1)) {
+                t1p_raw_kernel<<<m, 128, 0, st>>>(d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, t1p_nbps,
+                                                  t1p_stat, slots, lay, c, lim);
+                if ((e = cudaPeekAtLastError()) != cudaSuccess)
+                    return e;
+            }
         }
         return cudaSuccess;
     }

@@ -66,12 +66,39 @@ size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
  * Codes every code-block: reads d_samples (int32, see t1.h's convention), writes each block's
  * bytes at d_data + data_off, its passes at d_passes + pass_off and its result in d_res.
  * *d_flag receives a non-zero value when any block failed (checked by the host at wait).
+ * sharing: the frames on the device when this one is enqueued, itself included (>= 1): the
+ * occupancy that chooses the BYPASS strategy (j2ki_t1_cuda_bypass_strategy).
  */
 cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                          int cblk_style, int bypass_start, int max_w, int max_h,
                          uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                          uint32_t *d_flag, void *d_scratch, size_t scratch_size, const J2kiT1StopDev *stop,
-                         cudaStream_t st);
+                         int sharing, cudaStream_t st);
+
+/**
+ * With BYPASS, how the column-parallel coder (J2KI_T1_CUDA_PAR) organises context modelling,
+ * the raw passes and the MQ-coded passes into launches: the one-, two- and three-kernel
+ * strategies of ebcot-fast-mode-sample-parallel.md (section 4), in chunks of bit-planes:
+ *   J2KI_T1_BYPASS_ONE: the modelling warp packs the raw passes, and each launch runs the MQ
+ *     coding of the previous chunk beside the modelling of this one (all three in one kernel);
+ *   J2KI_T1_BYPASS_TWO: the same warps model and pack, the MQ coding of a chunk is a launch of
+ *     its own after them (no overlap);
+ *   J2KI_T1_BYPASS_THREE: modelling (beside the previous chunk's MQ coding), then a launch that
+ *     packs the chunk's raw passes (t1p_raw_kernel, a warp per block), then the MQ coding.
+ * The bytes are the same whichever runs. J2KI_T1_BYPASS_AUTO chooses by occupancy (the model
+ * warps of `sharing` frames against the warps the device holds at once; see t1_cuda.cu);
+ * J2KC_CUDA_T1_BYPASS=1/2/3 in the environment forces one (a measuring aid).
+ */
+#define J2KI_T1_BYPASS_AUTO  0
+#define J2KI_T1_BYPASS_ONE   1
+#define J2KI_T1_BYPASS_TWO   2
+#define J2KI_T1_BYPASS_THREE 3
+/** The strategy a call with `strategy` (AUTO or one of them) runs for nb_cblks blocks of up to
+ *  max_w x max_h with `sharing` frames on the device; 0 when it does not apply (no BYPASS in
+ *  cblk_style, or not the column-parallel coder). occupancy: NULL or the model warps asked
+ *  for over the device's resident ones. */
+int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks, int max_w,
+                                 int max_h, int sharing, double *occupancy);
 
 /** Kernel variants (check_cuda --bench times them; J2KC_CUDA_T1_VARIANT in the environment
  *  overrides the default, a measuring aid): 0 = one code-block per single-warp thread block,
@@ -100,7 +127,7 @@ cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cbl
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                  uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 const J2kiT1StopDev *stop, cudaStream_t st);
+                                 int strategy, const J2kiT1StopDev *stop, int sharing, cudaStream_t st);
 
 #ifdef __cplusplus
 }

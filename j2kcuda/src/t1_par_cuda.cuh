@@ -27,12 +27,14 @@
  *     loop over the chunk's symbols where the style allows, else j2ki_t1p_code_pass per pass
  *     as the host driver j2ki_t1p_code does) and appends the packed raw passes' bytes
  *     (j2ki_t1p_code_packed), writing the data bytes, passes[].rate / term / slope and, after
- *     the last pass or an error, J2kiCblkRes. Of the paper's one-, two- and three-kernel
- *     strategies this is the one-kernel one (raw passes in the modelling warp), chosen because
- *     the modelling already runs a warp per block beside the MQ threads: measured on an H100
- *     (2026-11-24), 4K DCI at 250 Mb/s with BYPASS, tier-1 8.3 -> 5.8 ms for a frame alone,
- *     2K 5.4 -> 3.3 ms; with 8 frames in flight the frame rate is unchanged (the modelling's
- *     instructions bound it, see doc/open-work.md).
+ *     the last pass or an error, J2kiCblkRes. With the raw passes packed in the modelling
+ *     warp and the two parts in one launch, this is the paper's one-kernel strategy; the
+ *     two-kernel one (the MQ coding of a chunk in a launch of its own) and the three-kernel
+ *     one (t1p_raw_warp: the raw passes packed by a launch of their own between the two) run
+ *     the same functions (t1_cuda.h, J2KI_T1_BYPASS_*, and why the one-kernel one is the
+ *     default). Packing in the modelling warp, measured on an H100 (2026-11-24), 4K DCI at
+ *     250 Mb/s with BYPASS: tier-1 8.3 -> 5.8 ms for a frame alone, 2K 5.4 -> 3.3 ms, against
+ *     raw passes coded bit by bit by the MQ threads.
  * What persists between chunks, per code-block (a slot of T1pLayout in the scratch): the
  * stripe-column words, the MQ coder with its contexts and marks (J2kiT1State) and the segment
  * bookkeeping (J2kiT1Seg); per block also numbps (from t1_prep_kernel) and a status word.
@@ -93,6 +95,7 @@
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
 #define T1P_CTX_STEP 22       /* halfwords between the MQ threads' context states in shared memory */
+#define T1P_STRIDE (3 * T1P_PLANES)   /* words from a chunk's counts to its strides (T1pLayout) */
 static_assert(J2KI_T1P_COL_SYMS < 16 && J2KI_T1P_COL_SYMS <= 12,
               "phase 3 scans 4-bit counts; J2kiT1pCol queues 12 symbols");
 
@@ -120,8 +123,9 @@ typedef struct T1pBlock {
 } T1pBlock;
 
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
- * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk and its symbols,
- * both twice: chunk c uses copy c & 1, so that the context modelling of chunk c runs while
+ * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk (then, for the
+ * three-kernel BYPASS strategy, T1P_STRIDE words later, each pass's symbol count: the bytes a
+ * raw pass packed by t1p_raw_warp still spans) and its symbols, both twice: chunk c uses copy c & 1, so that the context modelling of chunk c runs while
  * the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel); then the raw-bit
  * buffer of BYPASS passes (t1p_pack_raw; in global memory rather than shared: 1 KB more
  * shared memory per thread block cost 6 % of the frame rate with 8 frames in flight). */
@@ -145,7 +149,7 @@ static T1pLayout t1p_layout(int max_w, int max_h)
     l.words = 0;
     l.block = align16((size_t)l.ns * l.ws * 4);
     l.cnt = l.block + align16(sizeof(T1pBlock));
-    l.cnt_step = align16(3 * T1P_PLANES * sizeof(uint32_t));
+    l.cnt_step = align16(2 * T1P_STRIDE * sizeof(uint32_t));
     l.syms = l.cnt + 2 * l.cnt_step;
     l.syms_step = align16(l.syms_cap);
     l.bits = l.syms + 2 * l.syms_step;
@@ -237,7 +241,8 @@ __device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[
  * (j2ki_t1p_code_packed). syms: the pass's n symbols (bit 0 of each is the raw bit); c, ct, b:
  * the packer's state before them (J2kiMqc: bits waiting in c, ct bits still free in that byte,
  * b the last completed byte), after them on return; bits: the block's buffer (T1pLayout.bitw
- * words, in its slot). Writes the completed bytes over the symbols (all read first) and returns their count.
+ * words, in its slot). Writes the completed bytes at out (out <= syms: all symbols are read
+ * first, so over them is fine) and returns their count.
  *   1. The p waiting bits and the n new ones become a bit string, MSB first, 32 bits per
  *      ballot.
  *   2. Bytes, 32 at a time, lane j the j-th: assuming 8 bits for every byte but the first
@@ -250,8 +255,8 @@ __device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[
  * Not inlined: inside t1p_chunk_kernel it raised the model side's spills (sm_90: 8 -> 36
  * bytes stored) for every pass; as a call it costs only the raw passes.
  */
-__device__ __noinline__ uint32_t t1p_pack_raw(uint8_t *syms, uint32_t n, uint32_t &c, uint32_t &ct, uint32_t &b,
-                                                 uint32_t *bits, uint32_t lane)
+__device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out, uint32_t n, uint32_t &c,
+                                                 uint32_t &ct, uint32_t &b, uint32_t *bits, uint32_t lane)
 {
     const uint32_t cap0 = b == 0xFF ? 7 : 8, p = cap0 - ct, T = p + n, nw = (T + 31) >> 5;
     for (uint32_t m = 0; m < nw; m++) {
@@ -292,7 +297,7 @@ __device__ __noinline__ uint32_t t1p_pack_raw(uint8_t *syms, uint32_t n, uint32_
             cap = nc;
         } while (__any_sync(T1P_ALL, changed));
         if (done)
-            syms[K + lane] = (uint8_t)val;
+            out[K + lane] = (uint8_t)val;
         const uint32_t cnt = (uint32_t)__popc(__ballot_sync(T1P_ALL, done));   /* done lanes: a prefix */
         if (cnt) {
             b = __shfl_sync(T1P_ALL, val, cnt - 1);
@@ -321,7 +326,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                                                const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                int bypass_start, J2kiPass *passes, const uint32_t *nbps,
                                                uint32_t *stat, uint8_t *slots, const T1pLayout &lay, int chunk,
-                                               const uint32_t *lim)
+                                               const uint32_t *lim, int raw_sep)
 {
     if (j >= nb_cblks)                                  /* whole warp */
         return;
@@ -571,9 +576,10 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         /* a raw pass goes to the MQ thread packed: its bytes in place of its symbols, their count
          * and the packer's state in its count word. A raw segment is one pass (TERMALL) or an
          * SPP and the MRP of the same bit-plane, so it never spans two chunks; it starts afresh
-         * after a pass coded by the MQ coder or one that terminated (j2ki_mqc_raw_init). */
+         * after a pass coded by the MQ coder or one that terminated (j2ki_mqc_raw_init).
+         * raw_sep (the three-kernel strategy): the symbols stay, t1p_raw_warp packs them. */
         uint32_t used = base, cv = base;
-        if (p.raw) {
+        if (p.raw && !raw_sep) {
             if (pi == 0 || !j2ki_t1_pass_raw(pi - 1, cblk_style, bypass_start) ||
                 j2ki_t1_pass_term(pi - 1, nb_passes, cblk_style, bypass_start)) {
                 rc = 0;
@@ -581,7 +587,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 rb = 0;
             }
             __syncwarp();                               /* the pass's symbols, all lanes' */
-            used = t1p_pack_raw(syms + pos, base, rc, rct, rb, (uint32_t *)(slot + lay.bits), lane);
+            used = t1p_pack_raw(syms + pos, syms + pos, base, rc, rct, rb, (uint32_t *)(slot + lay.bits), lane);
             cv = J2KI_T1P_PACKED(used, rc, rct, rb);
         }
         if (lane == 0)
@@ -597,6 +603,63 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
 }
 
 /*
+ * BYPASS, three-kernel strategy (raw_sep): the raw passes of chunk `chunk` of a code-block,
+ * one warp each (sorted order), packed after its modelling (t1p_model_warp with raw_sep left
+ * their symbols) and before its MQ coding, by the same t1p_pack_raw: in place, each pass's
+ * bytes at the start of its symbols, its packed word in its count and its symbol count in its
+ * stride, which the MQ thread skips (the compaction of the one-kernel strategy would move the
+ * next passes' symbols). The tests are the model warp's, on the same values (lim and stat do
+ * not change between the two launches but by errors, and a block with an error is skipped by
+ * both and by the MQ thread).
+ */
+__device__ __forceinline__ void t1p_raw_warp(uint32_t j, uint32_t lane, const J2kiCblkDev *cblks,
+                                             const uint32_t *order, uint32_t nb_cblks, int cblk_style,
+                                             int bypass_start, const uint32_t *nbps, const uint32_t *stat,
+                                             uint8_t *slots, const T1pLayout &lay, int chunk, const uint32_t *lim)
+{
+    if (j >= nb_cblks)                                  /* whole warp */
+        return;
+    const uint32_t i = order[j];
+    const J2kiCblkDev cb = cblks[i];
+    const int numbps = (int)nbps[i], k0 = j2ki_t1s_plane0(chunk), k1 = j2ki_imin(j2ki_t1s_plane0(chunk + 1), numbps);
+    if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i] || (lim && lim[i]))
+        return;
+    const int nb_passes = 3 * numbps - 2, i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * k1 - 2, nb_passes);
+    uint8_t *slot = slots + (size_t)i * lay.slot;
+    uint32_t *cnt = (uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
+    uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
+    uint32_t pos = 0, rc = 0, rct = 8, rb = 0;
+    for (int pi = i0; pi < i1; pi++) {
+        const uint32_t n = cnt[pi - i0];                /* every lane, before lane 0 rewrites it */
+        if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {
+            if (pi == 0 || !j2ki_t1_pass_raw(pi - 1, cblk_style, bypass_start) ||
+                j2ki_t1_pass_term(pi - 1, nb_passes, cblk_style, bypass_start)) {
+                rc = 0;
+                rct = 8;
+                rb = 0;
+            }
+            const uint32_t used = t1p_pack_raw(syms + pos, syms + pos, n, rc, rct, rb,
+                                               (uint32_t *)(slot + lay.bits), lane);
+            if (lane == 0) {
+                cnt[pi - i0] = J2KI_T1P_PACKED(used, rc, rct, rb);
+                cnt[T1P_STRIDE + pi - i0] = n;
+            }
+        }
+        pos += n;
+    }
+}
+
+/* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
+__global__ void __launch_bounds__(128) t1p_raw_kernel(const J2kiCblkDev *cblks, const uint32_t *order,
+                                                      uint32_t nb_cblks, int cblk_style, int bypass_start,
+                                                      const uint32_t *nbps, const uint32_t *stat, uint8_t *slots,
+                                                      T1pLayout lay, int c, const uint32_t *lim)
+{
+    t1p_raw_warp(blockIdx.x * 4 + (threadIdx.x >> 5), threadIdx.x & 31, cblks, order, nb_cblks, cblk_style,
+                 bypass_start, nbps, stat, slots, lay, c, lim);
+}
+
+/*
  * MQ coding of chunk `chunk` of every code-block, one thread each (sorted order): the symbol
  * lists of the chunk's passes through j2ki_t1p_code_pass, the state in the block's slot.
  * Chunk 0 also reports the blocks with nothing to code or a numbps the others reject, exactly
@@ -608,7 +671,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
                                               uint8_t *slots, const T1pLayout &lay, int chunk,
-                                              const uint32_t *lim, int flat)
+                                              const uint32_t *lim, int flat, int raw_sep)
 {
     if (j >= nb_cblks)
         return;
@@ -685,7 +748,8 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
          * the chunk, not the sum of the per-pass maxima); raw passes arrive packed by the
          * model side */
         r.err = j2ki_t1p_code_run(q, &cd, i0, i1, nb_passes, cblk_style, bypass_start, syms, cnt,
-                                  data + cb.data_off, cb.data_cap, passes + cb.pass_off, flat);
+                                  raw_sep ? cnt + T1P_STRIDE : NULL, data + cb.data_off, cb.data_cap,
+                                  passes + cb.pass_off, flat);
         b->st.mqc = mqc;
         b->cd = cd;
         for (int c = 0; c < 19; c++)
@@ -732,7 +796,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
                                                         int bypass_start, uint8_t *data, J2kiPass *passes,
                                                         J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
                                                         uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
-                                                        uint32_t qblocks, const uint32_t *lim, int flat)
+                                                        uint32_t qblocks, const uint32_t *lim, int flat, int raw_sep)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
@@ -750,12 +814,12 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *sample
     if (blockIdx.x < qblocks) {
         t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
                       order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
-                      c - 1, lim, flat);
+                      c - 1, lim, flat, raw_sep);
     } else {
         const uint32_t w = threadIdx.x >> 5;
         t1p_model_warp<NC>((blockIdx.x - qblocks) * 4 + w, threadIdx.x & 31,
                            (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, samples, cblks, order, nb_cblks,
-                           cblk_style, bypass_start, passes, nbps, stat, slots, lay, c, lim);
+                           cblk_style, bypass_start, passes, nbps, stat, slots, lay, c, lim, raw_sep);
     }
 }
 
