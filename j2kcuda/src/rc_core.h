@@ -949,7 +949,7 @@ J2KI_HD int j2ki_rc_fill(J2kiRcCtx *c)
             else
                 hi = mid - 1;
         }
-        if (!probed || last != lo || c->plain) {
+        if (last != lo || c->plain) {       /* kept > 0: the loop probed at least once */
             J2KI_RC_OP(c, fill_apply)(c, lo);
             if ((ret = j2ki_rc_measure_as_is(c)) < 0)
                 return ret;
