@@ -125,7 +125,8 @@ typedef struct T1pBlock {
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
  * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk (then, for the
  * three-kernel BYPASS strategy, T1P_STRIDE words later, each pass's symbol count: the bytes a
- * raw pass packed by t1p_raw_warp still spans) and its symbols, both twice: chunk c uses copy c & 1, so that the context modelling of chunk c runs while
+ * raw pass packed by t1p_raw_warp still spans) and its symbols, both twice: chunk c uses copy
+ * c & 1, so that the context modelling of chunk c runs while
  * the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel); then the raw-bit
  * buffer of BYPASS passes (t1p_pack_raw; in global memory rather than shared: 1 KB more
  * shared memory per thread block cost 6 % of the frame rate with 8 frames in flight). */
