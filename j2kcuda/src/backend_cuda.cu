@@ -887,8 +887,7 @@ static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
          * stream, so the slot's last event stays the only sync point */
         J2kiRcCuda *rc = s->tried ? s->rc_try : s->rc;
         J2kiT2Cuda *t2 = s->tried ? s->t2_try : s->t2;
-        if ((ret = j2ki_rc_cuda_run(rc, s->d_res, 1 + busy_slots(b, s), s->st)) < 0 ||
-            (s->tried && (ret = j2ki_rc_cuda_hull_mask(rc, s->st)) < 0) ||
+        if ((ret = j2ki_rc_cuda_run(rc, s->d_res, 1 + busy_slots(b, s), s->tried, s->st)) < 0 ||
             (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0 ||
             (ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out)) < 0 ||
             (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),

@@ -170,6 +170,7 @@ typedef struct RcArgs {
     uint8_t        *prec_done;              /* per precinct: sized in this frame */
     RcAcc          *acc;                    /* RC_NB_ACC sets */
     RcHist         *hist;                   /* RC_NB_ACC sets, rotated as acc's (per hist op) */
+    int             hull_mask;              /* qstep_try: OR j2ki_rc_cblk_hull_bits into the result */
 } RcArgs;
 
 enum { RC_PEND_NONE, RC_PEND_APPLY, RC_PEND_FILL };
@@ -1020,19 +1021,6 @@ __global__ void hull_kernel(J2kiT2DevView v)
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, v.bands[cb->band_idx].dist_weight);
 }
 
-/* qstep_try's test after the decision (rc_core.h, j2ki_rc_cblk_hull_bits), OR-ed into the result */
-__global__ void hull_mask_kernel(J2kiT2DevView v)
-{
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= v.nb_cblks)
-        return;
-    const J2kiCblk *cb = &v.cblks[i];
-    uint32_t m = j2ki_rc_cblk_hull_bits(cb->passes, cb->nb_passes, cb->layer_passes[v.nb_layers - 1],
-                                        v.bands[cb->band_idx].comp);
-    if (m)
-        atomicOr(&v.result->hull_mask, m);
-}
-
 __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constant__ RcArgs a, const J2kiRcCtx *ctx0)
 {
     __shared__ RcBlock sh;
@@ -1063,6 +1051,22 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
     ret = j2ki_rc_decide(&c);
     /* what the last op left deferred; tier-2 writing is the next kernel on the stream */
     settle_all(&c, &d, 0);
+    /* qstep_try's test after the decision (rc_core.h, j2ki_rc_cblk_hull_bits), OR-ed into the
+     * result (zeroed by the import before this kernel): each thread reads the code-blocks whose
+     * deferred writes it has just made, or layer_passes written before the last grid barrier
+     * (the decision's ops all end with one) */
+    if (a.hull_mask && ret >= 0) {
+        uint32_t m = 0;
+        for (uint32_t i = blockIdx.x * blockDim.x + t; i < a.v.nb_cblks; i += gridDim.x * blockDim.x) {
+            const J2kiCblk *cb = &a.v.cblks[i];
+            m |= j2ki_rc_cblk_hull_bits(cb->passes, cb->nb_passes, cb->layer_passes[a.v.nb_layers - 1],
+                                        cblk_comp(&a.v, cb));
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            m |= __shfl_xor_sync(RC_FULL, m, o);
+        if (m && lane_id() == 0)
+            atomicOr(&a.v.result->hull_mask, m);
+    }
     if (blockIdx.x == 0 && t == 0) {
         J2kiT2CudaResult *r = a.v.result;
         if (ret < 0)
@@ -1200,14 +1204,7 @@ fail:
     return ret;
 }
 
-int j2ki_rc_cuda_hull_mask(J2kiRcCuda *rc, cudaStream_t st)
-{
-    const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
-    RC_LAUNCH(hull_mask_kernel, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, st, *v);
-    return J2KI_CUDA_LAUNCHED(rc->log, rc->sticky);
-}
-
-int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st)
+int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, cudaStream_t st)
 {
     const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
     void *args[2];
@@ -1219,6 +1216,7 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cuda
     if ((ret = J2KI_CUDA_LAUNCHED(rc->log, rc->sticky)) < 0)
         return ret;
     rc->args.v = *v;
+    rc->args.hull_mask = hull_mask;
     if ((ret = J2KI_CUDA(rc->log, rc->sticky,
                          cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)), st))) < 0 ||
         (ret = J2KI_CUDA(rc->log, rc->sticky, cudaMemsetAsync(rc->args.prec_done, 0, rc->nb_precs, st))) < 0)

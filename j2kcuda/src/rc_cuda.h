@@ -53,13 +53,12 @@ void j2ki_rc_cuda_free(J2kiRcCuda **rc);
  * A failure (e.g. J2KC_ERR_BUFSIZE: budget below the headers) lands in the slot's
  * J2kiT2CudaResult (err, rc_why, rc_why_arg), and j2ki_t2_cuda_write then writes nothing.
  * nb_busy: the frames with device work queued, this one included (the decide grid takes its
- * share of the device; the bytes do not depend on it). Returns < 0 only for enqueue failures.
+ * share of the device; the bytes do not depend on it). hull_mask: also qstep_try's test, the
+ * OR of j2ki_rc_cblk_hull_bits (rc_core.h) over the code-blocks after the decision, into the
+ * slot's J2kiT2CudaResult.hull_mask (as j2ki_rc_hull_mask), by the decide kernel's last phase.
+ * Returns < 0 only for enqueue failures.
  */
-int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, cudaStream_t st);
-
-/** After j2ki_rc_cuda_run on st: qstep_try's test, the OR of j2ki_rc_cblk_hull_bits (rc_core.h)
- *  over the code-blocks, into the slot's J2kiT2CudaResult.hull_mask (as j2ki_rc_hull_mask). */
-int  j2ki_rc_cuda_hull_mask(J2kiRcCuda *rc, cudaStream_t st);
+int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, cudaStream_t st);
 
 #ifdef __cplusplus
 }

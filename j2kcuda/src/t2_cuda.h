@@ -66,7 +66,7 @@ typedef struct J2kiT2CudaResult {
     int32_t  rc_why, rc_why_arg; /**< rate control's J2KI_RC_WHY_* and its layer */
     int32_t  nb_probes;      /**< tier-2 sizings rate control made */
     int64_t  rc_total;       /**< rate control's last measured size */
-    uint32_t hull_mask;      /**< j2ki_rc_cuda_hull_mask's OR of j2ki_rc_cblk_hull_bits (qstep_try) */
+    uint32_t hull_mask;      /**< j2ki_rc_cuda_run's OR of j2ki_rc_cblk_hull_bits (qstep_try) */
 } J2kiT2CudaResult;
 
 /** Every device pointer and count the tier-2 kernels use (passed by value). */
