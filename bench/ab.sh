@@ -16,7 +16,7 @@
 #                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12;
 #                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
-#                settings after a colon, e.g. "new:J2KC_CUDA_T1_RESORT=0"
+#                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
 #   AB_BACKEND   default cuda (ref: a dry run of this script on a machine without a GPU)
 #   FRAMES_SRC   frame sources (default .dev/frames; see bench/README.md); PEERS (default .dev/peers)
@@ -85,7 +85,7 @@ for c in $CASES; do
     for r in $(seq 1 "$REPS"); do
         vi=0
         for v in $VARIANTS; do
-            tree=${v%%:*}; envs=; [ "$v" != "$tree" ] && envs=${v#*:}
+            tree=${v%%:*}; envs=; [ "$v" != "$tree" ] && envs=${v#*:}; envs=${envs//,/ }
             dir=${TREE[$tree]:-}
             [ -n "$dir" ] || { echo "FAIL variant $v: no tree $tree"; fail=1; vi=$((vi + 1)); continue; }
             out="$SCR/$c.$vi.j2c"
