@@ -702,7 +702,8 @@ extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_
         *occupancy = 0.0;
     if (!(cblk_style & J2KI_CBLK_BYPASS) || t1_resolve_variant(variant, max_w, max_h) != J2KI_T1_CUDA_PAR)
         return 0;
-    if ((res = t1p_resident_warps(max_w, max_h)) > 0.0)
+    /* the occupancy only for a caller that asks (the choice below needs none of it) */
+    if (occupancy && (res = t1p_resident_warps(max_w, max_h)) > 0.0)
         occ = (double)(sharing < 1 ? 1 : sharing) * (double)nb_cblks / res;
     if (occupancy)
         *occupancy = occ;
@@ -720,7 +721,8 @@ extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_
      * strategy cannot; here every strategy's launches already overlap the MQ coding of chunk
      * c - 1 with the modelling of chunk c, so the separate raw launch only adds a pass over the
      * symbols in global memory, and the two-kernel one only takes that overlap away. So the
-     * one-kernel strategy at every occupancy; the occupancy is still computed for the log. */
+     * one-kernel strategy at every occupancy; the occupancy is still computed for the log
+     * (the backend's init line). */
     return J2KI_T1_BYPASS_ONE;
 }
 
