@@ -67,7 +67,8 @@ size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
  * bytes at d_data + data_off, its passes at d_passes + pass_off and its result in d_res.
  * *d_flag receives a non-zero value when any block failed (checked by the host at wait).
  * sharing: the frames on the device when this one is enqueued, itself included (>= 1): the
- * occupancy that chooses the BYPASS strategy (j2ki_t1_cuda_bypass_strategy).
+ * occupancy for j2ki_t1_cuda_bypass_strategy, whose measured choice does not depend on it today
+ * (the backend passes 1: its calls are captured into graphs once per slot).
  */
 cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                          int cblk_style, int bypass_start, int max_w, int max_h,
