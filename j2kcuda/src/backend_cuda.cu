@@ -942,8 +942,8 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried, int capturing)
  * grid takes a share of the device that depends on the frames busy at the time. A frame's
  * tier-1 to download was about 50 launches, copies and event records, 0.28 ms of the
  * submitting thread for a 720x576 frame: what bounded small frames (bench-h100.md, H100: 720x576
- * 4:2:2 10-bit with 32 in flight 2,645-2,845 -> 3,874-4,150 frames/s, 1080p 1,569-1,714 ->
- * 1,914-1,990; the same bytes). J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
+ * 4:2:2 10-bit with 32 in flight 2,873-3,002 -> 3,997-4,660 frames/s, 1080p 1,749-1,866 ->
+ * 2,059-2,066; the same bytes). J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
  */
 static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExec_t *out)
 {
