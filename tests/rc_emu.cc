@@ -184,6 +184,7 @@ static int run(int iter, long *stats)
         }
         stats[0]++;
         stats[2] += r->nb_probes;
+        stats[5] += r->nb_rounds;
     }
     if (what) {
         printf("FAIL rc_emu: iteration %d (%s, %u code-blocks, %d layers, budget %llu of %lld..%lld, comp_bytes "
@@ -200,8 +201,8 @@ static int run(int iter, long *stats)
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 30, fails = 0, done = 0;
-    long stats[5] = { 0, 0, 0, 0, 0 };   /* decided, refused (same error on both), sizings, filled
-                                            (qstep_try's test), not filled */
+    long stats[6] = { 0, 0, 0, 0, 0, 0 }; /* decided, refused (same error on both), thresholds sized,
+                                            filled (qstep_try's test), not filled, sizing rounds */
     for (int it = 0; it < iters; it++) {
         int r = run(it, stats);
         if (r >= 0) {
@@ -209,9 +210,10 @@ int main(int argc, char **argv)
             done++;
         }
     }
-    printf("%s rc_emu: %d frames, %d differ from the host's decision; %ld decided (%ld sizings on the device), "
-           "%ld refused alike; fill sorts %ld, %ld of them beyond one chunk; hull masks alike, %ld filling, %ld "
-           "not; %ld launches\n", fails ? "FAIL" : "ok", done, fails, stats[0], stats[2], stats[1], g_sorts,
-           g_wide_sorts, stats[3], stats[4], g_launches);
+    printf("%s rc_emu: %d frames, %d differ from the host's decision; %ld decided (%ld thresholds sized on the "
+           "device in %ld rounds, %d at most per round), %ld refused alike; fill sorts %ld, %ld of them beyond "
+           "one chunk; hull masks alike, %ld filling, %ld not; %ld launches\n", fails ? "FAIL" : "ok", done,
+           fails, stats[0], stats[2], stats[5], j2ki_rc_multi_probes(), stats[1], g_sorts, g_wide_sorts, stats[3],
+           stats[4], g_launches);
     return fails != 0;
 }

@@ -199,7 +199,7 @@ static void emu_launch(const char *name, dim3 grid, dim3 block, F body)
     if (g_fibers.size() < nt)
         g_fibers.resize(nt);
     for (unsigned t = 0; t < nt; t++) {
-        g_fibers[t].stack.resize(1 << 16);
+        g_fibers[t].stack.resize(1 << 17);
         g_fibers[t].idx = { t % block.x, t / block.x % block.y, t / (block.x * block.y) };
     }
     g_xchg.assign(32 * (size_t)((nt + 31) / 32), 0);

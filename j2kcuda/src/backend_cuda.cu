@@ -1173,8 +1173,9 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
         return J2KC_ERR_INTERNAL;
     }
     if (cp->rc_mode == J2KI_RC_BYTES)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA rate control: %llu bytes for a budget of %llu, %d sizings",
-                 (unsigned long long)r->len, (unsigned long long)cp->frame_bytes, (int)r->nb_probes);
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA rate control: %llu bytes for a budget of %llu, %d thresholds "
+                 "sized in %d rounds", (unsigned long long)r->len, (unsigned long long)cp->frame_bytes,
+                 (int)r->nb_probes, (int)r->nb_rounds);
     s->cs = s->h_cs;
     s->cs_len = (size_t)r->len;
     return 0;

@@ -269,9 +269,31 @@ static void host_fill_apply(J2kiRcCtx *c, uint32_t p)
         h->plan->cblks[cand[j].i].layer_passes[last] = j < p ? cand[j].n_new : cand[j].n_old;
 }
 
+/* The probes one at a time from the top: j* is found at the first that does not fit, so the
+ * ones below it are not sized (the device sizes them all at once and reads the same j*). */
+static int host_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *p)
+{
+    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
+    int l1 = j2ki_rc_set_end(c, l), js = n, ret;
+    for (int j = n - 1; j >= 0; j--) {
+        J2kiRcCfg x = { j2ki_rc_from_bits(t[j]), 0 };
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            j2ki_rc_cblk_apply_x(c, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]), l, l1, x);
+        if ((ret = j2ki_rc_size_now(c)) < 0)   /* counted by j2ki_rc_multi_round */
+            return ret;
+        if (!j2ki_rc_fits(c, l)) {
+            j2ki_rc_end_get(c, l, &p->lo);
+            break;
+        }
+        j2ki_rc_end_get(c, l, &p->hi);
+        js = j;
+    }
+    return js;
+}
+
 static const J2kiRcOps rc_host_ops = {
     host_hull, host_apply, host_size, host_dist_sum, host_next_slope, host_can_split,
-    host_tie_span, host_hist, host_fill_prepare, host_fill_apply,
+    host_tie_span, host_hist, host_fill_prepare, host_fill_apply, host_size_multi,
 };
 
 double j2ki_rc_estimate_psnr(const J2kiPlan *plan)
@@ -298,6 +320,13 @@ void j2ki_rc_hull(J2kiCblk *cb, double weight)
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, weight);
 }
 
+int j2ki_rc_multi_probes(void)
+{
+    const char *e = getenv("J2KC_RC_PROBES");   /* measuring aid: 1 = one probe per step */
+    int x = e && *e ? atoi(e) : J2KI_RC_MULTI_MAX;
+    return x < 1 ? 1 : x > J2KI_RC_MULTI_MAX ? J2KI_RC_MULTI_MAX : x;
+}
+
 int j2ki_rc_ctx_init(J2kiRcCtx *c, const J2kiPlan *plan)
 {
     const J2kiCodingParams *cp = plan->cp;
@@ -310,6 +339,7 @@ int j2ki_rc_ctx_init(J2kiRcCtx *c, const J2kiPlan *plan)
     c->nb_layers = L;
     c->nb_comps = cp->img.nb_comps < J2KC_MAX_COMPS ? cp->img.nb_comps : J2KC_MAX_COMPS;
     c->rc_mode = cp->rc_mode;
+    c->multi = j2ki_rc_multi_probes();
     for (int l = 0; l < L; l++)
         c->layer_div[l] = pow(2.0, 0.5 * (L - 1 - l));
     switch (cp->rc_mode) {
@@ -363,9 +393,10 @@ int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
         return ret;
     if (cp->rc_mode == J2KI_RC_BYTES)
         j2ki_log(log, J2KC_LOG_VERBOSE, "rate control: %lld bytes for a budget of %llu, "
-                 "threshold 2^%.4f, %d sizings", (long long)c.total,
+                 "threshold 2^%.4f, %d thresholds sized in %d rounds", (long long)c.total,
                  (unsigned long long)c.budget[cp->nb_layers - 1],
-                 c.cfg[cp->nb_layers - 1].t > 0.0 ? log2(c.cfg[cp->nb_layers - 1].t) : -INFINITY, c.nb_probes);
+                 c.cfg[cp->nb_layers - 1].t > 0.0 ? log2(c.cfg[cp->nb_layers - 1].t) : -INFINITY, c.nb_probes,
+                 c.nb_rounds);
     if (log && log->fn && log->max_level >= J2KC_LOG_VERBOSE)
         j2ki_log(log, J2KC_LOG_VERBOSE, "rate control: estimated PSNR %.2f dB",
                  j2ki_rc_estimate_psnr(plan));

@@ -55,5 +55,9 @@ struct J2kiRcCtx;
  * NULL. Returns 0 or J2KC_ERR_INVAL.
  */
 int j2ki_rc_ctx_init(struct J2kiRcCtx *c, const J2kiPlan *plan);
+/** Thresholds a BYTES search sizes at once per guided step (rc_core.h, j2ki_rc_multi_round):
+ *  J2KI_RC_MULTI_MAX, or J2KC_RC_PROBES from the environment (1 to 32; 1 = one at a time).
+ *  Both backends read it the same way, so they decide alike. */
+int j2ki_rc_multi_probes(void);
 
 #endif

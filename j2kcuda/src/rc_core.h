@@ -262,6 +262,14 @@ typedef struct J2kiRcOps {
     int64_t (*fill_prepare)(J2kiRcCtx *c);
     /** Last layer: the first p kept candidates at their new pass count, the others at the old. */
     void    (*fill_apply)(J2kiRcCtx *c, uint32_t p);
+    /** One round of a multi-probe search (j2ki_rc_multi_round): sizes the selections of layer
+     *  l (and the layers that move with it, j2ki_rc_set) at the n thresholds t[0] < ... <
+     *  t[n-1] (slope bits, tie index 0) exactly, as size would one by one, and returns j*,
+     *  the smallest j such that every probe j .. n-1 fits (j2ki_rc_fits), n when probe n-1
+     *  does not; sets p->hi to probe j*'s sizes when j* < n and p->lo to probe j* - 1's when
+     *  j* > 0. cfg is left as it was; layer_passes and the last measurement are not defined
+     *  afterwards (the caller applies again). Returns < 0 on a sizing error. */
+    int     (*size_multi)(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *p);
 } J2kiRcOps;
 
 struct J2kiRcCtx {
@@ -284,12 +292,16 @@ struct J2kiRcCtx {
     int64_t        total;
     uint64_t       comp_len[J2KC_MAX_COMPS];
     uint64_t       layer_len[J2KI_MAX_LAYERS];
-    int            nb_probes;
+    int            nb_probes;               /* thresholds sized */
+    int            nb_rounds;               /* sizing steps (one per size, or per size_multi) */
     int            meas_valid;              /* the selection (cfg, floor, no fill since) is the
                                                one j2ki_rc_measure last sized: measuring it
                                                again is skipped */
     int            plain;                   /* tests: no guide, no tie narrowing, no skipped
                                                measurements (rc.h) */
+    int            multi;                   /* a BYTES search's guided steps size up to this
+                                               many thresholds at once (j2ki_rc_multi_round;
+                                               0 or 1: one at a time) */
     /* what went wrong, for the host's log: J2KI_RC_WHY_* and the layer or component */
     int            why, why_arg;
 };
@@ -313,6 +325,7 @@ __device__ void    j2ki_rc_dev_tie_span(J2kiRcCtx *c, double s, uint32_t klo, ui
                                         uint32_t *last);
 __device__ int64_t j2ki_rc_dev_fill_prepare(J2kiRcCtx *c);
 __device__ void    j2ki_rc_dev_fill_apply(J2kiRcCtx *c, uint32_t p);
+__device__ int     j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *p);
 #define J2KI_RC_OP(c, op) j2ki_rc_dev_##op
 #else
 #define J2KI_RC_OP(c, op) (c)->ops->op
@@ -338,16 +351,18 @@ J2KI_HD double j2ki_rc_from_bits(uint64_t b)
     return x.d;
 }
 
-/** Passes of code-block i (component comp) for every layer under c's thresholds and floors:
- *  each layer selects by its threshold (or the component's floor when that is higher), then
- *  the counts are made non-decreasing over the layers. */
-J2KI_HD void j2ki_rc_cblk_apply(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp)
+/** Passes of code-block i (component comp) for every layer under c's thresholds and floors,
+ *  with the threshold of layers l0 <= l < l1 replaced by y: each layer selects by its
+ *  threshold (or the component's floor when that is higher), then the counts are made
+ *  non-decreasing over the layers. */
+J2KI_HD void j2ki_rc_cblk_apply_x(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp, int l0, int l1,
+                                  J2kiRcCfg y)
 {
     int L = c->nb_layers;
     double f = c->floor[comp];
     int n[J2KI_MAX_LAYERS];
     for (int l = 0; l < L; l++) {
-        const J2kiRcCfg *x = &c->cfg[l];
+        const J2kiRcCfg *x = l >= l0 && l < l1 ? &y : &c->cfg[l];
         if (x->t >= 0.0 && f > x->t)
             n[l] = j2ki_rc_cblk_select(cb->passes, cb->nb_passes, f, 1);
         else
@@ -358,6 +373,13 @@ J2KI_HD void j2ki_rc_cblk_apply(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, in
             n[l] = n[l + 1];
     for (int l = 0; l < L; l++)
         cb->layer_passes[l] = (uint16_t)n[l];
+}
+
+/** j2ki_rc_cblk_apply_x with c's own thresholds (no layer replaced). */
+J2KI_HD void j2ki_rc_cblk_apply(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp)
+{
+    J2kiRcCfg none = { 0.0, 0 };
+    j2ki_rc_cblk_apply_x(c, cb, i, comp, 0, 0, none);
 }
 
 /** Whether code-block cb (its component floored or not) can still grow layer l: the slope of
@@ -480,18 +502,27 @@ J2KI_HD void j2ki_rc_tie_narrow(J2kiRcCtx *c, double s, uint32_t *klo, uint32_t 
         *khi = last + 1;
 }
 
+/** End (exclusive) of the layers that move with layer l's threshold: l and every later one
+ *  the search may move with it. */
+J2KI_HD int j2ki_rc_set_end(const J2kiRcCtx *c, int l)
+{
+    int end = c->last_fixed ? c->nb_layers - 1 : c->nb_layers;
+    return end > l + 1 ? end : l + 1;
+}
+
 /** Sets layer l's threshold, and every later one the search may move with it. */
 J2KI_HD void j2ki_rc_set(J2kiRcCtx *c, int l, J2kiRcCfg x)
 {
-    int end = c->last_fixed ? c->nb_layers - 1 : c->nb_layers;
-    for (int m = l; m == l || m < end; m++) {
+    int end = j2ki_rc_set_end(c, l);
+    for (int m = l; m < end; m++) {
         if (c->cfg[m].t != x.t || c->cfg[m].k != x.k)
             c->meas_valid = 0;              /* the selection may change */
         c->cfg[m] = x;
     }
 }
 
-J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
+/** Sizes the current layer_passes into c's measurement (not counted as a probe). */
+J2KI_HD int j2ki_rc_size_now(J2kiRcCtx *c)
 {
     int ret;
     for (int i = 0; i < J2KC_MAX_COMPS; i++)
@@ -499,8 +530,14 @@ J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
     for (int l = 0; l < J2KI_MAX_LAYERS; l++)
         c->layer_len[l] = 0;
     ret = J2KI_RC_OP(c, size)(c);
-    c->nb_probes++;
     return ret < 0 ? ret : 0;
+}
+
+J2KI_HD int j2ki_rc_measure_as_is(J2kiRcCtx *c)
+{
+    c->nb_probes++;
+    c->nb_rounds++;
+    return j2ki_rc_size_now(c);
 }
 
 /*
@@ -564,14 +601,21 @@ typedef struct J2kiRcEnd {
 
 /** What the guide knows: both ends measured, the hull bytes between them, and (between
  *  narrowing levels) the hull bytes above the current window. */
+#define J2KI_RC_HIST_BINS   256
+#define J2KI_RC_HIST_LEVELS 8                /* 8 levels of 256 bins cover any 64-bit range */
+#define J2KI_RC_NEAR_BINS   3                /* a level's probes: its crossing bin's and the upper
+                                                edges of this many non-empty bins on each side */
+#define J2KI_RC_NEAR_MAX    (J2KI_RC_HIST_LEVELS * (2 * J2KI_RC_NEAR_BINS + 1))
+#define J2KI_RC_MULTI_MAX   32               /* thresholds sized at once (j2ki_rc_multi_round) */
+
 struct J2kiRcPred {
     J2kiRcEnd lo, hi;
     uint64_t  d[J2KC_MAX_COMPS];             /* hull bytes with slope in (lo, hi], per component */
     uint64_t  above[J2KC_MAX_COMPS];         /* ... with slope in (H, hi] (window (L, H]) */
+    int       collect;                       /* hist appends each level's probes to near[] */
+    int       nb_near;
+    uint64_t  near[J2KI_RC_NEAR_MAX];
 };
-
-#define J2KI_RC_HIST_BINS   256
-#define J2KI_RC_HIST_LEVELS 8                /* 8 levels of 256 bins cover any 64-bit range */
 
 J2KI_HD void j2ki_rc_end_get(const J2kiRcCtx *c, int l, J2kiRcEnd *e)
 {
@@ -655,6 +699,33 @@ J2KI_HD int j2ki_rc_pred_over(const J2kiRcCtx *c, int l, const J2kiRcPred *p, co
 }
 
 /**
+ * The probes a histogram level offers a multi-probe round (j2ki_rc_multi_round): the upper
+ * edges (largest slope bits) of the crossing bin j and of the J2KI_RC_NEAR_BINS nearest
+ * non-empty bins below and above it, in that order (below nearest first, then above nearest
+ * first). A threshold at bin b's upper edge leaves out bin b and every bin below it, so
+ * these split the level's window between its non-empty bins around the predicted crossing.
+ * Returns how many it wrote (at most 2 * J2KI_RC_NEAR_BINS + 1). rc_cuda.cu's hist applies
+ * the same rule to the grid's histogram.
+ */
+J2KI_HD int j2ki_rc_hist_near(const uint64_t *mx, int j, uint64_t *out)
+{
+    int n = 0, got = 0;
+    out[n++] = mx[j];
+    for (int b = j - 1; b >= 0 && got < J2KI_RC_NEAR_BINS; b--)
+        if (mx[b]) {
+            out[n++] = mx[b];
+            got++;
+        }
+    got = 0;
+    for (int b = j + 1; b < J2KI_RC_HIST_BINS && got < J2KI_RC_NEAR_BINS; b++)
+        if (mx[b]) {
+            out[n++] = mx[b];
+            got++;
+        }
+    return n;
+}
+
+/**
  * One narrowing level from a histogram of window (L, H] (bins of J2KI_RC_HIST_BINS, slope
  * bits): bytes[cc][b], and the smallest and largest slope bits of each bin (mx[b] = 0: empty).
  * The crossing bin j is the highest non-empty bin whose lower edge is predicted over
@@ -691,6 +762,8 @@ J2KI_HD int j2ki_rc_hist_level(const J2kiRcCtx *c, int l, J2kiRcPred *p, const u
     }
     for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
         p->above[cc] = up[cc];
+    if (p->collect)
+        p->nb_near += j2ki_rc_hist_near(mx, j, p->near + p->nb_near);
     *L = mn[j] - 1;
     *H = mx[j];
     return mn[j] == mx[j];
@@ -707,6 +780,7 @@ J2KI_HD uint64_t j2ki_rc_guide(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t lo, 
     uint64_t L = lo, H = hi;
     for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
         p->above[cc] = 0;
+    p->nb_near = 0;
     for (int lev = 0; lev < J2KI_RC_HIST_LEVELS && H > L + 1; lev++) {
         int r = J2KI_RC_OP(c, hist)(c, l, p, &L, &H, lev == 0);
         if (r != 0)
@@ -717,6 +791,50 @@ J2KI_HD uint64_t j2ki_rc_guide(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t lo, 
     if (L > lo && L < hi)
         return L;
     return lo + (hi - lo) / 2;
+}
+
+/**
+ * A guided step that sizes up to c->multi thresholds at once (the PCRD-opt search of
+ * ../shared/papers/gpu-pcrd-and-packetization.md probes 32 slope thresholds per iteration):
+ * the guide runs as for one probe, collecting from each narrowing level the upper edges of
+ * the non-empty bins around its predicted crossing (j2ki_rc_hist_near). The probes are the
+ * guide's own probe, then those edges from the finest level to the coarsest, each kept when
+ * it lies strictly inside (lo, hi) and is new, up to c->multi; fine levels place probes on the
+ * distinct slopes next to the prediction, coarse ones further out, so one round brackets the
+ * crossing even when the prediction misses by a few slopes. size_multi sizes them all (the
+ * device: each precinct only where its selection changes from one probe to the next) and
+ * returns the first of the ok probes at the top, j*; the new interval is (probe j* - 1,
+ * probe j*], each end lo or hi when j* is 0 or n. The loop of j2ki_rc_search still ends only
+ * when (lo, hi] holds at most one distinct slope, so the boundary is the one it finds with
+ * one probe at a time. Returns j* and the probes through t / *n, or < 0 on an error.
+ */
+J2KI_HD int j2ki_rc_multi_round(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t lo, uint64_t hi, uint64_t *t, int *n)
+{
+    int max = c->multi < J2KI_RC_MULTI_MAX ? c->multi : J2KI_RC_MULTI_MAX, m = 0;
+    p->collect = 1;
+    uint64_t g = j2ki_rc_guide(c, l, p, lo, hi);
+    p->collect = 0;
+    t[m++] = g;
+    for (int i = p->nb_near - 1; i >= 0 && m < max; i--) {
+        uint64_t v = p->near[i];
+        int dup = !(v > lo && v < hi);
+        for (int q = 0; q < m && !dup; q++)
+            dup = t[q] == v;
+        if (!dup)
+            t[m++] = v;
+    }
+    for (int i = 1; i < m; i++) {           /* ascending */
+        uint64_t v = t[i];
+        int q = i;
+        for (; q > 0 && t[q - 1] > v; q--)
+            t[q] = t[q - 1];
+        t[q] = v;
+    }
+    *n = m;
+    c->meas_valid = 0;
+    c->nb_probes += m;
+    c->nb_rounds++;
+    return J2KI_RC_OP(c, size_multi)(c, l, t, m, p);
 }
 
 /**
@@ -755,11 +873,32 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
     uint64_t lo = j2ki_rc_bits(c->smin) - 1, hi = j2ki_rc_bits(a.t);
     J2kiRcPred pr;
     int hi_known = 0;
+    pr.collect = 0;
+    pr.nb_near = 0;
     if (pred == J2KI_RC_PRED_BYTES)
         j2ki_rc_end_get(c, l, &pr.lo);
     while (hi > lo + 1 && probes < max_probes &&
            J2KI_RC_OP(c, can_split)(c, l, j2ki_rc_from_bits(lo), j2ki_rc_from_bits(hi))) {
         uint64_t mid = lo + (hi - lo) / 2;
+        if (pred == J2KI_RC_PRED_BYTES && hi_known && !c->plain && c->multi > 1) {
+            uint64_t t[J2KI_RC_MULTI_MAX];
+            int n, js = j2ki_rc_multi_round(c, l, &pr, lo, hi, t, &n);
+            if (js < 0)
+                return js;
+            probes++;
+            if (js < n) {                   /* pr.hi is probe js's */
+                a.t = j2ki_rc_from_bits(t[js]);
+                a.k = 0;
+                hi = t[js];
+            }
+            if (js > 0) {                   /* pr.lo is probe js - 1's */
+                b->t = j2ki_rc_from_bits(t[js - 1]);
+                b->k = 0;
+                lo = t[js - 1];
+            }
+            J2KI_RC_OP(c, apply)(c);        /* cfg is unchanged: its passes again */
+            continue;
+        }
         if (pred == J2KI_RC_PRED_BYTES && hi_known && !c->plain)
             mid = j2ki_rc_guide(c, l, &pr, lo, hi);
         x.t = j2ki_rc_from_bits(mid);

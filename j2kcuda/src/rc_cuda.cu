@@ -140,6 +140,11 @@ typedef struct RcHist {
 #define RC_HIST_WORDS (sizeof(RcHist) / sizeof(unsigned long long))
 #define RC_HIST_ADD_WORDS (J2KC_MAX_COMPS * J2KI_RC_HIST_BINS)   /* the bytes: added; the rest: maxima */
 
+/* a probe's words in a size_multi set (RcArgs.multi) */
+#define RC_M_SUM   0
+#define RC_M_COMP  1
+#define RC_M_LAYER (1 + J2KC_MAX_COMPS)
+
 /** The block's accumulators and scratch (shared memory). */
 typedef struct RcBlock {
     unsigned long long comp[J2KC_MAX_COMPS];
@@ -154,6 +159,8 @@ typedef struct RcBlock {
     /* hist: the level's outcome, from the block's first warp to the others */
     unsigned long long h_L, h_H, h_up[J2KC_MAX_COMPS], h_d[J2KC_MAX_COMPS];
     int                h_ret;
+    int                h_nb_near;               /* hist with p->collect: the level's probes */
+    unsigned long long h_near[2 * J2KI_RC_NEAR_BINS + 1];
 } RcBlock;
 
 /** Everything the decide grid reads, the same for every thread (a __grid_constant__ kernel
@@ -170,6 +177,13 @@ typedef struct RcArgs {
     uint8_t        *prec_done;              /* per precinct: sized in this frame */
     RcAcc          *acc;                    /* RC_NB_ACC sets */
     RcHist         *hist;                   /* RC_NB_ACC sets, rotated as acc's (per hist op) */
+    unsigned long long *multi;              /* size_multi: RC_NB_ACC sets (rotated per op) of
+                                               J2KI_RC_MULTI_MAX probes x multi_stride words:
+                                               packet and tile-part bytes, per component, per
+                                               layer (RC_M_*) */
+    uint32_t        multi_stride;           /* 1 + J2KC_MAX_COMPS + layers */
+    uint32_t       *mlen;                   /* size_multi: per probe, per (precinct, layer):
+                                               hdr_len + body_len */
     int             hull_mask;              /* qstep_try: OR j2ki_rc_cblk_hull_bits into the result */
 } RcArgs;
 
@@ -181,6 +195,7 @@ typedef struct RcDev {
     RcBlock      *sh;
     uint32_t      phase;                    /* publishing phases so far */
     uint32_t      nhist;                    /* hist ops so far */
+    uint32_t      nmulti;                   /* size_multi ops so far */
     uint32_t      nb_kept;
     int           pend;                     /* deferred write of layer_passes: RC_PEND_* */
     uint32_t      pend_p;                   /* RC_PEND_FILL: the kept prefix */
@@ -196,6 +211,7 @@ struct J2kiRcCuda {
     uint32_t       nb_precs;
     int            max_blocks;              /* the grid's work cap */
     int            dev_blocks;              /* decide blocks resident on the whole device */
+    size_t         acc_bytes;               /* the accumulator, histogram and size_multi sets */
 };
 
 static __device__ int cblk_comp(const J2kiT2DevView *v, const J2kiCblk *cb) { return v->bands[cb->band_idx].comp; }
@@ -320,13 +336,16 @@ static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
 }
 
 /**
- * The deferred writes of precinct p's code-blocks, by the lanes of one warp, and whether p
- * needs sizing: not sized yet in this frame (a->prec_done, all 0 at the frame's start), or
- * some of its code-blocks' layer_passes differ from those of its last sizing (a->sized, which
- * this records). A sizing depends on nothing else that changes during the decision, so the
- * precinct's hdr_len / body_len from that sizing still hold when nothing differs.
+ * The deferred writes of precinct p's code-blocks, by the lanes of one warp, or with probe,
+ * the selection of that threshold instead (layers l0 <= l < l1 at it, j2ki_rc_cblk_apply_x; size_multi),
+ * and whether p needs sizing: not sized yet in this frame (a->prec_done, all 0 at the frame's
+ * start), or some of its code-blocks' layer_passes differ from those of its last sizing
+ * (a->sized, which this records). A sizing depends on nothing else that changes during the
+ * decision, so the precinct's hdr_len / body_len from that sizing still hold when nothing
+ * differs.
  */
-static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, uint32_t p)
+static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l0 = 0, int l1 = 0,
+                                          const J2kiRcCfg *probe = NULL)
 {
     const J2kiT2DevView *v = &d->a->v;
     const J2kiT2PrecDev *pd = &v->precs[p];
@@ -339,8 +358,12 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
         uint32_t w = pb->cbx1 - pb->cbx0, n = w * (pb->cby1 - pb->cby0);
         for (uint32_t j = lane_id(); j < n; j += 32) {
             uint32_t i = band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w;
-            const uint16_t *lp = v->cblks[i].layer_passes;
-            cblk_settle(c, d, i);
+            J2kiCblk *cb = &v->cblks[i];
+            const uint16_t *lp = cb->layer_passes;
+            if (probe)
+                j2ki_rc_cblk_apply_x(c, cb, i, cblk_comp(v, cb), l0, l1, *probe);
+            else
+                cblk_settle(c, d, i);
             for (int l = 0; l < L; l++) {
                 uint16_t x = lp[l];
                 if (sized[(size_t)i * L + l] != x) {
@@ -365,7 +388,9 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
  * tile-part fit one segment's payload, j2ki_t2_plt_count_add opens exactly one segment, so
  * the bytes are 5 + the entry bytes; otherwise lane 0 runs that rule packet by packet.
  */
-static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock *sh)
+static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, const uint32_t *mlen,
+                                    unsigned long long *a_sum, unsigned long long *a_comp,
+                                    unsigned long long *a_layer)
 {
     const J2kiT2TpDev tp = v->tps[k];
     const uint32_t end = tp.first_pkt + tp.nb_pkts;
@@ -379,7 +404,7 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock 
     for (uint32_t j = tp.first_pkt + lane; j < end; j += 32) {
         const J2kiT2PktDev pkt = v->pkts[j];
         size_t i = (size_t)pkt.prec * v->nb_layers + pkt.layer;
-        uint64_t len = (uint64_t)v->hdr_len[i] + v->body_len[i];
+        uint64_t len = mlen ? mlen[i] : (uint64_t)v->hdr_len[i] + v->body_len[i];
         ent += (unsigned long long)j2ki_t2_plt_entry_bytes(len);
         pk += len;
         if (!v->comp_res_e || pkt.res < v->comp_res_e) {
@@ -388,7 +413,7 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock 
                 if (pkt.comp == cc)
                     comp[cc] += len;
         }
-        atomicAdd(&sh->layer[pkt.layer], (unsigned long long)len);
+        atomicAdd(&a_layer[pkt.layer], (unsigned long long)len);
     }
     pk = warp_sum(pk);
     ent = warp_sum(ent);
@@ -403,7 +428,7 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock 
                 J2kiT2PltCount cnt = { 0, -1, 0 };
                 for (uint32_t j = tp.first_pkt; j < end; j++) {
                     size_t i = (size_t)v->pkts[j].prec * v->nb_layers + v->pkts[j].layer;
-                    j2ki_t2_plt_count_add(&cnt, (uint64_t)v->hdr_len[i] + v->body_len[i]);
+                    j2ki_t2_plt_count_add(&cnt, mlen ? mlen[i] : (uint64_t)v->hdr_len[i] + v->body_len[i]);
                 }
                 plt = cnt.bytes;
             }
@@ -412,7 +437,7 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock 
     }
     hdr = J2KI_T2_TP_FIXED_BYTES + plt;
     if (lane == 0)
-        atomicAdd(&sh->sum, (unsigned long long)(hdr + pk));
+        atomicAdd(a_sum, (unsigned long long)(hdr + pk));
     if (!v->comp_res_e || tp.res < v->comp_res_e) {
 #pragma unroll
         for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
@@ -426,7 +451,7 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, RcBlock 
             if (lane == (unsigned)cc)
                 x = comp[cc];
         if (x)
-            atomicAdd(&sh->comp[lane], x);
+            atomicAdd(&a_comp[lane], x);
     }
 }
 
@@ -485,7 +510,7 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
     d->pend = RC_PEND_NONE;
     grid_sync();
     for (uint32_t k = w; k < v->nb_tps; k += nw)
-        tp_size_warp(v, k, sh);
+        tp_size_warp(v, k, NULL, &sh->sum, sh->comp, sh->layer);
     phase_end(sh, g);
 
     ret = __ldcg(&g->err);
@@ -505,6 +530,92 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
         }
     }
     return 0;
+}
+
+/**
+ * size_multi (rc_core.h): the n probes' selections sized at once, with the two-level
+ * reduction of the paper (code-blocks into packets, packets into tile-parts and totals).
+ * Phase 1, one warp per precinct, the probes in order: each lane writes its code-blocks'
+ * layer_passes for probe j, and the warp sizes the precinct only when they differ from its
+ * last sizing (prec_settle_changed, which records them): near the crossing most precincts
+ * keep one selection for every probe and are sized once, or not at all when the last probe
+ * already sized them. Each probe's packet lengths go to a->mlen[j]. Sync. Phase 2, one warp
+ * per (tile-part, probe): its bytes, PLT and per-component / per-layer shares into that
+ * probe's accumulators (a->multi, sets rotated per op as hist's). Sync. Then every thread
+ * reads the probes from the top down, as the host sizes them, to the first that does not
+ * fit: the same j* and ends. Leaves layer_passes at probe n - 1 (the caller applies again)
+ * and a->sized / hdr_len / body_len consistent with each other, as size does.
+ */
+__device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *pr)
+{
+    RcDev *d = (RcDev *)c->opaque;
+    RcBlock *sh = d->sh;
+    const RcArgs *a = d->a;
+    const J2kiT2DevView *v = &a->v;
+    RcAcc *g = phase_begin(d);
+    const int L = v->nb_layers, l1 = j2ki_rc_set_end(c, l);
+    const size_t ms = a->multi_stride, plen = (size_t)v->nb_precs * L, set = (size_t)J2KI_RC_MULTI_MAX * ms;
+    unsigned long long *mg = a->multi + (d->nmulti % RC_NB_ACC) * set;
+    uint32_t w = blockIdx.x * RC_WARPS + threadIdx.x / 32, nw = gridDim.x * RC_WARPS;
+    int ret, js = n;
+
+    if (blockIdx.x == 0) {
+        unsigned long long *z = a->multi + ((d->nmulti + 1) % RC_NB_ACC) * set;
+        for (size_t q = threadIdx.x; q < set; q += blockDim.x)
+            z[q] = 0;
+    }
+    d->nmulti++;
+    for (uint32_t p = w; p < v->nb_precs; p += nw) {
+        for (int j = 0; j < n; j++) {
+            J2kiRcCfg x;
+            x.t = j2ki_rc_from_bits(t[j]);
+            x.k = 0;
+            if (prec_settle_changed(c, d, p, l, l1, &x) &&
+                (ret = j2ki_t2_dev_prec_size_warp(v, p, sh->u.warp[threadIdx.x / 32])) < 0 && lane_id() == 0)
+                atomicMin(&sh->err, ret);
+            __syncwarp();                   /* lane 0 wrote hdr_len / body_len */
+            for (int m = lane_id(); m < L; m += 32) {
+                size_t i = (size_t)p * L + m;
+                a->mlen[j * plen + i] = v->hdr_len[i] + v->body_len[i];
+            }
+        }
+    }
+    d->pend = RC_PEND_NONE;
+    grid_sync();
+    for (uint32_t q = w; q < v->nb_tps * (uint32_t)n; q += nw) {
+        uint32_t k = q % v->nb_tps, j = q / v->nb_tps;
+        unsigned long long *mj = mg + j * ms;
+        tp_size_warp(v, k, a->mlen + j * plen, &mj[RC_M_SUM], &mj[RC_M_COMP], &mj[RC_M_LAYER]);
+    }
+    phase_end(sh, g);
+
+    ret = __ldcg(&g->err);
+    if (ret < 0) {
+        c->total = ret;
+        return ret;
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        const unsigned long long *mj = mg + j * ms;
+        uint64_t total = v->main_len + 2 + ld_acc(&mj[RC_M_SUM]), above = 0;
+        c->total = (int64_t)total;
+        for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+            c->comp_len[cc] = cc < v->nb_comps ? ld_acc(&mj[RC_M_COMP + cc]) : 0;
+        for (int m = J2KI_MAX_LAYERS - 1; m >= 0; m--) {
+            if (m >= L) {
+                c->layer_len[m] = 0;
+                continue;
+            }
+            c->layer_len[m] = total - above;
+            above += ld_acc(&mj[RC_M_LAYER + m]);
+        }
+        if (!j2ki_rc_fits(c, l)) {
+            j2ki_rc_end_get(c, l, &pr->lo);
+            break;
+        }
+        j2ki_rc_end_get(c, l, &pr->hi);
+        js = j;
+    }
+    return js;
 }
 
 __device__ __noinline__ int64_t j2ki_rc_dev_dist_sum(J2kiRcCtx *c)
@@ -724,6 +835,26 @@ __device__ __noinline__ int j2ki_rc_dev_hist(J2kiRcCtx *c, int l, J2kiRcPred *p,
             if (lane == 0) {
                 sh->h_L = mn - 1;
                 sh->h_H = mx;
+                if (p->collect) {           /* j2ki_rc_hist_near's rule */
+                    int nn = 0, got = 0;
+                    sh->h_near[nn++] = mx;
+                    for (int b = (int)j - 1; b >= 0 && got < J2KI_RC_NEAR_BINS; b--) {
+                        unsigned long long e = __ldcg(&hg->mx[b]);
+                        if (e) {
+                            sh->h_near[nn++] = e;
+                            got++;
+                        }
+                    }
+                    got = 0;
+                    for (int b = (int)j + 1; b < J2KI_RC_HIST_BINS && got < J2KI_RC_NEAR_BINS; b++) {
+                        unsigned long long e = __ldcg(&hg->mx[b]);
+                        if (e) {
+                            sh->h_near[nn++] = e;
+                            got++;
+                        }
+                    }
+                    sh->h_nb_near = nn;
+                }
             }
             ret = mn == mx;
         }
@@ -743,6 +874,9 @@ __device__ __noinline__ int j2ki_rc_dev_hist(J2kiRcCtx *c, int l, J2kiRcPred *p,
         *H = sh->h_H;
         for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
             p->above[cc] = sh->h_up[cc];
+        if (p->collect)
+            for (int q = 0; q < sh->h_nb_near; q++)
+                p->near[p->nb_near++] = sh->h_near[q];
     }
     __syncthreads();                        /* every thread has read before a next level writes */
     return ret;
@@ -1042,6 +1176,7 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
     d.sh = &sh;
     d.phase = 0;
     d.nhist = 0;
+    d.nmulti = 0;
     d.nb_kept = 0;
     d.pend = RC_PEND_NONE;
     d.pend_p = 0;
@@ -1074,6 +1209,7 @@ __global__ void __launch_bounds__(RC_THREADS) decide_kernel(const __grid_constan
         r->rc_why = c.why;
         r->rc_why_arg = c.why_arg;
         r->nb_probes = c.nb_probes;
+        r->nb_rounds = c.nb_rounds;
         r->rc_total = c.total;
     }
 }
@@ -1142,7 +1278,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     J2kiRcCtx ctx;
     double *scale = NULL;
     uint32_t cand_cap, nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
-    size_t o_scale, o_acc, o_cand, o_est, o_comp, o_rank, o_sized, o_done, total;
+    size_t o_scale, o_acc, o_cand, o_est, o_comp, o_rank, o_sized, o_done, o_mlen, total, nb_mprobes;
     int ret;
 
     *out = NULL;
@@ -1163,20 +1299,29 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
         ;
     o_scale = align256(sizeof(J2kiRcCtx));
     o_acc = o_scale + align256((size_t)(plan->nb_bands ? plan->nb_bands : 1) * sizeof(double));
-    o_cand = o_acc + align256(RC_NB_ACC * sizeof(RcAcc) + RC_NB_ACC * sizeof(RcHist));
+    /* size_multi's sets and lengths where a byte search can run it: BYTES, and the layers
+     * below the last of the other modes (j2ki_rc_lower_layers) */
+    nb_mprobes = ctx.multi > 1 && (ctx.rc_mode == J2KI_RC_BYTES || ctx.nb_layers > 1) ? J2KI_RC_MULTI_MAX : 0;
+    rc->args.multi_stride = (uint32_t)(RC_M_LAYER + plan->cp->nb_layers);
+    rc->acc_bytes = RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)) +
+                    RC_NB_ACC * nb_mprobes * rc->args.multi_stride * sizeof(unsigned long long);
+    o_cand = o_acc + align256(rc->acc_bytes);
     o_est = o_cand + align256((size_t)cand_cap * sizeof(J2kiRcFillCand));
     o_comp = o_est + align256((size_t)cand_cap * sizeof(int64_t));
     o_rank = o_comp + align256((size_t)cand_cap);
     o_sized = o_rank + align256((size_t)nb_cblks * sizeof(uint32_t));
     o_done = o_sized + align256((size_t)nb_cblks * plan->cp->nb_layers * sizeof(uint16_t));
     rc->nb_precs = j2ki_t2_cuda_view(t2)->nb_precs;
-    total = o_done + align256(rc->nb_precs ? rc->nb_precs : 1);
+    o_mlen = o_done + align256(rc->nb_precs ? rc->nb_precs : 1);
+    total = o_mlen + align256(nb_mprobes * rc->nb_precs * plan->cp->nb_layers * sizeof(uint32_t) + 1);
     if ((ret = J2KI_CUDA(log, sticky, cudaMalloc((void **)&rc->d_mem, total))) < 0)
         goto fail;
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
     rc->args.scale = (const double *)(rc->d_mem + o_scale);
     rc->args.acc = (RcAcc *)(rc->d_mem + o_acc);
     rc->args.hist = (RcHist *)(rc->d_mem + o_acc + RC_NB_ACC * sizeof(RcAcc));
+    rc->args.multi = (unsigned long long *)(rc->d_mem + o_acc + RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)));
+    rc->args.mlen = (uint32_t *)(rc->d_mem + o_mlen);
     rc->args.cand = (J2kiRcFillCand *)(rc->d_mem + o_cand);
     rc->args.est = (int64_t *)(rc->d_mem + o_est);
     rc->args.est_comp = rc->d_mem + o_comp;
@@ -1218,7 +1363,7 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
     rc->args.v = *v;
     rc->args.hull_mask = hull_mask;
     if ((ret = J2KI_CUDA(rc->log, rc->sticky,
-                         cudaMemsetAsync(rc->args.acc, 0, RC_NB_ACC * (sizeof(RcAcc) + sizeof(RcHist)), st))) < 0 ||
+                         cudaMemsetAsync(rc->args.acc, 0, rc->acc_bytes, st))) < 0 ||
         (ret = J2KI_CUDA(rc->log, rc->sticky, cudaMemsetAsync(rc->args.prec_done, 0, rc->nb_precs, st))) < 0)
         return ret;
     args[0] = &rc->args;

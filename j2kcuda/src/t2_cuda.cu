@@ -59,6 +59,7 @@ __global__ void import_kernel(J2kiT2DevView v, const J2kiCblkRes *res)
         v.result->rc_why = 0;
         v.result->rc_why_arg = 0;
         v.result->nb_probes = 0;
+        v.result->nb_rounds = 0;
         v.result->rc_total = 0;
         v.result->hull_mask = 0;
     }

@@ -64,7 +64,8 @@ typedef struct J2kiT2CudaResult {
     uint64_t len;            /**< codestream bytes written at d_out (0 on error) */
     int32_t  err;            /**< 0 or the first J2KC_ERR_* of rate control or tier-2 */
     int32_t  rc_why, rc_why_arg; /**< rate control's J2KI_RC_WHY_* and its layer */
-    int32_t  nb_probes;      /**< tier-2 sizings rate control made */
+    int32_t  nb_probes;      /**< thresholds rate control sized */
+    int32_t  nb_rounds;      /**< sizing steps they took (several thresholds at once are one) */
     int64_t  rc_total;       /**< rate control's last measured size */
     uint32_t hull_mask;      /**< j2ki_rc_cuda_run's OR of j2ki_rc_cblk_hull_bits (qstep_try) */
 } J2kiT2CudaResult;
