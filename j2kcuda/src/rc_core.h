@@ -352,11 +352,12 @@ J2KI_HD double j2ki_rc_from_bits(uint64_t b)
 }
 
 /** Passes of code-block i (component comp) for every layer under c's thresholds and floors,
- *  with the threshold of layers l0 <= l < l1 replaced by y: each layer selects by its
- *  threshold (or the component's floor when that is higher), then the counts are made
- *  non-decreasing over the layers. */
-J2KI_HD void j2ki_rc_cblk_apply_x(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp, int l0, int l1,
-                                  J2kiRcCfg y)
+ *  with the threshold of layers l0 <= l < l1 replaced by y, into out[0 .. layers - 1]: each
+ *  layer selects by its threshold (or the component's floor when that is higher), then the
+ *  counts are made non-decreasing over the layers. Every count is non-increasing in y.t (at a
+ *  fixed y.k). */
+J2KI_HD void j2ki_rc_cblk_sel_x(const J2kiRcCtx *c, const J2kiCblk *cb, uint32_t i, int comp, int l0, int l1,
+                                J2kiRcCfg y, uint16_t *out)
 {
     int L = c->nb_layers;
     double f = c->floor[comp];
@@ -372,7 +373,14 @@ J2KI_HD void j2ki_rc_cblk_apply_x(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, 
         if (n[l] > n[l + 1])
             n[l] = n[l + 1];
     for (int l = 0; l < L; l++)
-        cb->layer_passes[l] = (uint16_t)n[l];
+        out[l] = (uint16_t)n[l];
+}
+
+/** j2ki_rc_cblk_sel_x into cb's layer_passes. */
+J2KI_HD void j2ki_rc_cblk_apply_x(const J2kiRcCtx *c, J2kiCblk *cb, uint32_t i, int comp, int l0, int l1,
+                                  J2kiRcCfg y)
+{
+    j2ki_rc_cblk_sel_x(c, cb, i, comp, l0, l1, y, cb->layer_passes);
 }
 
 /** j2ki_rc_cblk_apply_x with c's own thresholds (no layer replaced). */
@@ -848,9 +856,17 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
     J2kiRcCfg a = c->cfg[l], x;
     int ok, ret, probes = 0;
 
+    J2kiRcPred pr;
+    int hi_known = 0;
     *has_b = 0;
     if (!(c->smax > 0.0))
         return 0;
+    /* the caller's last sizing is often of a itself (its ok test): then it is the hi end of
+     * the guide from the start, and the first step is a guided one instead of a bisection */
+    if (pred == J2KI_RC_PRED_BYTES && c->meas_valid && a.k == 0 && !c->plain) {
+        j2ki_rc_end_get(c, l, &pr.hi);
+        hi_known = 1;
+    }
     x.t = c->smin;
     x.k = nb;
     if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
@@ -871,8 +887,6 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
      * of 15 to 20 (the guide's own cost is a few reductions over the code-blocks).
      */
     uint64_t lo = j2ki_rc_bits(c->smin) - 1, hi = j2ki_rc_bits(a.t);
-    J2kiRcPred pr;
-    int hi_known = 0;
     pr.collect = 0;
     pr.nb_near = 0;
     if (pred == J2KI_RC_PRED_BYTES)

@@ -380,6 +380,36 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
     return changed;
 }
 
+/**
+ * Whether precinct p's selection differs between probes lo and hi (layers l0 <= l < l1 at
+ * them), by the lanes of one warp. Every count of j2ki_rc_cblk_sel_x is monotone in the
+ * threshold, so when the lowest and the highest probe select alike, every probe between them
+ * does too (size_multi sizes such a precinct once).
+ */
+static __device__ int prec_probes_differ(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l0, int l1,
+                                         J2kiRcCfg lo, J2kiRcCfg hi)
+{
+    const J2kiT2DevView *v = &d->a->v;
+    const J2kiT2PrecDev *pd = &v->precs[p];
+    const int L = v->nb_layers;
+    int differ = 0;
+    uint16_t a[J2KI_MAX_LAYERS], b[J2KI_MAX_LAYERS];
+    for (int k = 0; k < pd->prec.nb_bands && !differ; k++) {
+        const J2kiPrecBand *pb = &pd->prec.bands[k];
+        const J2kiBand *band = &v->bands[pd->first_band + k];
+        uint32_t w = pb->cbx1 - pb->cbx0, n = w * (pb->cby1 - pb->cby0);
+        for (uint32_t j = lane_id(); j < n && !differ; j += 32) {
+            uint32_t i = band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w;
+            const J2kiCblk *cb = &v->cblks[i];
+            j2ki_rc_cblk_sel_x(c, cb, i, cblk_comp(v, cb), l0, l1, lo, a);
+            j2ki_rc_cblk_sel_x(c, cb, i, cblk_comp(v, cb), l0, l1, hi, b);
+            for (int l = 0; l < L; l++)
+                differ |= a[l] != b[l];
+        }
+    }
+    return __any_sync(RC_FULL, differ);
+}
+
 /* ---- sizing ----------------------------------------------------------------------------- */
 
 /**
@@ -535,11 +565,12 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
 /**
  * size_multi (rc_core.h): the n probes' selections sized at once, with the two-level
  * reduction of the paper (code-blocks into packets, packets into tile-parts and totals).
- * Phase 1, one warp per precinct, the probes in order: each lane writes its code-blocks'
- * layer_passes for probe j, and the warp sizes the precinct only when they differ from its
- * last sizing (prec_settle_changed, which records them): near the crossing most precincts
- * keep one selection for every probe and are sized once, or not at all when the last probe
- * already sized them. Each probe's packet lengths go to a->mlen[j]. Sync. Phase 2, one warp
+ * Phase 1, one warp per precinct: a precinct whose lowest and highest probe select alike
+ * (prec_probes_differ) has that selection at every probe and is handled as probe 0 alone;
+ * otherwise the probes in order: each lane writes its code-blocks' layer_passes for probe j,
+ * and the warp sizes the precinct only when they differ from its last sizing
+ * (prec_settle_changed, which records them), so a precinct is sized once per distinct
+ * selection, or not at all when its last sizing had it. Each probe's packet lengths go to a->mlen[j]. Sync. Phase 2, one warp
  * per (tile-part, probe): its bytes, PLT and per-component / per-layer shares into that
  * probe's accumulators (a->multi, sets rotated per op as hist's). Sync. Then every thread
  * reads the probes from the top down, as the host sizes them, to the first that does not
@@ -566,7 +597,12 @@ __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const ui
     }
     d->nmulti++;
     for (uint32_t p = w; p < v->nb_precs; p += nw) {
-        for (int j = 0; j < n; j++) {
+        J2kiRcCfg x0, x1;
+        x0.t = j2ki_rc_from_bits(t[0]);
+        x1.t = j2ki_rc_from_bits(t[n - 1]);
+        x0.k = x1.k = 0;
+        const int nj = n > 1 && prec_probes_differ(c, d, p, l, l1, x0, x1) ? n : 1;
+        for (int j = 0; j < nj; j++) {
             J2kiRcCfg x;
             x.t = j2ki_rc_from_bits(t[j]);
             x.k = 0;
@@ -576,7 +612,9 @@ __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const ui
             __syncwarp();                   /* lane 0 wrote hdr_len / body_len */
             for (int m = lane_id(); m < L; m += 32) {
                 size_t i = (size_t)p * L + m;
-                a->mlen[j * plen + i] = v->hdr_len[i] + v->body_len[i];
+                uint32_t len = v->hdr_len[i] + v->body_len[i];
+                for (int q = j; q < (nj == n ? j + 1 : n); q++)    /* one selection for all: each probe */
+                    a->mlen[q * plen + i] = len;
             }
         }
     }
