@@ -126,7 +126,7 @@ check-t2-emu check-rc-emu: check-%-emu: emu-objs
 	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
 	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(EMU_C:%=$(B)/tests/emu_obj/%.o) -lm
 	$(B)/tests/$*_emu
-	@if [ $* = rc ]; then for n in 1 3; do echo "J2KC_RC_PROBES=$$n:"; \
+	@if [ $* = rc ]; then for n in 32 3; do echo "J2KC_RC_PROBES=$$n:"; \
 	    J2KC_RC_PROBES=$$n $(B)/tests/rc_emu || exit 1; done; fi
 
 bench: all

@@ -28,42 +28,42 @@ if [ $rc -eq 77 ]; then
     echo "check-cuda: no CUDA device on this machine" >&2
     exit 1
 fi
-# BYPASS on the column-parallel tier-1: the API chooses a strategy (t1_cuda.h,
-# j2ki_t1_cuda_bypass_strategy); end to end with each of the other two forced, the same bytes.
-if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
-    for s in 1 2 3; do
-        for c in bypass-32-97 bypass-64x16-97 style-all-32-53; do
-            out=$(J2KC_CUDA_T1_BYPASS=$s "$BIN" --only "$c" 2>&1)
-            r=$?
-            if [ $r -ne 0 ] || ! echo "$out" | grep -q "^ok   $c end-to-end"; then
-                echo "$out" | grep -E "^(FAIL|ok   $c end-to-end)" | head -n 5
-                echo "FAIL $c with J2KC_CUDA_T1_BYPASS=$s (exit $r)"
-                rc=1
-            else
-                echo "ok   $c with J2KC_CUDA_T1_BYPASS=$s: all checks identical"
-            fi
-        done
+# forced SETTING WHAT CASE...: each case again with the environment SETTING (VAR=VALUE); it
+# must pass with every check identical and, when WHAT is given, name WHAT on its tier-1 line.
+forced() {
+    local set=$1 what=$2 c out r pat
+    shift 2
+    for c in "$@"; do
+        out=$(env "$set" "$BIN" --only "$c" 2>&1)
+        r=$?
+        pat="^ok   $c end-to-end"
+        [ -n "$what" ] && pat="^ok   $c tier-1 .*$what"
+        if [ $r -ne 0 ] || ! echo "$out" | grep -q "$pat"; then
+            echo "$out" | grep -E "^(FAIL|ok   $c (end-to-end|tier-1))" | head -n 5
+            echo "FAIL $c with $set${what:+: expected $what}, identical bytes (exit $r)"
+            rc=1
+        else
+            echo "ok   $c with $set${what:+: $what}: all checks identical"
+        fi
     done
-fi
-# Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a 64x64
-# block's words take 67,584 bytes) beyond the device's limit must fall back to fewer lanes
-# (Turing: 64 KB) or to words in global memory, with the same bytes. J2KC_CUDA_SMEM_OPTIN
-# lowers the limit the library sees; the tier-1 lines name the kernel that ran (the default
-# variant, so not when J2KC_CUDA_T1_VARIANT chooses another).
+}
 if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
-    for lim in "65536 t1_smem_kernel<1>" "16384 t1_lanes_kernel<4>"; do
-        set -- $lim
-        for c in hd-97 hd-53; do      # 64x64 code-blocks
-            out=$(J2KC_CUDA_SMEM_OPTIN=$1 "$BIN" --only "$c" 2>&1)
-            r=$?
-            if [ $r -ne 0 ] || ! echo "$out" | grep -q "^ok   $c tier-1 .*$2"; then
-                echo "$out" | grep -E "^(FAIL|ok   $c tier-1)" | head -n 5
-                echo "FAIL $c with J2KC_CUDA_SMEM_OPTIN=$1: expected $2, identical bytes (exit $r)"
-                rc=1
-            else
-                echo "ok   $c with J2KC_CUDA_SMEM_OPTIN=$1: $2, all checks identical"
-            fi
-        done
+    # BYPASS on the column-parallel tier-1: the API chooses a strategy (t1_cuda.h,
+    # j2ki_t1_cuda_bypass_strategy); end to end with each forced, the same bytes.
+    for s in 1 2 3; do
+        forced J2KC_CUDA_T1_BYPASS=$s "" bypass-32-97 bypass-64x16-97 style-all-32-53
+    done
+    # Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a
+    # 64x64 block's words take 67,584 bytes) beyond the device's limit must fall back to fewer
+    # lanes (Turing: 64 KB) or to words in global memory, with the same bytes.
+    # J2KC_CUDA_SMEM_OPTIN lowers the limit the library sees; the tier-1 lines name the kernel
+    # that ran (the default variant, so not when J2KC_CUDA_T1_VARIANT chooses another).
+    forced J2KC_CUDA_SMEM_OPTIN=65536 "t1_smem_kernel<1>" hd-97 hd-53    # 64x64 code-blocks
+    forced J2KC_CUDA_SMEM_OPTIN=16384 "t1_lanes_kernel<4>" hd-97 hd-53
+    # Rate control sizing several thresholds per guided step (rc.h, j2ki_rc_multi_probes; both
+    # backends read the setting): the byte-budget cases, the same bytes as the reference.
+    for n in 32 3; do
+        forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97
     done
 fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then

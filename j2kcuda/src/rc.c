@@ -13,7 +13,16 @@
  *    middle but the edge of the predicted crossing (rc_core.h, j2ki_rc_guide: histograms of
  *    the hull bytes by slope, as in the GPU PCRD-opt paper's per-threshold byte sums, narrowed
  *    to one distinct slope without sizing); any probe inside the interval keeps the result, so
- *    this only saves sizings (16 instead of 28 on a 4K DCI frame). After
+ *    this only saves sizings (16 instead of 28 on a 4K DCI frame). A search whose starting
+ *    threshold was the caller's last sizing (its ok test) has both ends sized after its first
+ *    probe (the lowest threshold), so its first step is already a guided one (10 sizings per
+ *    2K or 4K DCI frame instead of 11). The paper probes 32 thresholds per iteration: with
+ *    J2KC_RC_PROBES = n > 1 (rc.h) a guided step sizes up to n thresholds at once, the guide's
+ *    probe and the edges of the non-empty histogram bins around each level's predicted
+ *    crossing (j2ki_rc_multi_round), which saves a step per search (DCI: 9 instead of 10) but
+ *    measured slower on the GPU (each step sizes every precinct whose selection changes
+ *    across the probes once per distinct selection), so one threshold per step is the
+ *    default. After
  *    J2KI_RC_MAX_PROBES probes, the next distinct hull slopes are tried one at a
  *    time, and where a set of code-blocks shares the slope that no longer fits, the ties are
  *    split by code-block index (a second bisection on that index), which uses the remaining
@@ -322,8 +331,8 @@ void j2ki_rc_hull(J2kiCblk *cb, double weight)
 
 int j2ki_rc_multi_probes(void)
 {
-    const char *e = getenv("J2KC_RC_PROBES");   /* measuring aid: 1 = one probe per step */
-    int x = e && *e ? atoi(e) : J2KI_RC_MULTI_MAX;
+    const char *e = getenv("J2KC_RC_PROBES");   /* measuring aid, see rc.h */
+    int x = e && *e ? atoi(e) : 1;
     return x < 1 ? 1 : x > J2KI_RC_MULTI_MAX ? J2KI_RC_MULTI_MAX : x;
 }
 

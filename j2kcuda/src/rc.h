@@ -56,8 +56,11 @@ struct J2kiRcCtx;
  */
 int j2ki_rc_ctx_init(struct J2kiRcCtx *c, const J2kiPlan *plan);
 /** Thresholds a BYTES search sizes at once per guided step (rc_core.h, j2ki_rc_multi_round):
- *  J2KI_RC_MULTI_MAX, or J2KC_RC_PROBES from the environment (1 to 32; 1 = one at a time).
- *  Both backends read it the same way, so they decide alike. */
+ *  1 (one at a time), or J2KC_RC_PROBES from the environment (1 to J2KI_RC_MULTI_MAX). Both
+ *  backends read it the same way, so they decide alike and write the same bytes with any
+ *  setting. One is the default because it measured fastest: H100, 2026-11-26, 8 frames in
+ *  flight, 2K DCI 939 / 919 / 891 frames/s with 1 / 8 / 32 (rate control of a frame alone
+ *  0.95 / 1.12 / 1.31 ms; bench/results/bench-h100.md). */
 int j2ki_rc_multi_probes(void);
 
 #endif

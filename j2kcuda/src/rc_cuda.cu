@@ -41,6 +41,9 @@
  *                                           its headers (j2ki_t2_dev_prec_size_warp), sync, one
  *                                           warp per tile-part adds its packets and header (PLT
  *                                           with t2_core.h's rule), sync, totals as j2ki_t2_size
+ *   size_multi                              2: one warp per precinct, each of its distinct
+ *                                           selections over the probes sized, sync, one warp
+ *                                           per (tile-part, probe), sync
  *   fill_prepare                            collect 1, then with n2 <= C candidates block 0
  *                                           sorts and picks: 1; else sort 1 + (log2(n2/C))
  *                                           merges each of (log2(k/C) global + 1 shared-memory)

@@ -3,9 +3,12 @@
  * arithmetic, and PCRD-opt truncations of hand-built plans measured by a size model whose exact
  * answer this file computes itself: budgets never exceeded and met within 0.5%, per-component
  * budgets, layers, BUFSIZE when the headers alone break a budget, the SLOPE and PSNR modes
- * against independent selections, and the same answer on a second run.
+ * against independent selections, and the same answer on a second run; the byte searches
+ * again with several thresholds sized per step (J2KC_RC_PROBES).
  */
+#define _POSIX_C_SOURCE 200809L     /* setenv */
 #include <math.h>
+#include <stdlib.h>
 
 #include "test.h"
 #include "rc.h"
@@ -707,6 +710,19 @@ int main(void)
     test_bufsize_and_determinism();
     test_slope_none();
     test_psnr();
+    /* the searches again with several thresholds sized per guided step (rc_core.h,
+     * j2ki_rc_multi_round): the same passes as without the shortcuts */
+    setenv("J2KC_RC_PROBES", "32", 1);
+    printf("# J2KC_RC_PROBES=32 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes());
+    test_bytes();
+    test_ties();
+    test_layers();
+    test_comp_caps();
+    setenv("J2KC_RC_PROBES", "3", 1);
+    printf("# J2KC_RC_PROBES=3 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes());
+    test_bytes();
+    test_ties();
+    unsetenv("J2KC_RC_PROBES");
     free(tp.plan.rc_scratch);
     free(tp2.plan.rc_scratch);
     return test_done("rc");
