@@ -9,6 +9,9 @@
  *                 (comp, res, band, x, y) in band coordinates (band -1: spatial samples).
  *   end to end    the same frames through the public API with backend=ref and backend=cuda
  *                 (host frames, then device frames, J2KC_MEM_CUDA), codestreams compared.
+ * Once: two encoders in two threads, a device frame still being written on the legacy
+ * default stream (cu_stream NULL, as FFmpeg's uploads), a GPU index that does not exist,
+ * device memory running out.
  * Options: --seed N (else J2KC_TEST_SEED, else a fixed default), --only NAME, --bench
  * (adds a 2K timing run through the public API, and times every tier-1 kernel variant,
  * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
@@ -1039,6 +1042,86 @@ static void check_threads(void)
         }
 }
 
+/* ---- device frames still being written on the legacy default stream ---- */
+
+static __global__ void spin_kernel(long long cycles)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles)
+        ;
+}
+
+/*
+ * A producer that writes a device frame on the legacy default stream (stream 0 of the current
+ * context) and submits it at once with cu_stream NULL, as FFmpeg's CUDA hwcontext does: its
+ * uploads (av_hwframe_transfer_data into a CUDA frame) are cuMemcpy2DAsync on hwctx->stream,
+ * NULL by default, without a sync. The frame's data arrive only after a 300 ms kernel on that
+ * stream (the buffer holds 0x5A until then); the backend's non-blocking slot streams do not
+ * order themselves after stream 0, so the backend must wait for it, or it codes the old bytes.
+ */
+static void check_legacy_stream(void)
+{
+    const Cfg *cfg = &cfgs[3];   /* odd-97-ict */
+    J2kcImageDesc img;
+    J2kcParams *p = NULL;
+    J2kcEncoder *enc = NULL;
+    Frame fr;
+    uint8_t *ref[1] = { NULL };
+    size_t rs[1] = { 0 };
+    void *src[J2KC_MAX_COMPS] = { 0 };
+    const char *why = NULL;
+    int clk = 0, dev = 0;
+    J2kcPacket pkt;
+
+    image_desc(cfg, &img);
+    frame_make(&fr, &img, cfg);
+    test_checks++;
+    if (encode_api(cfg, "ref", 0, &fr, 1, ref, rs, NULL, NULL) < 0) {
+        why = "reference encode failed";
+        goto end;
+    }
+    if (make_params(cfg, &p, "backend=cuda async_depth=3") < 0 || j2kc_encoder_create(&enc, &img, p) < 0) {
+        why = "encoder_create failed";
+        goto end;
+    }
+    for (int c = 0; c < J2KC_MAX_COMPS; c++)
+        if (fr.d_buf[c]) {
+            CK(cudaMalloc(&src[c], fr.size[c]));
+            CK(cudaMemcpy(src[c], fr.d_buf[c], fr.size[c], cudaMemcpyDeviceToDevice));
+            CK(cudaMemset(fr.d_buf[c], 0x5A, fr.size[c]));
+        }
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev));    /* kHz */
+    CK(cudaDeviceSynchronize());
+    spin_kernel<<<1, 1, 0, 0>>>((long long)clk * 300);
+    for (int c = 0; c < J2KC_MAX_COMPS; c++)
+        if (fr.d_buf[c])
+            CK(cudaMemcpyAsync(fr.d_buf[c], src[c], fr.size[c], cudaMemcpyDeviceToDevice, 0));
+    fr.fd.cu_stream = NULL;
+    if (j2kc_encoder_submit(enc, &fr.fd) < 0 || j2kc_encoder_receive(enc, &pkt, 1) < 0) {
+        why = "submit or receive failed";
+        goto end;
+    }
+    if (pkt.size != rs[0] || memcmp(pkt.data, ref[0], rs[0]))
+        why = "the codestream differs from the reference's (the frame was read before stream 0 wrote it)";
+end:
+    CK(cudaDeviceSynchronize());
+    if (why) {
+        test_failures++;
+        printf("FAIL device frame written on the legacy default stream, cu_stream NULL (%s): %s\n", cfg->name, why);
+    } else {
+        printf("ok   device frame written on the legacy default stream, cu_stream NULL (%s): waited for, "
+               "codestream identical to ref\n", cfg->name);
+    }
+    j2kc_encoder_free(&enc);
+    j2kc_params_free(&p);
+    for (int c = 0; c < J2KC_MAX_COMPS; c++)
+        if (src[c])
+            CK(cudaFree(src[c]));
+    free(ref[0]);
+    frame_free(&fr);
+}
+
 static void bench(const char *name, const char *params, int depth, int nb)
 {
     Cfg cfg = { name, 3, 2048, 1080, 0, 0, depth, 0, 0, depth > 8 ? 16 - depth : 0, 0, params };
@@ -1180,6 +1263,7 @@ int main(int argc, char **argv)
             check_cfg(&cfgs[i], 2, NULL);
     if (!only) {
         check_threads();
+        check_legacy_stream();
         /* a GPU index that does not exist: J2KC_ERR_NODEV, not a crash or a silent fallback */
         J2kcParams *p = j2kc_params_alloc();
         J2kcEncoder *enc = NULL;
