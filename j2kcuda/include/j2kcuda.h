@@ -160,7 +160,8 @@ typedef struct J2kcFrame {
     int         step[J2KC_MAX_COMPS];   /**< samples from one column to the next (0 or 1: planar; 3: packed rgb) */
     int         shift[J2KC_MAX_COMPS];  /**< right shift applied to each sample (MSB-aligned containers) */
     int         mem;                    /**< J2kcMemType */
-    void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or NULL */
+    void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or
+                                             NULL: the context's legacy default stream (waited on) */
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
 } J2kcFrame;
 

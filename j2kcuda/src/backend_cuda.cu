@@ -1017,8 +1017,11 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             return ret;
     }
     if (f->mem == J2KC_MEM_CUDA) {
-        if (f->cu_stream && ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)f->cu_stream))) < 0 ||
-                             (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0))
+        /* the frame's producer: its stream, or without one the context's legacy default stream
+         * (FFmpeg's CUDA uploads are asynchronous on hwctx->stream, NULL by default), which
+         * the slots' non-blocking streams would not wait for by themselves */
+        cudaStream_t prod = f->cu_stream ? (cudaStream_t)f->cu_stream : cudaStreamLegacy;
+        if ((ret = CU(cudaEventRecord(s->ev_ext, prod))) < 0 || (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
             return ret;
     } else if (direct) {
         if ((ret = upload_direct(b, s, &hl)) < 0)
