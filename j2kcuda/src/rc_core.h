@@ -846,6 +846,28 @@ J2KI_HD int j2ki_rc_multi_round(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t lo,
 }
 
 /**
+ * Whether the refine step's first probe (s, every tie index) selects exactly what the search's
+ * last not-ok end, threshold lo (slopes > lo), selected, so that its outcome is known without
+ * a sizing: (lo, hi] holds at most one distinct slope among the passes the layer may take
+ * (the caller's condition), s is that slope (lo < s <= hi), so no such pass has a slope in
+ * (lo, s); and no component's floor lies at or below hi, so every floored component selects by
+ * its floor under both. Passes the layer may not take (beyond the last layer's, last_fixed)
+ * are cut by the last layer's count under both alike. Selections, and so sizes and PSNR
+ * estimates, are then equal.
+ */
+J2KI_HD int j2ki_rc_refine_known(const J2kiRcCtx *c, double s, uint64_t lo, uint64_t hi)
+{
+    uint64_t v = j2ki_rc_bits(s);
+    double h = j2ki_rc_from_bits(hi);
+    if (!(v > lo && v <= hi))
+        return 0;
+    for (int cc = 0; cc < c->nb_comps; cc++)
+        if (c->floor[cc] > 0.0 && !(c->floor[cc] > h))
+            return 0;
+    return 1;
+}
+
+/**
  * Moves layer l's threshold from its current, ok value as far down as it stays ok. On return
  * cfg[l] (and the layers that follow it) hold the last ok threshold, *b the first not-ok one
  * found next to it (*has_b = 0 when every hull vertex is ok).
@@ -935,6 +957,8 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
     }
 
     /* next distinct slopes, then the ties of the first one that does not fit, by index */
+    const int single = hi <= lo + 1 || probes < max_probes;   /* the loop ended on (lo, hi] holding
+                                                                  at most one distinct slope */
     for (int r = 0; r < J2KI_RC_MAX_REFINE; r++) {
         j2ki_rc_set(c, l, a);
         J2KI_RC_OP(c, apply)(c);
@@ -944,8 +968,12 @@ J2KI_HD int j2ki_rc_search(J2kiRcCtx *c, int l, int pred, int max_probes, J2kiRc
         uint32_t klo = s == a.t ? a.k : 0, khi = nb;
         x.t = s;
         x.k = nb;
-        if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0)
+        if (r == 0 && single && !c->plain && j2ki_rc_refine_known(c, s, lo, hi)) {
+            j2ki_rc_set(c, l, x);           /* what *b selected, which was not ok */
+            ok = 0;
+        } else if ((ret = j2ki_rc_try(c, l, pred, x, &ok)) < 0) {
             return ret;
+        }
         if (ok) {
             a = x;
             continue;
