@@ -16,16 +16,16 @@
  *    this only saves sizings (16 instead of 28 on a 4K DCI frame). A search whose starting
  *    threshold was the caller's last sizing (its ok test) has both ends sized after its first
  *    probe (the lowest threshold), so its first step is already a guided one (10 sizings per
- *    2K or 4K DCI frame instead of 11). The paper probes 32 thresholds per iteration: with
+ *    2K or 4K DCI frame instead of 11; 9 with the refine step's known outcome below). The paper probes 32 thresholds per iteration: with
  *    J2KC_RC_PROBES = n > 1 (rc.h) a guided step sizes up to n thresholds at once, the guide's
  *    probe and the edges of the non-empty histogram bins around each level's predicted
  *    crossing (j2ki_rc_multi_round), which saves a step per search (DCI: 9 instead of 10) but
  *    measured slower on the GPU (each step sizes every precinct whose selection changes
  *    across the probes once per distinct selection), so one threshold per step is the
- *    default. After
- *    J2KI_RC_MAX_PROBES probes, the next distinct hull slopes are tried one at a
- *    time, and where a set of code-blocks shares the slope that no longer fits, the ties are
- *    split by code-block index (a second bisection on that index), which uses the remaining
+ *    default. After the bisection (or J2KI_RC_MAX_PROBES probes), the next distinct hull
+ *    slopes are tried one at a time (the first one without a sizing when it selects what the
+ *    interval's not-ok end selected: j2ki_rc_refine_known), and where a set of code-blocks
+ *    shares the slope that no longer fits, the ties are split by code-block index (a second bisection on that index), which uses the remaining
  *    bytes deterministically. That bisection only sizes indices where the selection changes:
  *    between two code-blocks holding the tied slope every index selects the same passes, so
  *    each step first narrows the index range to those code-blocks (one tied code-block, the
