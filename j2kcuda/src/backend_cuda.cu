@@ -1021,7 +1021,8 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
          * (FFmpeg's CUDA uploads are asynchronous on hwctx->stream, NULL by default), which
          * the slots' non-blocking streams would not wait for by themselves */
         cudaStream_t prod = f->cu_stream ? (cudaStream_t)f->cu_stream : cudaStreamLegacy;
-        if ((ret = CU(cudaEventRecord(s->ev_ext, prod))) < 0 || (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
+        if ((ret = CU(cudaEventRecord(s->ev_ext, prod))) < 0 ||
+            (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
             return ret;
     } else if (direct) {
         if ((ret = upload_direct(b, s, &hl)) < 0)

@@ -340,12 +340,12 @@ static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
 
 /**
  * The deferred writes of precinct p's code-blocks, by the lanes of one warp, or with probe,
- * the selection of that threshold instead (layers l0 <= l < l1 at it, j2ki_rc_cblk_apply_x; size_multi),
- * and whether p needs sizing: not sized yet in this frame (a->prec_done, all 0 at the frame's
- * start), or some of its code-blocks' layer_passes differ from those of its last sizing
- * (a->sized, which this records). A sizing depends on nothing else that changes during the
- * decision, so the precinct's hdr_len / body_len from that sizing still hold when nothing
- * differs.
+ * the selection of that threshold instead (layers l0 <= l < l1 at it, j2ki_rc_cblk_apply_x;
+ * size_multi), and whether p needs sizing: not sized yet in this frame (a->prec_done, all 0
+ * at the frame's start), or some of its code-blocks' layer_passes differ from those of its
+ * last sizing (a->sized, which this records). A sizing depends on nothing else that changes
+ * during the decision, so the precinct's hdr_len / body_len from that sizing still hold when
+ * nothing differs.
  */
 static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l0 = 0, int l1 = 0,
                                           const J2kiRcCfg *probe = NULL)
@@ -573,12 +573,13 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
  * otherwise the probes in order: each lane writes its code-blocks' layer_passes for probe j,
  * and the warp sizes the precinct only when they differ from its last sizing
  * (prec_settle_changed, which records them), so a precinct is sized once per distinct
- * selection, or not at all when its last sizing had it. Each probe's packet lengths go to a->mlen[j]. Sync. Phase 2, one warp
- * per (tile-part, probe): its bytes, PLT and per-component / per-layer shares into that
- * probe's accumulators (a->multi, sets rotated per op as hist's). Sync. Then every thread
- * reads the probes from the top down, as the host sizes them, to the first that does not
- * fit: the same j* and ends. Leaves layer_passes at probe n - 1 (the caller applies again)
- * and a->sized / hdr_len / body_len consistent with each other, as size does.
+ * selection, or not at all when its last sizing had it. Each probe's packet lengths go to
+ * a->mlen[j]. Sync. Phase 2, one warp per (tile-part, probe): its bytes, PLT and
+ * per-component / per-layer shares into that probe's accumulators (a->multi, sets rotated per
+ * op as hist's). Sync. Then every thread reads the probes from the top down, as the host
+ * sizes them, to the first that does not fit: the same j* and ends. Leaves layer_passes at
+ * the last probe sized (the caller applies again) and a->sized / hdr_len / body_len
+ * consistent with each other, as size does.
  */
 __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *pr)
 {
