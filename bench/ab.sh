@@ -14,7 +14,8 @@
 # Environment:
 #   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input;
 #                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12;
-#                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows)
+#                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows;
+#                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
 #                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
@@ -71,7 +72,27 @@ args_of() {   # case -> "file|params|extra"
     dci2k-bypass) echo "$(ls "$SCR"/frames/dci2k_*.ppm)|$BYP levels=5|" ;;
     grain-bypass) echo "$(ls "$SCR"/frames/grain_*.ppm)|$BYP levels=5|" ;;
     imf4k-bypass) echo "$(ls "$SCR"/frames/imf4k_*.yuv)|lossless=1 cblk=32x32 bypass=1|-f yuv422p10le -s 4096x2160" ;;
+    # small frames (broadcast at 50 fps, 32x32 code-blocks: the column-parallel tier-1, whose
+    # launches take several frames' code-blocks), cut from the middle of the imf4k frame
+    sd)           echo "$(small 720 576)|profile=broadcast fps=50 bytes=250000 cblk=32x32|-f yuv422p10le -s 720x576" ;;
+    hd)           echo "$(small 1920 1080)|profile=broadcast fps=50 bytes=500000 cblk=32x32|-f yuv422p10le -s 1920x1080" ;;
     esac
+}
+small() {   # W H: a W x H yuv422p10le frame cut from the middle of the imf4k frame (its path)
+    local o="$SCR/frames/small_$1x$2.yuv"
+    [ -f "$o" ] || python3 - "$(ls "$SCR"/frames/imf4k_*.yuv)" "$o" "$1" "$2" <<'EOF'
+import sys
+import numpy as np
+W, H = int(sys.argv[3]), int(sys.argv[4])
+a = np.fromfile(sys.argv[1], '<u2')
+n = 4096 * 2160
+y0, x0 = (2160 - H) // 2, ((4096 - W) // 2) & ~1
+Y = a[:n].reshape(2160, 4096)[y0:y0 + H, x0:x0 + W]
+U = a[n:n + n // 2].reshape(2160, 2048)[y0:y0 + H, x0 // 2:(x0 + W) // 2]
+V = a[n + n // 2:].reshape(2160, 2048)[y0:y0 + H, x0 // 2:(x0 + W) // 2]
+np.concatenate([Y.ravel(), U.ravel(), V.ravel()]).astype('<u2').tofile(sys.argv[2])
+EOF
+    echo "$o"
 }
 BYP="bytes=1302083 cblk=32x32 prec=128x128,256x256 order=cprl bypass=1"
 val() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -97,9 +118,9 @@ for c in $CASES; do
             fi
             same=identical
             if [ $vi -gt 0 ] && ! cmp -s "$out" "$SCR/$c.0.j2c"; then same=DIFFERENT; fail=1; fi
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$v" "$r" "$(val "$line" fps)" \
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$v" "$r" "$(val "$line" fps)" \
                 "$(val "$line" latency_ms)" "$(val "$line" st_t1)" "$(val "$line" st_rc)" \
-                "$(val "$line" st_mct_dwt)" "$(val "$line" bytes)" "$same" | tee -a "$SCR/runs.tsv"
+                "$(val "$line" st_mct_dwt)" "$(val "$line" bytes)" "$same" "$(val "$line" load_t1_batch)" | tee -a "$SCR/runs.tsv"
             vi=$((vi + 1))
         done
     done
@@ -113,14 +134,15 @@ keys = []
 for r in rows:
     if (r[0], r[1]) not in keys:
         keys.append((r[0], r[1]))
-print('| case | variant | fps (runs) | median fps | latency ms | t1 ms | rc ms | mct+dwt ms | bytes | vs first |')
-print('|---|---|---|---:|---:|---:|---:|---:|---:|---|')
+print('| case | variant | fps (runs) | median fps | latency ms | t1 ms | rc ms | mct+dwt ms | bytes | vs first | tier-1 batch |')
+print('|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|')
 for k in keys:
     rs = [r for r in rows if (r[0], r[1]) == k]
     f = [float(r[3]) for r in rs]
     med = lambda i: st.median(float(r[i]) for r in rs)
     print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
-          st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs)))))
+          st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs))),
+          rs[0][10] if len(rs[0]) > 10 else ''))
 EOF
 cp "$SCR/runs.tsv" "${OUT:-$SCR}/ab-runs.tsv" 2>/dev/null
 exit $fail

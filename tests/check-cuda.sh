@@ -65,6 +65,28 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     for n in 32 3; do
         forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97
     done
+    # tier-1 batches end to end (the encodes keep 3 frames in flight, and code 2; the cases with
+    # code-blocks of at most 1,024 samples, the column-parallel coder's): both frames
+    # in one batch (graphs, then direct launches), and a batch of 3 that never fills (the
+    # receive codes its pending frames alone)
+    batch() {
+        local set=$1 want=$2 c out
+        shift 2
+        for c in "$@"; do
+            out=$(env $set "$BIN" --only "$c" 2>&1)
+            if [ $? -ne 0 ] || ! echo "$out" | grep -q "^ok   $c end-to-end.*tier-1 batch $want\$"; then
+                echo "$out" | grep -E "^(FAIL|ok   $c end-to-end)" | head -n 5
+                echo "FAIL $c with $set: expected identical bytes, tier-1 batch $want"
+                rc=1
+            else
+                echo "ok   $c with $set: all checks identical, tier-1 batch $want"
+            fi
+        done
+    }
+    cases="odd-97-ict offset-tiles-97 empty-prec-97 bypass-32-97 bypass-64x16-97 style-all-32-53 try-12bit-97 try-again-32-97"
+    batch J2KC_CUDA_T1_BATCH=2 2 $cases
+    batch "J2KC_CUDA_T1_BATCH=2 J2KC_CUDA_GRAPH=0" 2 odd-97-ict bypass-32-97 try-again-32-97
+    batch J2KC_CUDA_T1_BATCH=3 1 odd-97-ict bypass-32-97 try-again-32-97
 fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     # try-again-97 (a frame coded twice, qstep_try) under memcheck only: racecheck checks shared

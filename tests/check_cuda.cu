@@ -9,6 +9,8 @@
  *                 (comp, res, band, x, y) in band coordinates (band -1: spatial samples).
  *   end to end    the same frames through the public API with backend=ref and backend=cuda
  *                 (host frames, then device frames, J2KC_MEM_CUDA), codestreams compared.
+ * With the column-parallel tier-1, also three frames' code-blocks coded in one set of launches
+ * (j2ki_t1_cuda_batch), each frame against the reference.
  * Once: two encoders in two threads, a device frame still being written on the legacy
  * default stream (cu_stream NULL, as FFmpeg's uploads), a GPU index that does not exist,
  * device memory running out.
@@ -104,6 +106,8 @@ static const Cfg cfgs[] = {
     { "try-kept-97",       3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=5530 qstep_try=1" },
     { "try-again-97",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=145000 qstep_try=5" },
     { "try-12bit-97",      3,  640,  360, 0, 0, 12, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=70000" },
+    /* coded again with the column-parallel tier-1 (check-cuda.sh runs it in tier-1 batches) */
+    { "try-again-32-97",   3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=145000 qstep_try=5" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
     /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
@@ -432,13 +436,13 @@ static void image_desc(const Cfg *cfg, J2kcImageDesc *img)
  * with the early stop (t1_stop.h) at a budget of stop_pct % of the bytes of every pass: the
  * reference codes every block, replays the decisions (j2ki_t1s_plan_host) and codes the
  * stopped blocks again; the device's limits must be the same, and so every pass and byte. */
-static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
-                     int variant, int strategy, float *ms, int stop_pct)
+/* The code-block table the tier-1 kernels read (as the backend's build_cblks lays it out): each
+ * block's bytes 16-aligned, its passes max_passes long; *data_size and *nb_passes in all. */
+static J2kiCblkDev *t1_table(const J2kiCodingParams *cp, const J2kiPlan *plan, size_t *data_size, size_t *nb_passes)
 {
     uint32_t n = plan->nb_cblks;
     J2kiCblkDev *h = (J2kiCblkDev *)calloc(n ? n : 1, sizeof(*h));
     size_t data_off = 0, pass_off = 0;
-    J2kiT1 *t1 = j2ki_t1_alloc(plan->max_cblk_w, plan->max_cblk_h);
     for (uint32_t i = 0; i < n; i++) {
         const J2kiCblk *cb = &plan->cblks[i];
         const J2kiBand *band = &plan->bands[cb->band_idx];
@@ -458,6 +462,68 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         data_off += (cb->data_cap + 15u) & ~(size_t)15;
         pass_off += (size_t)cb->max_passes;
     }
+    *data_size = data_off;
+    *nb_passes = pass_off;
+    return h;
+}
+
+/* Compares the device's tier-1 results of every code-block with the reference's (plan->cblks,
+ * rret; hlim: the early stop's limits, whose last pass may keep another est); prints the first
+ * mismatch (frame: "" or " frame k"); returns 1 when one was found. */
+static int t1_compare(const Cfg *cfg, const char *frame, J2kiPlan *plan, const J2kiCblkDev *h, const int *rret,
+                      const uint32_t *hlim, const uint8_t *g_data, const J2kiPass *g_passes,
+                      const J2kiCblkRes *g_res, size_t *total_bytes, size_t *total_passes)
+{
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        int ret = rret[i];
+        const J2kiCblkRes *r = &g_res[i];
+        const J2kiPass *gp = g_passes + h[i].pass_off;
+        const char *what = NULL;
+        int pi = -1;
+        if (ret < 0 || r->err) {
+            what = "error";
+        } else if (r->numbps != cb->numbps) {
+            what = "numbps";
+        } else if (r->nb_passes != cb->nb_passes) {
+            what = "nb_passes";
+        } else {
+            for (int k = 0; k < cb->nb_passes && !what; k++) {
+                if (gp[k].rate != cb->passes[k].rate) what = "pass rate";
+                else if (memcmp(&gp[k].dist, &cb->passes[k].dist, sizeof(double))) what = "pass dist";
+                else if (gp[k].term != cb->passes[k].term) what = "pass term";
+                /* est is causal; a stopped block's last pass keeps on the device the value the
+                 * decisions saw (the block went on), the reference's ends there */
+                else if (gp[k].est != cb->passes[k].est && !(hlim[i] && k == cb->nb_passes - 1)) what = "pass est";
+                pi = k;
+            }
+            if (!what && cb->nb_passes) {
+                uint32_t len = cb->passes[cb->nb_passes - 1].rate;
+                if (r->len != len) what = "length";
+                else if (memcmp(g_data + h[i].data_off, cb->data, len)) what = "bytes";
+                *total_bytes += len;
+                *total_passes += (size_t)cb->nb_passes;
+            }
+        }
+        if (what) {
+            printf("FAIL %s tier-1%s: code-block %u (comp %d, res %d, band %d, x %u, y %u) differs in %s"
+                   " (pass %d; ref ret %d numbps %d passes %d; cuda err %d numbps %d passes %d)\n",
+                   cfg->name, frame, i, band->comp, band->res, band->orient, cb->x0, cb->y0, what, pi, ret,
+                   cb->numbps, cb->nb_passes, r->err, r->numbps, r->nb_passes);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
+                     int variant, int strategy, float *ms, int stop_pct)
+{
+    uint32_t n = plan->nb_cblks;
+    size_t data_off, pass_off;
+    J2kiCblkDev *h = t1_table(cp, plan, &data_off, &pass_off);
+    J2kiT1 *t1 = j2ki_t1_alloc(plan->max_cblk_w, plan->max_cblk_h);
     J2kiCblkDev *d_cb;
     uint8_t *d_data;
     J2kiPass *d_passes;
@@ -563,46 +629,8 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     }
 
     size_t total_bytes = 0, total_passes = 0;
-    for (uint32_t i = 0; i < n && !bad; i++) {
-        J2kiCblk *cb = &plan->cblks[i];
-        const J2kiBand *band = &plan->bands[cb->band_idx];
-        int ret = rret[i];
-        const J2kiCblkRes *r = &g_res[i];
-        const J2kiPass *gp = g_passes + h[i].pass_off;
-        const char *what = NULL;
-        int pi = -1;
-        if (ret < 0 || r->err) {
-            what = "error";
-        } else if (r->numbps != cb->numbps) {
-            what = "numbps";
-        } else if (r->nb_passes != cb->nb_passes) {
-            what = "nb_passes";
-        } else {
-            for (int k = 0; k < cb->nb_passes && !what; k++) {
-                if (gp[k].rate != cb->passes[k].rate) what = "pass rate";
-                else if (memcmp(&gp[k].dist, &cb->passes[k].dist, sizeof(double))) what = "pass dist";
-                else if (gp[k].term != cb->passes[k].term) what = "pass term";
-                /* est is causal; a stopped block's last pass keeps on the device the value the
-                 * decisions saw (the block went on), the reference's ends there */
-                else if (gp[k].est != cb->passes[k].est && !(hlim[i] && k == cb->nb_passes - 1)) what = "pass est";
-                pi = k;
-            }
-            if (!what && cb->nb_passes) {
-                uint32_t len = cb->passes[cb->nb_passes - 1].rate;
-                if (r->len != len) what = "length";
-                else if (memcmp(g_data + h[i].data_off, cb->data, len)) what = "bytes";
-                total_bytes += len;
-                total_passes += (size_t)cb->nb_passes;
-            }
-        }
-        if (what) {
-            bad = 1;
-            printf("FAIL %s tier-1: code-block %u (comp %d, res %d, band %d, x %u, y %u) differs in %s"
-                   " (pass %d; ref ret %d numbps %d passes %d; cuda err %d numbps %d passes %d)\n",
-                   cfg->name, i, band->comp, band->res, band->orient, cb->x0, cb->y0, what, pi, ret, cb->numbps,
-                   cb->nb_passes, r->err, r->numbps, r->nb_passes);
-        }
-    }
+    if (!bad)
+        bad = t1_compare(cfg, "", plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
     if (!bad && flag) {
         bad = 1;
         printf("FAIL %s tier-1: error flag set\n", cfg->name);
@@ -786,6 +814,179 @@ static int encode_api_run(const Cfg *cfg, const char *backend, int dev_frames, F
     return got == nb ? 0 : (ret < 0 ? ret : -1);
 }
 
+/*
+ * Tier-1 of several frames in one set of launches (j2ki_t1_cuda_batch; the column-parallel
+ * coder only): three frames of the case's quantised samples, as they are, halved (a bit-plane
+ * fewer: another sorted order) and negated, each frame's code-blocks against the reference.
+ * stop_pct: each frame with the early stop at its own budget (stop_pct, 2 and 3 times it, of
+ * the first frame's bytes). Frames 0 and 1 run their own steps on their own streams, forked
+ * from frame 2's, which carries the launches (as the backend's batches).
+ */
+#define T1B_FRAMES 3
+static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, int stop_pct)
+{
+    const uint32_t n = plan->nb_cblks;
+    if (!n || j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h) < 2)
+        return;
+    const size_t ns = plan->nb_samples;
+    size_t data_off, pass_off;
+    J2kiCblkDev *h = t1_table(cp, plan, &data_off, &pass_off), *d_cb;
+    J2kiT1 *t1 = j2ki_t1_alloc(plan->max_cblk_w, plan->max_cblk_h);
+    const size_t ss = j2ki_t1_cuda_scratch_size(n, plan->max_cblk_w, plan->max_cblk_h);
+    int32_t *fs[T1B_FRAMES];
+    void *d_s[T1B_FRAMES], *d_scratch[T1B_FRAMES];
+    uint8_t *d_data[T1B_FRAMES];
+    J2kiPass *d_passes[T1B_FRAMES];
+    J2kiCblkRes *d_res[T1B_FRAMES];
+    uint32_t *d_flag[T1B_FRAMES];
+    J2kiT1StopDev stop[T1B_FRAMES];
+    J2kiT1Frame fr[T1B_FRAMES];
+    cudaStream_t st[T1B_FRAMES];
+    cudaEvent_t ev_fork;
+    double *d_w = NULL;
+    int *rret = (int *)calloc(n, sizeof(int));
+    uint32_t *hlim = (uint32_t *)calloc(n, sizeof(uint32_t)), *glim = (uint32_t *)calloc(n, sizeof(uint32_t));
+    uint64_t full0 = 0;
+    int bad = 0, nb_stopped = 0;
+    size_t total_bytes = 0, total_passes = 0;
+
+    CK(cudaMalloc((void **)&d_cb, n * sizeof(*h)));
+    CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
+    CK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming));
+    if (stop_pct > 0) {
+        double *w = (double *)malloc(n * sizeof(double));
+        for (uint32_t i = 0; i < n; i++)
+            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+        CK(cudaMalloc((void **)&d_w, n * sizeof(double)));
+        CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
+        free(w);
+    }
+    for (int f = 0; f < T1B_FRAMES; f++) {
+        fs[f] = (int32_t *)malloc(ns * 4);
+        for (size_t k = 0; k < ns; k++)
+            fs[f][k] = f == 0 ? s[k] : f == 1 ? s[k] / 2 : -s[k];
+        CK(cudaMalloc(&d_s[f], ns * 4));
+        CK(cudaMemcpy(d_s[f], fs[f], ns * 4, cudaMemcpyHostToDevice));
+        CK(cudaMalloc((void **)&d_data[f], data_off + 1));
+        CK(cudaMemset(d_data[f], 0xA5, data_off + 1));
+        CK(cudaMalloc((void **)&d_passes[f], (pass_off + 1) * sizeof(J2kiPass)));
+        CK(cudaMalloc((void **)&d_res[f], n * sizeof(J2kiCblkRes)));
+        CK(cudaMalloc((void **)&d_flag[f], 4));
+        CK(cudaMemset(d_flag[f], 0, 4));
+        CK(cudaMalloc(&d_scratch[f], ss));
+        CK(cudaStreamCreateWithFlags(&st[f], cudaStreamNonBlocking));
+        memset(&fr[f], 0, sizeof(fr[f]));
+        fr[f].d_samples = d_s[f];
+        fr[f].d_data = d_data[f];
+        fr[f].d_passes = d_passes[f];
+        fr[f].d_res = d_res[f];
+        fr[f].d_flag = d_flag[f];
+        fr[f].d_scratch = d_scratch[f];
+        fr[f].scratch_size = ss;
+        fr[f].st = st[f];
+        CK(cudaEventCreateWithFlags(&fr[f].ev_join, cudaEventDisableTiming));
+    }
+    if (stop_pct > 0) {
+        /* the budgets from the first frame's bytes with every pass */
+        for (uint32_t i = 0; i < n; i++) {
+            J2kiCblk *cb = &plan->cblks[i];
+            const J2kiBand *band = &plan->bands[cb->band_idx];
+            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+            if (j2ki_t1_encode_cblk_ref(t1, fs[0] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
+                                        cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb) == 0 &&
+                cb->nb_passes)
+                full0 += cb->passes[cb->nb_passes - 1].rate;
+        }
+        for (int f = 0; f < T1B_FRAMES; f++) {
+            stop[f].budget = full0 * (uint64_t)(stop_pct * (f + 1)) / 100;
+            stop[f].d_weight = d_w;
+            stop[f].scratch_size = j2ki_t1s_cuda_scratch_size(n);
+            CK(cudaMalloc(&stop[f].d_scratch, stop[f].scratch_size));
+            fr[f].stop = &stop[f];
+        }
+    }
+    CK(cudaDeviceSynchronize());
+    CK(j2ki_t1_cuda_batch(fr, T1B_FRAMES, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+                          plan->max_cblk_h, ev_fork, st[T1B_FRAMES - 1]));
+    CK(cudaStreamSynchronize(st[T1B_FRAMES - 1]));
+    CK(cudaDeviceSynchronize());
+
+    uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
+    J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
+    J2kiCblkRes *g_res = (J2kiCblkRes *)malloc(n * sizeof(J2kiCblkRes));
+    for (int f = 0; f < T1B_FRAMES && !bad; f++) {
+        char label[32];
+        uint32_t flag = 0;
+        snprintf(label, sizeof(label), " batch frame %d", f);
+        CK(cudaMemcpy(g_data, d_data[f], data_off + 1, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(g_passes, d_passes[f], (pass_off + 1) * sizeof(J2kiPass), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(g_res, d_res[f], n * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&flag, d_flag[f], 4, cudaMemcpyDeviceToHost));
+        /* the reference of this frame: every block fully, then the early stop's replay */
+        memset(hlim, 0, n * sizeof(uint32_t));
+        for (uint32_t i = 0; i < n; i++) {
+            J2kiCblk *cb = &plan->cblks[i];
+            const J2kiBand *band = &plan->bands[cb->band_idx];
+            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+            rret[i] = j2ki_t1_encode_cblk_ref(t1, fs[f] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
+                                              cp->cblk_style, cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
+        }
+        if (stop_pct > 0) {
+            if (j2ki_t1s_plan_host(plan, stop[f].budget, hlim, NULL) < 0) {
+                printf("FAIL %s tier-1%s stop: j2ki_t1s_plan_host\n", cfg->name, label);
+                bad = 1;
+                break;
+            }
+            CK(cudaMemcpy(glim, j2ki_t1s_cuda_limits(&stop[f]), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+            for (uint32_t i = 0; i < n; i++) {
+                J2kiCblk *cb = &plan->cblks[i];
+                const J2kiBand *band = &plan->bands[cb->band_idx];
+                const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+                if (glim[i] != hlim[i] && !bad) {
+                    printf("FAIL %s tier-1%s stop: code-block %u (comp %d, res %d, band %d, x %u, y %u): limit %u, "
+                           "reference %u\n", cfg->name, label, i, band->comp, band->res, band->orient, cb->x0,
+                           cb->y0, glim[i], hlim[i]);
+                    bad = 1;
+                }
+                if (!hlim[i])
+                    continue;
+                nb_stopped++;
+                rret[i] = j2ki_t1_encode_cblk_ref_lim(t1, fs[f] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
+                                                      cp->cblk_style, cp->bypass_start, band->nb_mag_bits,
+                                                      band->frac_bits, cb, (int)hlim[i]);
+            }
+        }
+        if (!bad)
+            bad = t1_compare(cfg, label, plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
+        if (!bad && flag) {
+            printf("FAIL %s tier-1%s: error flag set\n", cfg->name, label);
+            bad = 1;
+        }
+    }
+    test_checks++;
+    if (bad)
+        test_failures++;
+    else
+        printf("ok   %s tier-1 batch of %d frames in one set of launches%s (%s): %u code-blocks each%s, %zu passes, "
+               "%zu bytes identical\n", cfg->name, T1B_FRAMES, stop_pct > 0 ? " with the early stop" : "",
+               j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), n,
+               stop_pct > 0 ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
+    for (int f = 0; f < T1B_FRAMES; f++) {
+        free(fs[f]);
+        cudaFree(d_s[f]); cudaFree(d_data[f]); cudaFree(d_passes[f]); cudaFree(d_res[f]); cudaFree(d_flag[f]);
+        cudaFree(d_scratch[f]);
+        if (stop_pct > 0)
+            cudaFree(stop[f].d_scratch);
+        cudaEventDestroy(fr[f].ev_join);
+        cudaStreamDestroy(st[f]);
+    }
+    cudaEventDestroy(ev_fork);
+    cudaFree(d_w);
+    cudaFree(d_cb);
+    j2ki_t1_free(&t1);
+    free(g_data); free(g_passes); free(g_res); free(h); free(rret); free(hlim); free(glim);
+}
+
 static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
 {
     J2kcParams *p;
@@ -915,6 +1116,9 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, k, NULL, 10);
         }
     }
+    /* code-blocks of three frames in one set of launches, without and with the early stop */
+    check_t1_batch(cfg, &cp, plan, s_q, 0);
+    check_t1_batch(cfg, &cp, plan, s_q, 10);
 
     /* ---- end to end through the public API ---- */
     {
@@ -969,8 +1173,8 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         if (!same)
             test_failures++;
         else
-            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s\n",
-                   cfg->name, nb_frames, rs[0], path);
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s; tier-1 batch %d\n",
+                   cfg->name, nb_frames, rs[0], path, st_cu.t1_batch);
         for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); free(cup[i]); }
     }
 

@@ -38,6 +38,8 @@
 #undef __shared__
 #undef __launch_bounds__
 #undef __align__
+#undef __grid_constant__
+#define __grid_constant__
 #define __global__
 #define __device__
 #define __host__

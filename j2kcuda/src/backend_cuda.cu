@@ -61,9 +61,11 @@ typedef struct CudaSlot {
     J2kiPlan     *plan;
     J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off) */
     int           tried;           /* the frame in flight is coded with plan_try */
+    int           batched;         /* frames of its tier-1 batch (1: coded alone), for its stats */
     cudaStream_t  st;
     cudaEvent_t   ev[NB_EV];
     cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
+    cudaEvent_t   ev_join;         /* a batch's steps of this frame done on st (j2ki_t1_cuda_batch) */
     /* device */
     void         *d_samples;
     void         *d_tmp;
@@ -108,7 +110,24 @@ typedef struct CudaSlot {
     int           quit;
 } CudaSlot;
 
-enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
+/* SLOT_PENDING: the frame is enqueued up to quantisation and waits for the other frames of its
+ * tier-1 batch (CudaGroup); its worker waits too. */
+enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE, SLOT_PENDING };
+
+/*
+ * Tier-1 batches (t1_cuda.h, j2ki_t1_cuda_batch): slots first .. first + n - 1 (consecutive
+ * frames, since the front end fills the slots in turn) have their first tier-1 coding in one
+ * set of launches when all n are pending, on the last one's stream; each frame's rate control,
+ * tier-2 and download then follow on its own stream. A frame whose batch does not fill (a
+ * receive asks for it first, or the stream ends) is coded alone: nothing waits for a frame
+ * that is not submitted.
+ */
+typedef struct CudaGroup {
+    int             first, n;
+    cudaEvent_t     ev_fork;       /* forks the frames' own steps from the batch's stream */
+    cudaEvent_t     ev_done;       /* the batch's tier-1 done, on the last slot's stream */
+    cudaGraphExec_t g_t1;          /* its ops (code_t1_group_ops) as a graph, b->graphs */
+} CudaGroup;
 
 /* Threads that help the submitting thread copy a pageable host frame into the pinned staging
  * area (at most one fewer than the cores), and the frame size from which they are used. One
@@ -144,6 +163,9 @@ typedef struct CudaBackend {
     int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
     CudaSlot     *slots;
+    int           batch;           /* frames per tier-1 batch (1: none); see CudaGroup */
+    int           nb_groups;       /* the first nb_groups * batch slots are batched */
+    CudaGroup    *groups;
     size_t        max_out;
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
@@ -261,6 +283,7 @@ static int finish_slot(CudaBackend *b, CudaSlot *s);
 static void slot_timings(CudaBackend *b, CudaSlot *s, int again);
 static int slot_fills(CudaBackend *b, CudaSlot *s);
 static int enqueue_code(CudaBackend *b, CudaSlot *s, int again);
+static int group_init(CudaBackend *b, CudaGroup *g);
 static int slot_graphs(CudaBackend *b, CudaSlot *s);
 static void copiers_start(CudaBackend *b);
 static void copiers_stop(CudaBackend *b);
@@ -350,6 +373,8 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
             cudaEventDestroy(s->ev[i]);
     if (s->ev_ext)
         cudaEventDestroy(s->ev_ext);
+    if (s->ev_join)
+        cudaEventDestroy(s->ev_join);
     for (int k = 0; k < 2; k++) {
         if (s->g_t1[k])
             cudaGraphExecDestroy(s->g_t1[k]);
@@ -388,6 +413,19 @@ static void cuda_uninit(void *priv)
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_stop_worker(&b->slots[i]);
     entered = b->dev_ready && enter(b, &prev) == 0;
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        if (b->slots[i].st)
+            cudaStreamSynchronize(b->slots[i].st);
+    for (int i = 0; b->groups && i < b->nb_groups; i++) {
+        CudaGroup *g = &b->groups[i];
+        if (g->g_t1)
+            cudaGraphExecDestroy(g->g_t1);
+        if (g->ev_fork)
+            cudaEventDestroy(g->ev_fork);
+        if (g->ev_done)
+            cudaEventDestroy(g->ev_done);
+    }
+    free(b->groups);
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_free(b, &b->slots[i]);
     free(b->slots);
@@ -493,7 +531,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC && !b->spin ? cudaEventBlockingSync
                                                                                  : cudaEventDefault))) < 0)
             return ret;
-    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
+    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
+        (ret = CU(cudaEventCreateWithFlags(&s->ev_join, cudaEventDisableTiming))) < 0)
         return ret;
 
     s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
@@ -665,6 +704,30 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     for (int i = 0; i < nb_slots; i++)
         if ((ret = slot_init(b, &b->slots[i])) < 0 || (b->graphs && (ret = slot_graphs(b, &b->slots[i])) < 0))
             goto fail;
+    {
+        /* tier-1 batches where one frame's code-blocks cannot fill the device (CudaGroup), of
+         * at most half the slots, so that one batch fills while the other is coded;
+         * J2KC_CUDA_T1_BATCH=n asks for n (up to the slots; 1: none), a measuring aid */
+        const char *e = getenv("J2KC_CUDA_T1_BATCH");
+        const int max = j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h);
+        int want = e && atoi(e) > 0 ? atoi(e)
+                                    : j2ki_t1_cuda_batch_wanted(plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h);
+        if (!(e && atoi(e) > 0) && want > nb_slots / 2)
+            want = nb_slots / 2;
+        want = want > nb_slots ? nb_slots : want > max ? max : want;
+        b->batch = want > 1 && plan->nb_cblks ? want : 1;
+        b->nb_groups = b->batch > 1 ? nb_slots / b->batch : 0;
+        if (b->nb_groups && !(b->groups = (CudaGroup *)calloc((size_t)b->nb_groups, sizeof(*b->groups)))) {
+            ret = J2KC_ERR_NOMEM;
+            goto fail;
+        }
+        for (int i = 0; i < b->nb_groups; i++) {
+            b->groups[i].first = i * b->batch;
+            b->groups[i].n = b->batch;
+            if ((ret = group_init(b, &b->groups[i])) < 0)
+                goto fail;
+        }
+    }
     copiers_start(b);
     {
         /* with BYPASS, the tier-1 strategy and its occupancy with every slot busy (t1_cuda.h) */
@@ -676,10 +739,14 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         if (bs)
             snprintf(bypass, sizeof(bypass), ", BYPASS by its %s-kernel strategy (occupancy %.1f with every slot busy)",
                      bs == J2KI_T1_BYPASS_ONE ? "one" : bs == J2KI_T1_BYPASS_TWO ? "two" : "three", occ);
+        char batch[96] = "";
+        if (b->batch > 1)
+            snprintf(batch, sizeof(batch), ", code-blocks of %d frames per launch (%d batch%s)", b->batch,
+                     b->nb_groups, b->nb_groups > 1 ? "es" : "");
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-                 "copy thread(s), tier-1 by %s%s; tier-1 and tier-2 launched %s", nb_slots,
+                 "copy thread(s), tier-1 by %s%s%s; tier-1 and tier-2 launched %s", nb_slots,
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
-                 j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass,
+                 j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass, batch,
                  b->graphs ? "as CUDA graphs" : "directly");
     }
     leave(b, prev);
@@ -975,6 +1042,20 @@ static int slot_graphs(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
+/** Enqueues rate control to the download of a frame whose tier-1 is enqueued (s->tried: with
+ *  plan_try's tables). */
+static int enqueue_rest(CudaBackend *b, CudaSlot *s)
+{
+    const int tried = s->tried;
+    int ret;
+    /* PCRD-opt on the device, its grid sized for the frames busy now */
+    if (b->gpu_finish &&
+        ((ret = j2ki_rc_cuda_run(tried ? s->rc_try : s->rc, s->d_res, 1 + busy_slots(b, s), tried, s->st)) < 0 ||
+         (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0))
+        return ret;
+    return b->graphs ? CU(cudaGraphLaunch(s->g_fin[tried], s->st)) : code_fin_ops(b, s, tried, 0);
+}
+
 /** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try's tables when
  *  s->tried, else the plan's; again: the frame's second coding (qstep_try), timed from EV_AGAIN. */
 static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
@@ -985,12 +1066,142 @@ static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
         return ret;
     if ((ret = b->graphs ? CU(cudaGraphLaunch(s->g_t1[tried], s->st)) : code_t1_ops(b, s, tried, 0)) < 0)
         return ret;
-    /* PCRD-opt on the device, its grid sized for the frames busy now */
-    if (b->gpu_finish &&
-        ((ret = j2ki_rc_cuda_run(tried ? s->rc_try : s->rc, s->d_res, 1 + busy_slots(b, s), tried, s->st)) < 0 ||
-         (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0))
+    return enqueue_rest(b, s);
+}
+
+/* ---- tier-1 batches (CudaGroup) ---- */
+
+/** The batch a slot belongs to, or NULL. */
+static CudaGroup *slot_group(CudaBackend *b, const CudaSlot *s)
+{
+    const int i = (int)(s - b->slots);
+    return b->batch > 1 && i < b->nb_groups * b->batch ? &b->groups[i / b->batch] : NULL;
+}
+
+/** A batch's tier-1 on its last slot's stream (code_t1_ops for every frame of it, their
+ *  first coding: with plan_try's tables when qstep_try is on). */
+static int code_t1_group_ops(CudaBackend *b, CudaGroup *g, int capturing)
+{
+    const J2kiCodingParams *cp = b->cp;
+    const J2kiPlan *plan = b->plan;
+    CudaSlot *lead = &b->slots[g->first + g->n - 1];
+    const int tried = lead->plan_try != NULL;
+    J2kiT1Frame fr[J2KI_T1_BATCH_MAX];
+    int ret;
+    for (int k = 0; k < g->n; k++) {
+        CudaSlot *m = &b->slots[g->first + k];
+        if ((ret = CU(cudaMemsetAsync(m->d_flag, 0, sizeof(uint32_t), lead->st))) < 0)
+            return ret;
+        fr[k].d_samples = m->d_samples;
+        fr[k].d_data = m->d_data;
+        fr[k].d_passes = m->d_passes;
+        fr[k].d_res = m->d_res;
+        fr[k].d_flag = m->d_flag;
+        fr[k].d_scratch = m->d_t1_scratch;
+        fr[k].scratch_size = m->t1_scratch_size;
+        fr[k].stop = m->t1s.d_scratch ? (tried ? &m->t1s_try : &m->t1s) : NULL;
+        fr[k].st = m->st;
+        fr[k].ev_join = m->ev_join;
+    }
+    if ((ret = CU(j2ki_t1_cuda_batch(fr, g->n, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks, cp->cblk_style,
+                                     cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, g->ev_fork,
+                                     lead->st))) < 0)
         return ret;
-    return b->graphs ? CU(cudaGraphLaunch(s->g_fin[tried], s->st)) : code_fin_ops(b, s, tried, 0);
+    for (int k = 0; k < g->n; k++) {
+        CudaSlot *m = &b->slots[g->first + k];
+        if ((ret = CU(capturing ? cudaEventRecordWithFlags(m->ev[EV_T1], lead->st, cudaEventRecordExternal)
+                                : cudaEventRecord(m->ev[EV_T1], lead->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(m->h_flag, m->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                      lead->st))) < 0 ||
+            (ret = CU(cudaMemcpyAsync(m->h_res, m->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
+                                      cudaMemcpyDeviceToHost, lead->st))) < 0)
+            return ret;
+    }
+    return 0;
+}
+
+static int group_init(CudaBackend *b, CudaGroup *g)
+{
+    CudaSlot *lead = &b->slots[g->first + g->n - 1];
+    cudaGraph_t gr = NULL;
+    cudaError_t e;
+    int ret;
+    if ((ret = CU(cudaEventCreateWithFlags(&g->ev_fork, cudaEventDisableTiming))) < 0 ||
+        (ret = CU(cudaEventCreateWithFlags(&g->ev_done, cudaEventDisableTiming))) < 0)
+        return ret;
+    if (!b->graphs)
+        return 0;
+    if ((ret = CU(cudaStreamBeginCapture(lead->st, cudaStreamCaptureModeRelaxed))) < 0)
+        return ret;
+    ret = code_t1_group_ops(b, g, 1);
+    e = cudaStreamEndCapture(lead->st, &gr);
+    if (ret == 0 && (ret = CU(e)) == 0)
+        ret = CU(cudaGraphInstantiate(&g->g_t1, gr, 0));
+    if (gr)
+        cudaGraphDestroy(gr);
+    if (ret < 0)
+        (void)cudaGetLastError();
+    return ret;
+}
+
+/** The slots' states under their locks. */
+static void slot_set_state(CudaSlot *s, int state, int err)
+{
+    pthread_mutex_lock(&s->mtx);
+    s->state = state;
+    s->cs_err = err;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mtx);
+}
+
+static int slot_state(CudaSlot *s)
+{
+    int st;
+    pthread_mutex_lock(&s->mtx);
+    st = s->state;
+    pthread_mutex_unlock(&s->mtx);
+    return st;
+}
+
+/** Codes the pending frames of g (inside enter/leave): in one batch when all of them are
+ *  pending and all: the batch is full, else each alone. A failure ends every one of them with
+ *  the error. */
+static int group_launch(CudaBackend *b, CudaGroup *g, int all)
+{
+    CudaSlot *lead = &b->slots[g->first + g->n - 1];
+    int pending = 0, ret = 0;
+    for (int k = 0; k < g->n; k++)
+        pending += slot_state(&b->slots[g->first + k]) == SLOT_PENDING;
+    if (all && pending == g->n) {
+        for (int k = 0; k < g->n - 1 && ret == 0; k++)
+            ret = CU(cudaStreamWaitEvent(lead->st, b->slots[g->first + k].ev[EV_DWT], 0));
+        if (ret == 0)
+            ret = b->graphs ? CU(cudaGraphLaunch(g->g_t1, lead->st)) : code_t1_group_ops(b, g, 0);
+        if (ret == 0)
+            ret = CU(cudaEventRecord(g->ev_done, lead->st));
+        for (int k = 0; k < g->n && ret == 0; k++) {
+            CudaSlot *m = &b->slots[g->first + k];
+            m->batched = g->n;
+            if (m != lead)
+                ret = CU(cudaStreamWaitEvent(m->st, g->ev_done, 0));
+            if (ret == 0)
+                ret = enqueue_rest(b, m);
+        }
+        for (int k = 0; k < g->n; k++)
+            slot_set_state(&b->slots[g->first + k], ret < 0 ? SLOT_DONE : SLOT_QUEUED, ret);
+        return ret;
+    }
+    for (int k = 0; k < g->n; k++) {
+        CudaSlot *m = &b->slots[g->first + k];
+        int r;
+        if (slot_state(m) != SLOT_PENDING)
+            continue;
+        r = ret < 0 ? ret : enqueue_code(b, m, 0);
+        if (r < 0 && ret == 0)
+            ret = r;
+        slot_set_state(m, r < 0 ? SLOT_DONE : SLOT_QUEUED, r < 0 ? r : 0);
+    }
+    return ret;
 }
 
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
@@ -1080,11 +1291,14 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     /* qstep_try: the tried steps first (slot_worker codes the frame again when it does not
      * fill its budget with them) */
     s->tried = s->plan_try != NULL;
-    if ((ret = enqueue_code(b, s, 0)) < 0)
+    /* a frame of a tier-1 batch waits for the batch (1: pending; cuda_submit launches it) */
+    const int pend = slot_group(b, s) != NULL;
+    s->batched = 1;
+    if (!pend && (ret = enqueue_code(b, s, 0)) < 0)
         return ret;
     if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
         return ret;
-    return 0;
+    return pend;
 }
 
 static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
@@ -1095,7 +1309,8 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     if (b->broken)
         return J2KC_ERR_BROKEN;
     pthread_mutex_lock(&s->mtx);
-    ret = s->state == SLOT_QUEUED ? J2KC_ERR_INTERNAL : 0;   /* the front end waits before reusing a slot */
+    /* the front end waits before reusing a slot */
+    ret = s->state == SLOT_QUEUED || s->state == SLOT_PENDING ? J2KC_ERR_INTERNAL : 0;
     s->state = SLOT_IDLE;
     pthread_mutex_unlock(&s->mtx);
     if (ret < 0)
@@ -1103,13 +1318,19 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     if ((ret = enter(b, &prev)) < 0)
         return ret;
     ret = enqueue_frame(b, s, f);
+    if (ret == 1) {
+        /* pending: the batch is launched with its last frame (in one set of launches when all
+         * of its frames are pending) */
+        CudaGroup *g = slot_group(b, s);
+        slot_set_state(s, SLOT_PENDING, 0);
+        ret = s == &b->slots[g->first + g->n - 1] ? group_launch(b, g, 1) : 0;
+        leave(b, prev);
+        return ret < 0 ? ret : 0;
+    }
     leave(b, prev);
     if (ret < 0)
         return ret;
-    pthread_mutex_lock(&s->mtx);
-    s->state = SLOT_QUEUED;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->mtx);
+    slot_set_state(s, SLOT_QUEUED, 0);
     return 0;
 }
 
@@ -1143,6 +1364,7 @@ static void slot_timings(CudaBackend *b, CudaSlot *s, int again)
     s->stats.ms_t2 = ev_ms(b, s, EV_RC, EV_DONE);        /* device tier-2 + download, or download */
     s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE);
     s->stats.device_bytes_per_slot = s->device_bytes;
+    s->stats.t1_batch = s->batched;
 }
 
 /** The device wrote the codestream: take its length (fetching the bytes when no budget bounded
@@ -1234,6 +1456,14 @@ static int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size
     CudaSlot *s = &b->slots[slot];
     int ret;
 
+    if (slot_state(s) == SLOT_PENDING) {
+        /* asked for before its batch filled: its pending frames are coded now, each alone */
+        int prev = 0;
+        if ((ret = enter(b, &prev)) < 0)
+            return ret;
+        group_launch(b, slot_group(b, s), 0);     /* a failure ends the frames with it */
+        leave(b, prev);
+    }
     pthread_mutex_lock(&s->mtx);
     if (s->state == SLOT_IDLE) {
         pthread_mutex_unlock(&s->mtx);

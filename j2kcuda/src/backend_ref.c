@@ -228,6 +228,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
     int64_t n;
 
     memset(&slot->stats, 0, sizeof(slot->stats));
+    slot->stats.t1_batch = 1;
     for (uint32_t t = 0; t < rb->plan->nb_tiles; t++)
         encode_tile_samples(rb, &rb->plan->tiles[t], f);
     quantise_all(rb);

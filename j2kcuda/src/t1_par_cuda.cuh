@@ -650,14 +650,50 @@ __device__ __forceinline__ void t1p_raw_warp(uint32_t j, uint32_t lane, const J2
     }
 }
 
-/* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
-__global__ void __launch_bounds__(128) t1p_raw_kernel(const J2kiCblkDev *cblks, const uint32_t *order,
-                                                      uint32_t nb_cblks, int cblk_style, int bypass_start,
-                                                      const uint32_t *nbps, const uint32_t *stat, uint8_t *slots,
-                                                      T1pLayout lay, int c, const uint32_t *lim)
+/*
+ * The frames whose code-blocks one launch codes (J2KI_T1_BATCH_MAX at most; t1_cuda.h,
+ * j2ki_t1_cuda_batch): each frame's own buffers, the code-block table shared (the frames of
+ * one encoder share its plan). Launch position jg (a model warp's or an MQ thread's) codes
+ * sorted block jg / n of frame jg % n: the frames' sorted orders interleaved, so the launch
+ * still starts its heaviest blocks first. Passed by value as a __grid_constant__ parameter
+ * (no copy per thread; the frame is indexed at run time).
+ */
+typedef struct T1pFrameDev {
+    const int32_t  *samples;
+    const uint32_t *order;    /* the frame's sorted block indices (t1_prep_kernel + sort) */
+    uint8_t        *data;
+    J2kiPass       *passes;
+    J2kiCblkRes    *res;
+    uint32_t       *flag;
+    const uint32_t *nbps;
+    uint32_t       *stat;
+    uint8_t        *slots;
+    const uint32_t *lim;      /* the early stop's limits, or NULL */
+} T1pFrameDev;
+
+#define T1P_BATCH_MAX 8
+typedef struct T1pBatch {
+    uint32_t    n;            /* frames, 1 .. T1P_BATCH_MAX */
+    T1pFrameDev f[T1P_BATCH_MAX];
+} T1pBatch;
+
+/* The frame and sorted index of launch position jg: j < nb_cblks exactly when jg < n nb_cblks. */
+__device__ __forceinline__ const T1pFrameDev &t1p_batch_at(const T1pBatch &B, uint32_t jg, uint32_t *j)
 {
-    t1p_raw_warp(blockIdx.x * 4 + (threadIdx.x >> 5), threadIdx.x & 31, cblks, order, nb_cblks, cblk_style,
-                 bypass_start, nbps, stat, slots, lay, c, lim);
+    const uint32_t f = B.n > 1 ? jg % B.n : 0;
+    *j = B.n > 1 ? jg / B.n : jg;
+    return B.f[f];
+}
+
+/* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
+__global__ void __launch_bounds__(128) t1p_raw_kernel(const __grid_constant__ T1pBatch B, const J2kiCblkDev *cblks,
+                                                      uint32_t nb_cblks, int cblk_style, int bypass_start,
+                                                      T1pLayout lay, int c)
+{
+    uint32_t j;
+    const T1pFrameDev &F = t1p_batch_at(B, blockIdx.x * 4 + (threadIdx.x >> 5), &j);
+    t1p_raw_warp(j, threadIdx.x & 31, cblks, F.order, nb_cblks, cblk_style, bypass_start, F.nbps, F.stat, F.slots,
+                 lay, c, F.lim);
 }
 
 /*
@@ -792,35 +828,33 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
 }
 
 template <int NC>
-__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const int32_t *samples, const J2kiCblkDev *cblks,
-                                                        const uint32_t *order, uint32_t nb_cblks, int cblk_style,
-                                                        int bypass_start, uint8_t *data, J2kiPass *passes,
-                                                        J2kiCblkRes *res, uint32_t *flag, const uint32_t *nbps,
-                                                        uint32_t *stat, uint8_t *slots, T1pLayout lay, int c,
-                                                        uint32_t qblocks, const uint32_t *lim, int flat, int raw_sep)
+__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pBatch B,
+                                                        const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
+                                                        int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
+                                                        int flat, int raw_sep)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
     extern __shared__ __align__(16) uint8_t t1p_smem_words[];
+    const int mq = blockIdx.x < qblocks;
+    uint32_t j;
+    const T1pFrameDev &F = t1p_batch_at(B, mq ? blockIdx.x * 128 + threadIdx.x
+                                              : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5), &j);
     /* A thread block none of whose code-blocks has a bit-plane in its chunk (after the first
-     * chunks, nearly all of them: launch c has a thread block per 4 or 128 blocks of the frame)
+     * chunks, nearly all of them: launch c has a thread block per 4 or 128 blocks of the frames)
      * leaves before it loads the tables; its threads would leave at their first test. */
-    {
-        const int mq = blockIdx.x < qblocks;
-        const uint32_t j = mq ? blockIdx.x * 128 + threadIdx.x : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5);
-        if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, order, nbps)))
-            return;
-    }
+    if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, F.order, F.nbps)))
+        return;
     t1_tables_load(true);
-    if (blockIdx.x < qblocks) {
-        t1p_mq_thread(blockIdx.x * 128 + threadIdx.x, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks,
-                      order, nb_cblks, cblk_style, bypass_start, data, passes, res, flag, nbps, stat, slots, lay,
-                      c - 1, lim, flat, raw_sep);
+    if (mq) {
+        t1p_mq_thread(j, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks, F.order, nb_cblks,
+                      cblk_style, bypass_start, F.data, F.passes, F.res, F.flag, F.nbps, F.stat, F.slots, lay,
+                      c - 1, F.lim, flat, raw_sep);
     } else {
         const uint32_t w = threadIdx.x >> 5;
-        t1p_model_warp<NC>((blockIdx.x - qblocks) * 4 + w, threadIdx.x & 31,
-                           (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, samples, cblks, order, nb_cblks,
-                           cblk_style, bypass_start, passes, nbps, stat, slots, lay, c, lim, raw_sep);
+        t1p_model_warp<NC>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
+                           F.order, nb_cblks, cblk_style, bypass_start, F.passes, F.nbps, F.stat, F.slots, lay, c,
+                           F.lim, raw_sep);
     }
 }
 
