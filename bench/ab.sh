@@ -15,7 +15,8 @@
 #   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input;
 #                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12;
 #                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows;
-#                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks)
+#                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks;
+#                sd-pinned: page-locked)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
 #                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_RESORT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
@@ -75,6 +76,7 @@ args_of() {   # case -> "file|params|extra"
     # small frames (broadcast at 50 fps, 32x32 code-blocks: the column-parallel tier-1, whose
     # launches take several frames' code-blocks), cut from the middle of the imf4k frame
     sd)           echo "$(small 720 576)|profile=broadcast fps=50 bytes=250000 cblk=32x32|-f yuv422p10le -s 720x576" ;;
+    sd-pinned)    echo "$(small 720 576)|profile=broadcast fps=50 bytes=250000 cblk=32x32|-f yuv422p10le -s 720x576 --pinned" ;;
     hd)           echo "$(small 1920 1080)|profile=broadcast fps=50 bytes=500000 cblk=32x32|-f yuv422p10le -s 1920x1080" ;;
     esac
 }
@@ -140,7 +142,7 @@ for k in keys:
     rs = [r for r in rows if (r[0], r[1]) == k]
     f = [float(r[3]) for r in rs]
     med = lambda i: st.median(float(r[i]) for r in rs)
-    print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
+    print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
           st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs))),
           rs[0][10] if len(rs[0]) > 10 else ''))
 EOF
