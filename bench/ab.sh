@@ -47,8 +47,11 @@ build() {   # build DIR: library and j2kbench of the tree in DIR (in DIR/build-a
     (cd "$1" && ./configure --cuda-arch="$ARCH" > /dev/null && make -s -j"$(nproc)" B=build-ab all > "$SCR/build.log" 2>&1) ||
         { tail -n 30 "$SCR/build.log"; return 1; }
     CUDA_HOME=$(sed -n 's/^CUDA_HOME=//p' "$1/config.mak")
+    # each tree's own j2kbench.c where it has one (it matches that tree's public header)
+    local src="$1/bench/j2kbench.c"
+    [ -f "$src" ] || src="$ROOT/bench/j2kbench.c"
     cc -std=c99 -O2 -DJ2KB_CUDA=1 -I"$1/j2kcuda/include" -I"$ROOT/bench" -o "$1/build-ab/j2kbench" \
-        "$ROOT/bench/j2kbench.c" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \
+        "$src" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \
         -lstdc++ -lpthread -lm
 }
 for t in $NAMES; do

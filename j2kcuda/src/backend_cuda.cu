@@ -120,7 +120,7 @@ enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE, SLOT_PENDING };
  * set of launches when all n are pending, on the last one's stream; each frame's rate control,
  * tier-2 and download then follow on its own stream. A frame whose batch does not fill (a
  * receive asks for it first, or the stream ends) is coded alone: nothing waits for a frame
- * that is not submitted.
+ * that is not submitted. Only when J2KC_CUDA_T1_BATCH asks for batches (cuda_init says why).
  */
 typedef struct CudaGroup {
     int             first, n;
@@ -705,15 +705,20 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         if ((ret = slot_init(b, &b->slots[i])) < 0 || (b->graphs && (ret = slot_graphs(b, &b->slots[i])) < 0))
             goto fail;
     {
-        /* tier-1 batches where one frame's code-blocks cannot fill the device (CudaGroup), of
-         * at most half the slots, so that one batch fills while the other is coded;
-         * J2KC_CUDA_T1_BATCH=n asks for n (up to the slots; 1: none), a measuring aid */
+        /* Tier-1 batches (CudaGroup): J2KC_CUDA_T1_BATCH=n codes the code-blocks of n
+         * consecutive frames in one set of launches (n up to the slots and J2KI_T1_BATCH_MAX;
+         * the column-parallel coder only). Off by default, as measured: on an H100 (2026-11-26,
+         * bench/results/bench-h100.md, A/B of the same build, medians of 3) no setting was faster
+         * than frames coded alone on their slots' streams, whose launches already run side by
+         * side. 720x576 4:2:2 broadcast with 32x32 blocks (850 per frame: a frame fills a fifth of
+         * the model warps the device holds), page-locked, 1 / 2 / 4 frames per batch: 8 in flight
+         * 1857 / 1827 / 1573 frames/s, 16 in flight 3254 / 3190 / 2912, 32 in flight 3720 /
+         * 3048 / 3500; 1080p and 2K DCI with 8 in flight lost 10-20 % (2K 931 / 836 / 637). A
+         * batch's frames wait for its last one to be submitted, and each waits for the slowest
+         * before its rate control starts, which costs more than the shared launches save. */
         const char *e = getenv("J2KC_CUDA_T1_BATCH");
         const int max = j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h);
-        int want = e && atoi(e) > 0 ? atoi(e)
-                                    : j2ki_t1_cuda_batch_wanted(plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h);
-        if (!(e && atoi(e) > 0) && want > nb_slots / 2)
-            want = nb_slots / 2;
+        int want = e && atoi(e) > 0 ? atoi(e) : 1;
         want = want > nb_slots ? nb_slots : want > max ? max : want;
         b->batch = want > 1 && plan->nb_cblks ? want : 1;
         b->nb_groups = b->batch > 1 ? nb_slots / b->batch : 0;

@@ -916,16 +916,6 @@ extern "C" int j2ki_t1_cuda_batch_max(int max_w, int max_h)
     return t1_resolve_variant(J2KI_T1_CUDA_DEFAULT, max_w, max_h) == J2KI_T1_CUDA_PAR ? J2KI_T1_BATCH_MAX : 1;
 }
 
-extern "C" int j2ki_t1_cuda_batch_wanted(uint32_t nb_cblks, int max_w, int max_h)
-{
-    const double res = t1p_resident_warps(max_w, max_h);
-    double want;
-    if (j2ki_t1_cuda_batch_max(max_w, max_h) < 2 || res <= 0.0 || !nb_cblks)
-        return 1;
-    want = res / (double)nb_cblks;                 /* frames whose model warps the device holds */
-    return want < 2.0 ? 1 : want >= J2KI_T1_BATCH_MAX ? J2KI_T1_BATCH_MAX : (int)want;
-}
-
 extern "C" cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
                                           uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
                                           cudaEvent_t ev_fork, cudaStream_t st)

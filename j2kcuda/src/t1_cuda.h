@@ -85,7 +85,9 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
  * (its own budget); its keys, sort and decision steps run on its own stream st, forked from
  * and joined back to the batch's stream through ev_fork and its ev_join (so a graph captured
  * from the batch's stream holds them as parallel branches). A frame whose st is the batch's
- * stream runs them there. The bytes of each frame are those of j2ki_t1_cuda.
+ * stream runs them there. The bytes of each frame are those of j2ki_t1_cuda. The backend
+ * batches only when asked (J2KC_CUDA_T1_BATCH; backend_cuda.cu says why: measured slower
+ * than frames coded side by side on their own streams).
  */
 #define J2KI_T1_BATCH_MAX 8
 typedef struct J2kiT1Frame {
@@ -104,9 +106,6 @@ typedef struct J2kiT1Frame {
 /** J2KI_T1_BATCH_MAX where the default variant for blocks of max_w x max_h is
  *  J2KI_T1_CUDA_PAR (with J2KC_CUDA_T1_VARIANT read now), else 1: no batches. */
 int j2ki_t1_cuda_batch_max(int max_w, int max_h);
-/** Frames per launch that would fill this device: the model warps it holds at once over a
- *  frame's code-blocks, 1 when a frame fills it alone, at most J2KI_T1_BATCH_MAX. */
-int j2ki_t1_cuda_batch_wanted(uint32_t nb_cblks, int max_w, int max_h);
 cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
                                uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
                                cudaEvent_t ev_fork, cudaStream_t st);
