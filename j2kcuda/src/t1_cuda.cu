@@ -685,8 +685,8 @@ static double t1p_resident_warps(int max_w, int max_h)
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = lay.ws == 64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2>, 128, dyn)
-                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1>, 128, dyn);
+        e = lay.ws == 64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
+                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
     if (e != cudaSuccess || sms <= 0 || per <= 0) {
         (void)cudaGetLastError();
         return 0.0;
@@ -892,18 +892,27 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
                                  fr->d_passes, step, fs);
              })) != cudaSuccess)
             return e;
-        if (lay.ws == 64)
-            t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         flat, raw_sep);
+        if (lay.ws == 64 && nb_frames > 1)
+            t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
+                                                               c, q, flat, raw_sep);
+        else if (lay.ws == 64)
+            t1p_chunk_kernel<2, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
+                                                                c, q, flat, raw_sep);
+        else if (nb_frames > 1)
+            t1p_chunk_kernel<1, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
+                                                               c, q, flat, raw_sep);
         else
-            t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         flat, raw_sep);
+            t1p_chunk_kernel<1, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
+                                                                c, q, flat, raw_sep);
         if ((e = cudaPeekAtLastError()) != cudaSuccess)
             return e;
         /* three-kernel: the raw passes of the chunk just modelled, where it can hold any
          * (planes k >= bypass_start, k >= 1: an SPP and an MRP) */
         if (raw_sep && m && j2ki_t1s_plane0(c + 1) - 1 >= (bypass_start > 1 ? bypass_start : 1)) {
-            t1p_raw_kernel<<<m, 128, 0, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
+            if (nb_frames > 1)
+                t1p_raw_kernel<true><<<m, 128, 0, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
+            else
+                t1p_raw_kernel<false><<<m, 128, 0, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
         }

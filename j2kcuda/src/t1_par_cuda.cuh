@@ -677,21 +677,31 @@ typedef struct T1pBatch {
     T1pFrameDev f[T1P_BATCH_MAX];
 } T1pBatch;
 
-/* The frame and sorted index of launch position jg: j < nb_cblks exactly when jg < n nb_cblks. */
-__device__ __forceinline__ const T1pFrameDev &t1p_batch_at(const T1pBatch &B, uint32_t jg, uint32_t *j)
+/* The frame and sorted index of launch position jg: j < nb_cblks exactly when jg < n nb_cblks.
+ * MULTI false: one frame (B.n == 1), its fields at fixed offsets of the parameters, as
+ * separate pointer parameters were: the kernels of a frame alone are instantiated so, with
+ * the spills of the separate parameters (ptxas, sm_90: 68 bytes stored, 100 loaded for NC 1).
+ * Indexed at run time, with the position kept live across the tables' load, they spilled 76 /
+ * 144 bytes and a frame's tier-1 took 0.7 % longer on an H100. */
+template <bool MULTI>
+__device__ __forceinline__ T1pFrameDev t1p_batch_at(const T1pBatch &B, uint32_t jg, uint32_t *j)
 {
-    const uint32_t f = B.n > 1 ? jg % B.n : 0;
-    *j = B.n > 1 ? jg / B.n : jg;
-    return B.f[f];
+    if (!MULTI) {
+        *j = jg;
+        return B.f[0];
+    }
+    *j = jg / B.n;
+    return B.f[jg % B.n];
 }
 
 /* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
+template <bool MULTI>
 __global__ void __launch_bounds__(128) t1p_raw_kernel(const __grid_constant__ T1pBatch B, const J2kiCblkDev *cblks,
                                                       uint32_t nb_cblks, int cblk_style, int bypass_start,
                                                       T1pLayout lay, int c)
 {
     uint32_t j;
-    const T1pFrameDev &F = t1p_batch_at(B, blockIdx.x * 4 + (threadIdx.x >> 5), &j);
+    const T1pFrameDev F = t1p_batch_at<MULTI>(B, blockIdx.x * 4 + (threadIdx.x >> 5), &j);
     t1p_raw_warp(j, threadIdx.x & 31, cblks, F.order, nb_cblks, cblk_style, bypass_start, F.nbps, F.stat, F.slots,
                  lay, c, F.lim);
 }
@@ -827,7 +837,7 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
-template <int NC>
+template <int NC, bool MULTI>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pBatch B,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
@@ -836,22 +846,29 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
     extern __shared__ __align__(16) uint8_t t1p_smem_words[];
-    const int mq = blockIdx.x < qblocks;
-    uint32_t j;
-    const T1pFrameDev &F = t1p_batch_at(B, mq ? blockIdx.x * 128 + threadIdx.x
-                                              : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5), &j);
     /* A thread block none of whose code-blocks has a bit-plane in its chunk (after the first
      * chunks, nearly all of them: launch c has a thread block per 4 or 128 blocks of the frames)
-     * leaves before it loads the tables; its threads would leave at their first test. */
-    if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, F.order, F.nbps)))
-        return;
+     * leaves before it loads the tables; its threads would leave at their first test. (The
+     * position is computed again below rather than kept live across the tables' load: fewer
+     * spills.) */
+    {
+        const int mq = blockIdx.x < qblocks;
+        uint32_t j;
+        const T1pFrameDev F = t1p_batch_at<MULTI>(B, mq ? blockIdx.x * 128 + threadIdx.x
+                                                        : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5), &j);
+        if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, F.order, F.nbps)))
+            return;
+    }
     t1_tables_load(true);
-    if (mq) {
+    uint32_t j;
+    if (blockIdx.x < qblocks) {
+        const T1pFrameDev F = t1p_batch_at<MULTI>(B, blockIdx.x * 128 + threadIdx.x, &j);
         t1p_mq_thread(j, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks, F.order, nb_cblks,
                       cblk_style, bypass_start, F.data, F.passes, F.res, F.flag, F.nbps, F.stat, F.slots, lay,
                       c - 1, F.lim, flat, raw_sep);
     } else {
         const uint32_t w = threadIdx.x >> 5;
+        const T1pFrameDev F = t1p_batch_at<MULTI>(B, (blockIdx.x - qblocks) * 4 + w, &j);
         t1p_model_warp<NC>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
                            F.order, nb_cblks, cblk_style, bypass_start, F.passes, F.nbps, F.stat, F.slots, lay, c,
                            F.lim, raw_sep);
