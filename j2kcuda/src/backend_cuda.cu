@@ -761,10 +761,10 @@ fail:
     if (ret == J2KC_ERR_DEVMEM)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s)", nb_slots);
     /* reported: the thread's last error must not surface at a later encoder's launch checks */
-    if (entered)
+    if (entered) {
         (void)cudaGetLastError();
-    if (entered)
         leave(b, prev);
+    }
     cuda_uninit(b);
     return ret;
 }
