@@ -517,6 +517,76 @@ static int t1_compare(const Cfg *cfg, const char *frame, J2kiPlan *plan, const J
     return 0;
 }
 
+/* Every code-block's band dist_weight on the device (the early stop's J2kiT1StopDev.d_weight). */
+static double *t1_weights_dev(const J2kiPlan *plan)
+{
+    const uint32_t n = plan->nb_cblks;
+    double *w = (double *)malloc((n ? n : 1) * sizeof(double)), *d_w;
+    for (uint32_t i = 0; i < n; i++)
+        w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+    CK(cudaMalloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
+    CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
+    free(w);
+    return d_w;
+}
+
+/* The reference tier-1 of samples s, every block fully (plan->cblks, rret: each block's return);
+ * returns the frame's bytes with every pass. */
+static uint64_t t1_ref_full(const J2kiCodingParams *cp, J2kiPlan *plan, J2kiT1 *t1, const J2kiCblkDev *h,
+                            const int32_t *s, int *rret)
+{
+    uint64_t full = 0;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        rret[i] = j2ki_t1_encode_cblk_ref(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
+                                          cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
+        if (rret[i] == 0 && cb->nb_passes)
+            full += cb->passes[cb->nb_passes - 1].rate;
+    }
+    return full;
+}
+
+/* The early stop's reference after t1_ref_full: the host's replay of the decisions at budget
+ * (hlim), then the stopped blocks coded again up to their limit. Returns the blocks stopped, or
+ * -1 when the replay failed. */
+static int t1_ref_stop(const J2kiCodingParams *cp, J2kiPlan *plan, J2kiT1 *t1, const J2kiCblkDev *h,
+                       const int32_t *s, uint64_t budget, uint32_t *hlim, int *rret)
+{
+    int nb = 0;
+    if (j2ki_t1s_plan_host(plan, budget, hlim, NULL) < 0)
+        return -1;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        if (!hlim[i])
+            continue;
+        nb++;
+        rret[i] = j2ki_t1_encode_cblk_ref_lim(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
+                                              cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb, (int)hlim[i]);
+    }
+    return nb;
+}
+
+/* The device's early-stop limits (glim) against the reference's (hlim); prints the first
+ * difference; returns 1 when there is one. */
+static int t1_compare_limits(const Cfg *cfg, const char *frame, const J2kiPlan *plan, const uint32_t *glim,
+                             const uint32_t *hlim)
+{
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        if (glim[i] != hlim[i]) {
+            const J2kiCblk *cb = &plan->cblks[i];
+            const J2kiBand *band = &plan->bands[cb->band_idx];
+            printf("FAIL %s tier-1%s stop: code-block %u (comp %d, res %d, band %d, x %u, y %u): limit %u, "
+                   "reference %u\n", cfg->name, frame, i, band->comp, band->res, band->orient, cb->x0, cb->y0,
+                   glim[i], hlim[i]);
+            return 1;
+        }
+    return 0;
+}
+
 static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
                      int variant, int strategy, float *ms, int stop_pct)
 {
@@ -543,45 +613,19 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     int bad = 0, nb_stopped = 0;
     int *rret = (int *)calloc(n ? n : 1, sizeof(int));
     uint32_t *hlim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t)), *glim = NULL;
-    uint64_t full_bytes = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        J2kiCblk *cb = &plan->cblks[i];
-        const J2kiBand *band = &plan->bands[cb->band_idx];
-        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-        rret[i] = j2ki_t1_encode_cblk_ref(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
-                                          cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
-        if (rret[i] == 0 && cb->nb_passes)
-            full_bytes += cb->passes[cb->nb_passes - 1].rate;
-    }
+    const uint64_t full_bytes = t1_ref_full(cp, plan, t1, h, s, rret);
     J2kiT1StopDev stop, *stopp = NULL;
     double *d_w = NULL;
     if (stop_pct > 0) {
-        double *w = (double *)malloc((n ? n : 1) * sizeof(double));
-        for (uint32_t i = 0; i < n; i++)
-            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-        CK(cudaMalloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
-        CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
-        free(w);
+        d_w = t1_weights_dev(plan);
         stop.budget = full_bytes * (uint64_t)stop_pct / 100;
         stop.d_weight = d_w;
         stop.scratch_size = j2ki_t1s_cuda_scratch_size(n);
         CK(cudaMalloc(&stop.d_scratch, stop.scratch_size));
         stopp = &stop;
-        /* the replay, then the stopped blocks again up to their limit */
-        if (j2ki_t1s_plan_host(plan, stop.budget, hlim, NULL) < 0) {
+        if ((nb_stopped = t1_ref_stop(cp, plan, t1, h, s, stop.budget, hlim, rret)) < 0) {
             printf("FAIL %s tier-1 stop: j2ki_t1s_plan_host\n", cfg->name);
             bad = 1;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            J2kiCblk *cb = &plan->cblks[i];
-            const J2kiBand *band = &plan->bands[cb->band_idx];
-            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-            if (!hlim[i])
-                continue;
-            nb_stopped++;
-            rret[i] = j2ki_t1_encode_cblk_ref_lim(t1, s + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
-                                                  cp->cblk_style, cp->bypass_start, band->nb_mag_bits,
-                                                  band->frac_bits, cb, (int)hlim[i]);
         }
     }
     CK(cudaMemset(d_flag, 0, 4));
@@ -618,14 +662,8 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (stopp) {
         glim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t));
         CK(cudaMemcpy(glim, j2ki_t1s_cuda_limits(stopp), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-        for (uint32_t i = 0; i < n && !bad; i++)
-            if (glim[i] != hlim[i]) {
-                const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
-                printf("FAIL %s tier-1 stop: code-block %u (comp %d, res %d, band %d, x %u, y %u): limit %u, "
-                       "reference %u\n", cfg->name, i, band->comp, band->res, band->orient, plan->cblks[i].x0,
-                       plan->cblks[i].y0, glim[i], hlim[i]);
-                bad = 1;
-            }
+        if (!bad)
+            bad = t1_compare_limits(cfg, "", plan, glim, hlim);
     }
 
     size_t total_bytes = 0, total_passes = 0;
@@ -853,14 +891,8 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
     CK(cudaMalloc((void **)&d_cb, n * sizeof(*h)));
     CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
     CK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming));
-    if (stop_pct > 0) {
-        double *w = (double *)malloc(n * sizeof(double));
-        for (uint32_t i = 0; i < n; i++)
-            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-        CK(cudaMalloc((void **)&d_w, n * sizeof(double)));
-        CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
-        free(w);
-    }
+    if (stop_pct > 0)
+        d_w = t1_weights_dev(plan);
     for (int f = 0; f < T1B_FRAMES; f++) {
         fs[f] = (int32_t *)malloc(ns * 4);
         for (size_t k = 0; k < ns; k++)
@@ -888,15 +920,7 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
     }
     if (stop_pct > 0) {
         /* the budgets from the first frame's bytes with every pass */
-        for (uint32_t i = 0; i < n; i++) {
-            J2kiCblk *cb = &plan->cblks[i];
-            const J2kiBand *band = &plan->bands[cb->band_idx];
-            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-            if (j2ki_t1_encode_cblk_ref(t1, fs[0] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient, cp->cblk_style,
-                                        cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb) == 0 &&
-                cb->nb_passes)
-                full0 += cb->passes[cb->nb_passes - 1].rate;
-        }
+        full0 = t1_ref_full(cp, plan, t1, h, fs[0], rret);
         for (int f = 0; f < T1B_FRAMES; f++) {
             stop[f].budget = full0 * (uint64_t)(stop_pct * (f + 1)) / 100;
             stop[f].d_weight = d_w;
@@ -908,7 +932,6 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
     CK(cudaDeviceSynchronize());
     CK(j2ki_t1_cuda_batch(fr, T1B_FRAMES, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                           plan->max_cblk_h, ev_fork, st[T1B_FRAMES - 1]));
-    CK(cudaStreamSynchronize(st[T1B_FRAMES - 1]));
     CK(cudaDeviceSynchronize());
 
     uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
@@ -924,37 +947,17 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
         CK(cudaMemcpy(&flag, d_flag[f], 4, cudaMemcpyDeviceToHost));
         /* the reference of this frame: every block fully, then the early stop's replay */
         memset(hlim, 0, n * sizeof(uint32_t));
-        for (uint32_t i = 0; i < n; i++) {
-            J2kiCblk *cb = &plan->cblks[i];
-            const J2kiBand *band = &plan->bands[cb->band_idx];
-            const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-            rret[i] = j2ki_t1_encode_cblk_ref(t1, fs[f] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
-                                              cp->cblk_style, cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb);
-        }
+        t1_ref_full(cp, plan, t1, h, fs[f], rret);
         if (stop_pct > 0) {
-            if (j2ki_t1s_plan_host(plan, stop[f].budget, hlim, NULL) < 0) {
+            const int k = t1_ref_stop(cp, plan, t1, h, fs[f], stop[f].budget, hlim, rret);
+            if (k < 0) {
                 printf("FAIL %s tier-1%s stop: j2ki_t1s_plan_host\n", cfg->name, label);
                 bad = 1;
                 break;
             }
+            nb_stopped += k;
             CK(cudaMemcpy(glim, j2ki_t1s_cuda_limits(&stop[f]), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-            for (uint32_t i = 0; i < n; i++) {
-                J2kiCblk *cb = &plan->cblks[i];
-                const J2kiBand *band = &plan->bands[cb->band_idx];
-                const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-                if (glim[i] != hlim[i] && !bad) {
-                    printf("FAIL %s tier-1%s stop: code-block %u (comp %d, res %d, band %d, x %u, y %u): limit %u, "
-                           "reference %u\n", cfg->name, label, i, band->comp, band->res, band->orient, cb->x0,
-                           cb->y0, glim[i], hlim[i]);
-                    bad = 1;
-                }
-                if (!hlim[i])
-                    continue;
-                nb_stopped++;
-                rret[i] = j2ki_t1_encode_cblk_ref_lim(t1, fs[f] + h[i].buf, tc->w, h[i].w, h[i].h, band->orient,
-                                                      cp->cblk_style, cp->bypass_start, band->nb_mag_bits,
-                                                      band->frac_bits, cb, (int)hlim[i]);
-            }
+            bad = t1_compare_limits(cfg, label, plan, glim, hlim);
         }
         if (!bad)
             bad = t1_compare(cfg, label, plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);

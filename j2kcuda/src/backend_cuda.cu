@@ -288,6 +288,25 @@ static int slot_graphs(CudaBackend *b, CudaSlot *s);
 static void copiers_start(CudaBackend *b);
 static void copiers_stop(CudaBackend *b);
 
+/** The slots' states under their locks. */
+static void slot_set_state(CudaSlot *s, int state, int err)
+{
+    pthread_mutex_lock(&s->mtx);
+    s->state = state;
+    s->cs_err = err;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mtx);
+}
+
+static int slot_state(CudaSlot *s)
+{
+    int st;
+    pthread_mutex_lock(&s->mtx);
+    st = s->state;
+    pthread_mutex_unlock(&s->mtx);
+    return st;
+}
+
 /** Host worker of one slot: for each queued frame, the one sync point (the slot's last event),
  *  then the host part; the result is handed to wait() through state. */
 static void *slot_worker(void *arg)
@@ -330,11 +349,7 @@ static void *slot_worker(void *arg)
             s->tried = 0;
         }
 
-        pthread_mutex_lock(&s->mtx);
-        s->cs_err = ret;
-        s->state = SLOT_DONE;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->mtx);
+        slot_set_state(s, SLOT_DONE, ret);
     }
 }
 
@@ -939,21 +954,41 @@ static int busy_slots(CudaBackend *b, const CudaSlot *self)
     int n = 0;
     for (int i = 0; i < b->nb_slots; i++) {
         CudaSlot *o = &b->slots[i];
-        if (o == self)
-            continue;
-        pthread_mutex_lock(&o->mtx);
-        n += o->state == SLOT_QUEUED;
-        pthread_mutex_unlock(&o->mtx);
+        if (o != self)
+            n += slot_state(o) == SLOT_QUEUED;
     }
     return n;
 }
 
 /* cudaEventRecord, or while the stream is captured into a graph an event-record node (external:
  * the host waits on it and times with it as on any record) */
+static cudaError_t ev_record_on(cudaEvent_t ev, cudaStream_t st, int capturing)
+{
+    return capturing ? cudaEventRecordWithFlags(ev, st, cudaEventRecordExternal) : cudaEventRecord(ev, st);
+}
+
 static cudaError_t ev_record(CudaSlot *s, int e, int capturing)
 {
-    return capturing ? cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal)
-                     : cudaEventRecord(s->ev[e], s->st);
+    return ev_record_on(s->ev[e], s->st, capturing);
+}
+
+/** After a frame's tier-1 on st (its own stream, or its batch's): EV_T1, and its error flag and
+ *  block results to the host. */
+static int t1_results_ops(CudaBackend *b, CudaSlot *s, cudaStream_t st, int capturing)
+{
+    int ret;
+    if ((ret = CU(ev_record_on(s->ev[EV_T1], st, capturing))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, b->plan->nb_cblks * sizeof(J2kiCblkRes),
+                                  cudaMemcpyDeviceToHost, st))) < 0)
+        return ret;
+    return 0;
+}
+
+/** The slot's tier-1 early stop for the plan (tried: plan_try's), NULL when off. */
+static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int tried)
+{
+    return s->t1s.d_scratch ? (tried ? &s->t1s_try : &s->t1s) : NULL;
 }
 
 /** enqueue_code's first part on s->st: tier-1 with plan_try's tables when tried, its results'
@@ -969,13 +1004,9 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried, int capturing)
         (ret = CU(j2ki_t1_cuda(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
                                cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, s->d_data,
                                s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
-                               s->t1s.d_scratch ? (tried ? &s->t1s_try : &s->t1s) : NULL, 1, s->st))) < 0 ||
-        (ret = CU(ev_record(s, EV_T1, capturing))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+                               slot_t1_stop(s, tried), 1, s->st))) < 0)
         return ret;
-    return 0;
+    return t1_results_ops(b, s, s->st, capturing);
 }
 
 /** enqueue_code's last part on s->st, after rate control: tier-2 and the download (device
@@ -1104,7 +1135,7 @@ static int code_t1_group_ops(CudaBackend *b, CudaGroup *g, int capturing)
         fr[k].d_flag = m->d_flag;
         fr[k].d_scratch = m->d_t1_scratch;
         fr[k].scratch_size = m->t1_scratch_size;
-        fr[k].stop = m->t1s.d_scratch ? (tried ? &m->t1s_try : &m->t1s) : NULL;
+        fr[k].stop = slot_t1_stop(m, tried);
         fr[k].st = m->st;
         fr[k].ev_join = m->ev_join;
     }
@@ -1112,16 +1143,9 @@ static int code_t1_group_ops(CudaBackend *b, CudaGroup *g, int capturing)
                                      cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, g->ev_fork,
                                      lead->st))) < 0)
         return ret;
-    for (int k = 0; k < g->n; k++) {
-        CudaSlot *m = &b->slots[g->first + k];
-        if ((ret = CU(capturing ? cudaEventRecordWithFlags(m->ev[EV_T1], lead->st, cudaEventRecordExternal)
-                                : cudaEventRecord(m->ev[EV_T1], lead->st))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(m->h_flag, m->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                      lead->st))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(m->h_res, m->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
-                                      cudaMemcpyDeviceToHost, lead->st))) < 0)
+    for (int k = 0; k < g->n; k++)
+        if ((ret = t1_results_ops(b, &b->slots[g->first + k], lead->st, capturing)) < 0)
             return ret;
-    }
     return 0;
 }
 
@@ -1147,25 +1171,6 @@ static int group_init(CudaBackend *b, CudaGroup *g)
     if (ret < 0)
         (void)cudaGetLastError();
     return ret;
-}
-
-/** The slots' states under their locks. */
-static void slot_set_state(CudaSlot *s, int state, int err)
-{
-    pthread_mutex_lock(&s->mtx);
-    s->state = state;
-    s->cs_err = err;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->mtx);
-}
-
-static int slot_state(CudaSlot *s)
-{
-    int st;
-    pthread_mutex_lock(&s->mtx);
-    st = s->state;
-    pthread_mutex_unlock(&s->mtx);
-    return st;
 }
 
 /** Codes the pending frames of g (inside enter/leave): in one batch when all of them are

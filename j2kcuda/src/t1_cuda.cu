@@ -764,11 +764,10 @@ static T1pScratch t1_scratch_parts(void *d_scratch, uint32_t nb_cblks)
 }
 
 /* Steps 1 and 2 of one frame on st: the work keys (and, par, numbps and a clear status per
- * block), the sort, and the early stop's limits cleared. */
-static cudaError_t t1_prepare(const J2kiT1Frame *fr, const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par,
-                              cudaStream_t st)
+ * block), the sort, and the early stop's limits cleared; t: the frame's scratch (t1_scratch_parts). */
+static cudaError_t t1_prepare(const J2kiT1Frame *fr, T1pScratch t, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                              int par, cudaStream_t st)
 {
-    T1pScratch t = t1_scratch_parts(fr->d_scratch, nb_cblks);     /* CUB takes temp_bytes by reference */
     const size_t n = nb_cblks;
     cudaError_t e;
     t1_prep_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, st>>>((const int32_t *)fr->d_samples, d_cblks,
@@ -888,8 +887,7 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
         const int step = plan_s[k];
         if (stops && step >= 1 && step <= J2KI_T1S_STEPS &&
             (e = t1_per_frame(frames, nb_frames, ev_fork, st, [&](const J2kiT1Frame *fr, cudaStream_t fs) {
-                 return t1s_step(fr->stop, d_cblks, nb_cblks, t1_scratch_parts(fr->d_scratch, nb_cblks).nbps, NULL,
-                                 fr->d_passes, step, fs);
+                 return t1s_step(fr->stop, d_cblks, nb_cblks, B.f[fr - frames].nbps, NULL, fr->d_passes, step, fs);
              })) != cudaSuccess)
             return e;
         if (lay.ws == 64 && nb_frames > 1)
@@ -941,7 +939,7 @@ extern "C" cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_fram
             !frames[k].stop != !frames[0].stop)
             return cudaErrorInvalidValue;
     if ((e = t1_per_frame(frames, nb_frames, ev_fork, st, [&](const J2kiT1Frame *fr, cudaStream_t fs) {
-             return t1_prepare(fr, d_cblks, nb_cblks, 1, fs);
+             return t1_prepare(fr, t1_scratch_parts(fr->d_scratch, nb_cblks), d_cblks, nb_cblks, 1, fs);
          })) != cudaSuccess)
         return e;
     return t1p_code(frames, nb_frames, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant,
@@ -974,12 +972,12 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
     fr.scratch_size = scratch_size;
     fr.stop = stop;
     fr.st = st;
-    if ((e = t1_prepare(&fr, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != cudaSuccess)
+    const T1pScratch t = t1_scratch_parts(d_scratch, nb_cblks);
+    if ((e = t1_prepare(&fr, t, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != cudaSuccess)
         return e;
     if (variant == J2KI_T1_CUDA_PAR)
         return t1p_code(&fr, 1, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant, strategy,
                         sharing, NULL, st);
-    const T1pScratch t = t1_scratch_parts(d_scratch, nb_cblks);
     uint8_t *p = (uint8_t *)t.nbps;     /* the serial variants' worker slices */
     uint32_t *lim = stop ? t1s_lim(stop) : NULL;
     uint32_t *idx_out = t.idx_out;
