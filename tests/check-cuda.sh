@@ -2,7 +2,8 @@
 # make check-cuda: the reference backend against the CUDA backend, stage by stage and end to
 # end (tests/check_cuda.cu). Needs a CUDA device; fails when there is none.
 # Usage: tests/check-cuda.sh BUILD_DIR [check_cuda options: --seed N --only NAME --bench -v]
-# CHECK_CUDA_SANITIZE=1 also runs a few configurations under compute-sanitizer (memcheck, racecheck).
+# CHECK_CUDA_SANITIZE=1 also runs a few configurations under compute-sanitizer (memcheck, racecheck,
+# synccheck, initcheck).
 set -e
 B=${1:-build}
 [ $# -gt 0 ] && shift
@@ -13,14 +14,19 @@ if [ "$(cfg HAVE_CUDA)" != 1 ] || [ -z "$NVCC" ]; then
     echo "check-cuda: the library was configured without CUDA (./configure found no nvcc)" >&2
     exit 1
 fi
+build() {   # build NAME: $B/tests/NAME from tests/NAME.cu and the static library
+    local bin=$B/tests/$1
+    if [ ! -x "$bin" ] || [ "tests/$1.cu" -nt "$bin" ] || [ "$B/lib/libj2kcuda.a" -nt "$bin" ]; then
+        mkdir -p "$B/tests"
+        echo "building $bin"
+        # shellcheck disable=SC2086
+        "$NVCC" -O2 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src \
+            -Itests/unit -DJ2KC_HAVE_CUDA=1 $GENCODE -o "$bin" "tests/$1.cu" "$B/lib/libj2kcuda.a" -lm -lpthread
+    fi
+}
 BIN=$B/tests/check_cuda
-if [ ! -x "$BIN" ] || [ tests/check_cuda.cu -nt "$BIN" ] || [ "$B/lib/libj2kcuda.a" -nt "$BIN" ]; then
-    mkdir -p "$B/tests"
-    echo "building $BIN"
-    # shellcheck disable=SC2086
-    "$NVCC" -O2 -std=c++17 --fmad=false -Xcompiler -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src \
-        -Itests/unit -DJ2KC_HAVE_CUDA=1 $GENCODE -o "$BIN" tests/check_cuda.cu "$B/lib/libj2kcuda.a" -lm -lpthread
-fi
+build check_cuda
+build cuda_faults
 set +e
 "$BIN" "$@"
 rc=$?
@@ -88,11 +94,18 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     batch "J2KC_CUDA_T1_BATCH=2 J2KC_CUDA_GRAPH=0" 2 odd-97-ict bypass-32-97 try-again-32-97
     batch J2KC_CUDA_T1_BATCH=3 1 odd-97-ict bypass-32-97 try-again-32-97
 fi
+if [ $# -eq 0 ]; then
+    # GPU faults survived (tests/cuda_faults.cu): each mode in a process of its own, since
+    # devfull forks before using CUDA and trap leaves its context unusable
+    for m in alloc submit threads devfull trap; do
+        timeout 600 "$B/tests/cuda_faults" $m || { echo "FAIL cuda_faults $m (exit $?)"; rc=1; }
+    done
+fi
 if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
     # try-again-97 (a frame coded twice, qstep_try) under memcheck only: racecheck checks shared
     # memory, and the second coding runs the same kernels (device-verify with it in the racecheck
     # list ran past its 600 s call in that phase; memcheck of it passed)
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck initcheck; do
         cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97"
         [ $tool = memcheck ] && cases="$cases try-again-97"
         echo "compute-sanitizer --tool $tool ($cases)"

@@ -4,7 +4,8 @@
 #      serial tier-1 kernel J2KC_CUDA_T1_VARIANT=8),
 #   3. reference vs CUDA codestreams, byte for byte, on 2K and 4K DCI frames and a lossless
 #      4:2:2 10-bit frame through j2kc, 4. compute-sanitizer memcheck and racecheck on the
-#      check program's small cases, on a 2K and a 4K DCI encode and on a 2K BYPASS encode.
+#      check program's small cases, on a 2K and a 4K DCI encode and on a 2K BYPASS encode;
+#      synccheck and initcheck on the small cases and the 2K encode.
 # Usage: tests/device-verify.sh [BUILD_DIR] [OUT_DIR]    (environment: ARCH, default 90; SAN=0 skips 4)
 set -u
 B=${1:-build}
@@ -82,8 +83,9 @@ if [ "${SAN:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     log "compute-sanitizer"
     CHECK_CUDA_SANITIZE=1 bash tests/check-cuda.sh "$B" --only odd-97-ict > "$OUT/san-check.log" 2>&1 ||
         { echo "FAIL sanitizer on check_cuda cases"; tail -n 20 "$OUT/san-check.log"; fail=1; }
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck initcheck; do
         for n in f2k f4k f2k-bypass; do
+            case $tool in synccheck|initcheck) [ $n = f2k ] || continue;; esac
             case $n in
             f2k) a="-i $F/f2k.ppm --profile dci2k --fps 24";;
             f4k) a="-i $F/f4k.ppm --profile dci4k --fps 24";;

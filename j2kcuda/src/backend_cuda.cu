@@ -458,7 +458,7 @@ static void cuda_uninit(void *priv)
 
 static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
 {
-    int ret = CU(cudaMalloc(p, n ? n : 1));
+    int ret = CU(j2ki_cuda_malloc(p, n));
     if (ret == 0)
         s->device_bytes += n;
     return ret;
@@ -499,7 +499,7 @@ static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cbl
     b->data_size = data_off > b->data_size ? data_off : b->data_size;
     b->nb_pass_total = pass_off > b->nb_pass_total ? pass_off : b->nb_pass_total;
     *h_cblks = h;
-    ret = CU(cudaMalloc((void **)d_cblks, (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(*h)));
+    ret = CU(j2ki_cuda_malloc((void **)d_cblks, (size_t)plan->nb_cblks * sizeof(*h)));
     if (ret == 0)
         ret = CU(cudaMemcpy(*d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
     if (ret == 0 && j2ki_t1s_enabled(b->cp)) {
@@ -508,7 +508,7 @@ static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cbl
             return J2KC_ERR_NOMEM;
         for (uint32_t i = 0; i < plan->nb_cblks; i++)
             w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-        ret = CU(cudaMalloc((void **)d_weight, (plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double)));
+        ret = CU(j2ki_cuda_malloc((void **)d_weight, plan->nb_cblks * sizeof(double)));
         if (ret == 0)
             ret = CU(cudaMemcpy(*d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
         free(w);
@@ -773,8 +773,13 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     *priv = b;
     return 0;
 fail:
-    if (ret == J2KC_ERR_DEVMEM)
-        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s)", nb_slots);
+    if (ret == J2KC_ERR_DEVMEM) {
+        size_t mem_free = 0, mem_total = 0;
+        (void)cudaMemGetInfo(&mem_free, &mem_total);
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s) on "
+                 "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
+                 b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
+    }
     /* reported: the thread's last error must not surface at a later encoder's launch checks */
     if (entered) {
         (void)cudaGetLastError();
@@ -1230,7 +1235,8 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         memset(&hl, 0, sizeof(hl));
     }
 
-    if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0)
+    if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0 ||
+        (ret = CU(j2ki_cuda_fault_enqueue(s->st))) < 0)
         return ret;
     if (cp->cu_stream) {
         if ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)cp->cu_stream))) < 0 ||

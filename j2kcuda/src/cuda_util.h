@@ -1,7 +1,7 @@
 /*
  * The one wrapper around every CUDA runtime and driver call of the library.
  *
- *   ret = J2KI_CUDA(log, &broken, cudaMalloc(&p, n));
+ *   ret = J2KI_CUDA(log, &broken, cudaStreamCreate(&st));
  *
  * evaluates the call once; on failure it logs the call's text, file:line and the CUDA error's
  * name and text, maps the error to a J2KC_ERR_* code and, when `sticky` is not NULL, stores
@@ -75,6 +75,14 @@ static inline int j2ki_cudrv_check(const J2kiLog *log, int *sticky, CUresult e,
 
 #define J2KI_CUDA(log, sticky, call)  j2ki_cuda_check((log), (sticky), (call), #call, __FILE__, __LINE__)
 #define J2KI_CUDRV(log, sticky, call) j2ki_cudrv_check((log), (sticky), (call), #call, __FILE__, __LINE__)
+
+/** cudaMalloc (of at least one byte) through the fault injection of cuda_fault.h: every device
+ *  allocation of the library goes through it. */
+cudaError_t j2ki_cuda_malloc(void **p, size_t n);
+
+/** The faults cuda_fault.h injects into a frame's enqueue on stream st; cudaSuccess when none is
+ *  armed. */
+cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st);
 
 /** Checks a kernel launch (configuration errors surface at launch, execution errors later). */
 #define J2KI_CUDA_LAUNCHED(log, sticky) J2KI_CUDA((log), (sticky), cudaPeekAtLastError())

@@ -1356,7 +1356,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     rc->nb_precs = j2ki_t2_cuda_view(t2)->nb_precs;
     o_mlen = o_done + align256(rc->nb_precs ? rc->nb_precs : 1);
     total = o_mlen + align256(nb_mprobes * rc->nb_precs * plan->cp->nb_layers * sizeof(uint32_t) + 1);
-    if ((ret = J2KI_CUDA(log, sticky, cudaMalloc((void **)&rc->d_mem, total))) < 0)
+    if ((ret = J2KI_CUDA(log, sticky, j2ki_cuda_malloc((void **)&rc->d_mem, total))) < 0)
         goto fail;
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
     rc->args.scale = (const double *)(rc->d_mem + o_scale);

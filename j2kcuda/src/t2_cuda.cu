@@ -344,7 +344,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
             off[n] = total;
             total += align256(sz[n] ? sz[n] : 1);
         }
-        if ((ret = T2CU(t, cudaMalloc((void **)&t->d_mem, total))) < 0)
+        if ((ret = T2CU(t, j2ki_cuda_malloc((void **)&t->d_mem, total))) < 0)
             goto fail;
         if (!(h = (uint8_t *)calloc(1, total))) {
             ret = J2KC_ERR_NOMEM;

@@ -1,0 +1,50 @@
+/*
+ * Fault injection for the GPU reliability tests: the counters of cuda_fault.h, the device
+ * allocation every CUDA stage makes through, and the trapping kernel.
+ */
+#include "cuda_fault.h"
+#include "cuda_util.h"
+
+static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails */
+static int fault_events[J2KI_NB_FAULTS];
+
+extern "C" void j2ki_cuda_fault_arm(int kind, int n)
+{
+    __atomic_store_n(&fault_events[kind], 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&fault_at[kind], n, __ATOMIC_SEQ_CST);
+}
+
+extern "C" int j2ki_cuda_fault_events(int kind)
+{
+    return __atomic_load_n(&fault_events[kind], __ATOMIC_SEQ_CST);
+}
+
+extern "C" int j2ki_cuda_fault_hit(int kind)
+{
+    int at = __atomic_load_n(&fault_at[kind], __ATOMIC_RELAXED);
+    int k = __atomic_add_fetch(&fault_events[kind], 1, __ATOMIC_RELAXED);
+    return at > 0 && k == at;
+}
+
+cudaError_t j2ki_cuda_malloc(void **p, size_t n)
+{
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_DEV_ALLOC)) {
+        *p = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaMalloc(p, n ? n : 1);
+}
+
+static __global__ void trap_kernel(void)
+{
+    __trap();
+}
+
+cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st)
+{
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
+        trap_kernel<<<1, 1, 0, st>>>();
+        return cudaPeekAtLastError();
+    }
+    return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? cudaErrorLaunchOutOfResources : cudaSuccess;
+}

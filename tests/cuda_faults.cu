@@ -1,0 +1,567 @@
+/*
+ * GPU faults survived (needs a CUDA device; run by tests/check-cuda.sh).
+ *
+ *   cuda_faults alloc     every device allocation of an encoder's creation made to fail in turn
+ *                         (cuda_fault.h): creation fails with J2KC_ERR_DEVMEM and a message
+ *                         naming device memory, no device or host memory is left behind, and
+ *                         an encoder created before keeps coding the same bytes
+ *   cuda_faults submit    a CUDA error in the third frame's enqueue (context still usable): the
+ *                         submit fails, the frames before it come back right, the encoder
+ *                         answers J2KC_ERR_BROKEN from then on, and a new encoder works
+ *   cuda_faults threads   8 encoders of mixed profiles in 8 threads at once: each one's bytes
+ *                         equal its bytes coded alone
+ *   cuda_faults devfull   another process holds all but 256 MiB of the device: a 4K encoder's
+ *                         creation fails cleanly, and succeeds once that process has gone
+ *   cuda_faults trap      a kernel of the second frame traps (a sticky error): receive reports
+ *                         the affected frames, the encoder can be freed, the process survives,
+ *                         and a new encoder either works or fails with an error
+ *
+ * devfull must start before this process uses CUDA (it forks), and trap leaves the context
+ * unusable: each runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
+ * a failure, 77 without a device.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include "j2kcuda.h"
+#include "cuda_fault.h"
+
+static int nb_fail;
+
+static void report(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    printf(ok ? "ok   " : "FAIL ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    nb_fail += !ok;
+}
+
+/* ---- cases, frames and encodes ---- */
+
+typedef struct Case {
+    const char *name;
+    int         w, h, nb_comps, depth, dx1;   /* dx1: components 1.. subsampled 2x horizontally */
+    const char *params;
+} Case;
+
+static const Case SMALL = { "small", 256, 200, 3, 12, 0, "bytes=20000 async_depth=2" };
+static const Case DCI4K = { "dci4k", 4096, 2160, 3, 12, 0, "profile=dci4k fps=24 async_depth=8" };
+
+static void image_desc(const Case *c, J2kcImageDesc *img)
+{
+    memset(img, 0, sizeof(*img));
+    img->nb_comps = c->nb_comps;
+    img->width = (uint32_t)c->w;
+    img->height = (uint32_t)c->h;
+    for (int k = 0; k < c->nb_comps; k++) {
+        img->depth[k] = c->depth;
+        img->dx[k] = k && c->dx1 ? 2 : 1;
+        img->dy[k] = 1;
+    }
+}
+
+/** Frame planes of a case: smooth structure plus seeded noise (never constant). */
+typedef struct Frame {
+    uint16_t *plane[J2KC_MAX_COMPS];
+    J2kcFrame f;
+} Frame;
+
+static int frame_make(Frame *fr, const Case *c, uint32_t seed)
+{
+    uint32_t s = seed * 2654435761u + 1u;
+    const int max = (1 << c->depth) - 1;
+    memset(fr, 0, sizeof(*fr));
+    for (int k = 0; k < c->nb_comps; k++) {
+        const int w = k && c->dx1 ? (c->w + 1) / 2 : c->w;
+        if (!(fr->plane[k] = (uint16_t *)malloc((size_t)w * c->h * 2)))
+            return -1;
+        for (int y = 0; y < c->h; y++)
+            for (int x = 0; x < w; x++) {
+                s = s * 1664525u + 1013904223u;
+                int v = ((x * 37 + y * 23 + k * 511) % 1024) * max / 1024 + (int)(s >> 26) - 32;
+                fr->plane[k][(size_t)y * w + x] = (uint16_t)(v < 0 ? 0 : v > max ? max : v);
+            }
+        fr->f.data[k] = fr->plane[k];
+        fr->f.stride[k] = (ptrdiff_t)w * 2;
+    }
+    return 0;
+}
+
+static void frame_free(Frame *fr)
+{
+    for (int k = 0; k < J2KC_MAX_COMPS; k++)
+        free(fr->plane[k]);
+}
+
+typedef struct Bytes {
+    uint8_t *p;
+    size_t   n;
+} Bytes;
+
+static int bytes_set(Bytes *b, const J2kcPacket *pkt)
+{
+    free(b->p);
+    b->n = pkt->size;
+    b->p = (uint8_t *)malloc(pkt->size);
+    if (!b->p)
+        return -1;
+    memcpy(b->p, pkt->data, pkt->size);
+    return 0;
+}
+
+static int bytes_eq(const Bytes *a, const Bytes *b)
+{
+    return a->p && b->p && a->n == b->n && !memcmp(a->p, b->p, a->n);
+}
+
+/** An encoder's log: the last error line, for checking what a failure says. */
+typedef struct Log {
+    char last[1024];
+} Log;
+
+static void log_cb(void *opaque, int level, const char *msg)
+{
+    Log *l = (Log *)opaque;
+    if (level <= J2KC_LOG_ERROR)
+        snprintf(l->last, sizeof(l->last), "%s", msg);
+}
+
+static int create(J2kcEncoder **enc, const Case *c, const char *backend, Log *log)
+{
+    J2kcParams *p = j2kc_params_alloc();
+    J2kcImageDesc img;
+    char buf[512];
+    int ret = J2KC_ERR_NOMEM;
+    *enc = NULL;
+    if (!p)
+        return ret;
+    if (log) {
+        log->last[0] = 0;
+        j2kc_params_set_log(p, log_cb, log, J2KC_LOG_ERROR);
+    }
+    snprintf(buf, sizeof(buf), "%s", c->params);
+    ret = j2kc_params_set(p, "backend", backend);
+    for (char *save = NULL, *kv = strtok_r(buf, " ", &save); ret == 0 && kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        *eq = 0;
+        ret = j2kc_params_set(p, kv, eq + 1);
+    }
+    image_desc(c, &img);
+    if (ret == 0)
+        ret = j2kc_encoder_create(enc, &img, p);
+    j2kc_params_free(&p);
+    return ret;
+}
+
+/** Codes frames[0..n) on one encoder, keeping as many in flight as it takes. */
+static int encode_on(J2kcEncoder *enc, Frame *frames, int n, Bytes *out)
+{
+    int sub = 0, rec = 0, ret;
+    while (rec < n) {
+        if (sub < n) {
+            ret = j2kc_encoder_submit(enc, &frames[sub].f);
+            if (ret == 0) {
+                sub++;
+                continue;
+            }
+            if (ret != J2KC_ERR_AGAIN)
+                return ret;
+        }
+        J2kcPacket pkt;
+        if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0)
+            return ret;
+        if (bytes_set(&out[rec++], &pkt) < 0)
+            return J2KC_ERR_NOMEM;
+    }
+    return 0;
+}
+
+static int encode(const Case *c, const char *backend, Frame *frames, int n, Bytes *out)
+{
+    J2kcEncoder *enc;
+    int ret = create(&enc, c, backend, NULL);
+    if (ret == 0)
+        ret = encode_on(enc, frames, n, out);
+    j2kc_encoder_free(&enc);
+    return ret;
+}
+
+static size_t dev_free(void)
+{
+    size_t f = 0, t = 0;
+    cudaMemGetInfo(&f, &t);
+    return f;
+}
+
+static long rss_kib(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (fp && fgets(line, sizeof(line), fp))
+        if (!strncmp(line, "VmRSS:", 6))
+            kib = atol(line + 6);
+    if (fp)
+        fclose(fp);
+    return kib;
+}
+
+/* device memory the driver may round by: an allocation granule */
+#define DEV_SLACK ((size_t)2 << 20)
+
+/* ---- modes ---- */
+
+static int mode_alloc(void)
+{
+    Frame fr[2];
+    Bytes ref[2] = { { 0 } }, got[2] = { { 0 } };
+    J2kcEncoder *other, *enc;
+    Log log;
+    int ret, n;
+
+    for (int i = 0; i < 2; i++)
+        frame_make(&fr[i], &SMALL, 100 + i);
+    if ((ret = encode(&SMALL, "ref", fr, 2, ref)) < 0 || (ret = create(&other, &SMALL, "cuda", NULL)) < 0) {
+        report(0, "alloc: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    /* count the device allocations of one creation, and warm up what the driver keeps */
+    j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, 0);
+    ret = create(&enc, &SMALL, "cuda", NULL);
+    n = j2ki_cuda_fault_events(J2KI_FAULT_DEV_ALLOC);
+    j2kc_encoder_free(&enc);
+    report(ret == 0 && n > 0, "alloc: an encoder's creation makes %d device allocations", n);
+
+    const size_t free0 = dev_free();
+    const long rss0 = rss_kib();
+    int bad_err = 0, bad_msg = 0, bad_mem = 0, bad_other = 0;
+    for (int k = 1; k <= n; k++) {
+        const size_t before = dev_free();
+        j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, k);
+        ret = create(&enc, &SMALL, "cuda", &log);
+        j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, 0);
+        if (ret != J2KC_ERR_DEVMEM || enc) {
+            if (!bad_err++)
+                printf("     allocation %d: creation returned %d (%s)\n", k, ret, j2kc_strerror(ret));
+            j2kc_encoder_free(&enc);
+        }
+        if (!strstr(log.last, "out of device memory") && !bad_msg++)
+            printf("     allocation %d: last error line \"%s\"\n", k, log.last);
+        if (dev_free() + DEV_SLACK < before && !bad_mem++)
+            printf("     allocation %d: %zu bytes of device memory left behind\n", k, before - dev_free());
+        if ((ret = encode_on(other, fr, 2, got)) < 0 || !bytes_eq(&got[0], &ref[0]) || !bytes_eq(&got[1], &ref[1]))
+            if (!bad_other++)
+                printf("     allocation %d: the other encoder's frames differ (%s)\n", k, j2kc_strerror(ret));
+    }
+    report(!bad_err, "alloc: each of the %d allocations failing fails the creation with J2KC_ERR_DEVMEM (%d not)",
+           n, bad_err);
+    report(!bad_msg, "alloc: the error names device memory (\"%s\")", log.last);
+    report(!bad_mem && dev_free() + DEV_SLACK >= free0, "alloc: no device memory left behind (%d leaks; "
+           "%.1f MiB free before, %.1f after)", bad_mem, free0 / 1048576.0, dev_free() / 1048576.0);
+    report(rss_kib() - rss0 < 16384, "alloc: host memory %ld -> %ld KiB over %d failed creations", rss0, rss_kib(),
+           n);
+    report(!bad_other, "alloc: an encoder created before kept coding the reference's bytes");
+    ret = encode(&SMALL, "cuda", fr, 2, got);
+    report(ret == 0 && bytes_eq(&got[0], &ref[0]) && bytes_eq(&got[1], &ref[1]),
+           "alloc: a new encoder afterwards codes the reference's bytes");
+    j2kc_encoder_free(&other);
+    for (int i = 0; i < 2; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+        free(got[i].p);
+    }
+    return nb_fail != 0;
+}
+
+static int mode_submit(void)
+{
+    enum { N = 6 };
+    Frame fr[N];
+    Bytes ref[N] = { { 0 } }, got[N] = { { 0 } };
+    J2kcEncoder *enc;
+    J2kcPacket pkt;
+    int ret, sub_err = 0, ok_frames = 0;
+
+    for (int i = 0; i < N; i++)
+        frame_make(&fr[i], &SMALL, 200 + i);
+    if ((ret = encode(&SMALL, "ref", fr, N, ref)) < 0 || (ret = create(&enc, &SMALL, "cuda", NULL)) < 0) {
+        report(0, "submit: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_SUBMIT, 3);
+    for (int i = 0; i < N; i++) {
+        ret = j2kc_encoder_submit(enc, &fr[i].f);
+        if (ret == J2KC_ERR_AGAIN) {
+            if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) == 0 && bytes_set(&got[ok_frames], &pkt) == 0 &&
+                bytes_eq(&got[ok_frames], &ref[ok_frames]))
+                ok_frames++;
+            i--;
+            continue;
+        }
+        if (ret < 0) {
+            sub_err = i + 1;
+            break;
+        }
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_SUBMIT, 0);
+    report(sub_err == 3 && ret == J2KC_ERR_CUDA, "submit: the injected fault fails submit %d with %s", sub_err,
+           j2kc_strerror(ret));
+    while (j2kc_encoder_receive(enc, &pkt, 1) == 0)
+        if (bytes_set(&got[ok_frames], &pkt) == 0 && bytes_eq(&got[ok_frames], &ref[ok_frames]))
+            ok_frames++;
+    report(ok_frames == 2, "submit: the %d frames submitted before it came back with the reference's bytes",
+           ok_frames);
+    ret = j2kc_encoder_submit(enc, &fr[0].f);
+    report(ret == J2KC_ERR_BROKEN, "submit: the encoder then answers %s", j2kc_strerror(ret));
+    j2kc_encoder_free(&enc);
+    ret = encode(&SMALL, "cuda", fr, N, got);
+    int same = ret == 0;
+    for (int i = 0; i < N; i++)
+        same &= bytes_eq(&got[i], &ref[i]);
+    report(same, "submit: a new encoder codes %d frames with the reference's bytes", N);
+    for (int i = 0; i < N; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+        free(got[i].p);
+    }
+    return nb_fail != 0;
+}
+
+/* ---- several encoders in several threads ---- */
+
+enum { NB_THREADS = 8, NB_THREAD_FRAMES = 3 };
+
+static const Case MIXED[NB_THREADS] = {
+    { "dci4k-a", 4096, 2160, 3, 12, 0, "profile=dci4k fps=24 async_depth=2" },
+    { "dci4k-b", 4096, 2160, 3, 12, 0, "profile=dci4k fps=24 async_depth=3" },
+    { "dci2k-a", 2048, 1080, 3, 12, 0, "profile=dci2k fps=24 async_depth=2" },
+    { "dci2k-b", 2048, 1080, 3, 12, 0, "profile=dci2k fps=48 async_depth=4" },
+    { "lossless-422", 1920, 1080, 3, 10, 1, "lossless=1 async_depth=2" },
+    { "bytes-64x64", 1920, 1080, 3, 8, 0, "bytes=400000 async_depth=3" },
+    { "layers-rpcl", 1280, 720, 3, 12, 0, "bytes=300000 layers=3 order=rpcl bypass=1 async_depth=2" },
+    { "quality", 1920, 1080, 3, 12, 0, "quality=45 async_depth=2" },
+};
+
+typedef struct Job {
+    const Case *c;
+    Frame       fr[NB_THREAD_FRAMES];
+    Bytes       alone[NB_THREAD_FRAMES], together[NB_THREAD_FRAMES];
+    int         ret;
+    pthread_barrier_t *start;
+} Job;
+
+static void *job_run(void *arg)
+{
+    Job *j = (Job *)arg;
+    pthread_barrier_wait(j->start);
+    j->ret = encode(j->c, "cuda", j->fr, NB_THREAD_FRAMES, j->together);
+    return NULL;
+}
+
+static int mode_threads(void)
+{
+    static Job jobs[NB_THREADS];
+    pthread_t th[NB_THREADS];
+    pthread_barrier_t start;
+    int ret;
+
+    pthread_barrier_init(&start, NULL, NB_THREADS);
+    for (int t = 0; t < NB_THREADS; t++) {
+        Job *j = &jobs[t];
+        j->c = &MIXED[t];
+        j->start = &start;
+        for (int i = 0; i < NB_THREAD_FRAMES; i++)
+            frame_make(&j->fr[i], j->c, 300 + 10 * t + i);
+        if ((ret = encode(j->c, "cuda", j->fr, NB_THREAD_FRAMES, j->alone)) < 0) {
+            report(0, "threads: %s alone: %s", j->c->name, j2kc_strerror(ret));
+            return 1;
+        }
+    }
+    for (int t = 0; t < NB_THREADS; t++)
+        pthread_create(&th[t], NULL, job_run, &jobs[t]);
+    for (int t = 0; t < NB_THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < NB_THREADS; t++) {
+        Job *j = &jobs[t];
+        int same = j->ret == 0;
+        for (int i = 0; i < NB_THREAD_FRAMES; i++)
+            same &= bytes_eq(&j->alone[i], &j->together[i]);
+        report(same, "threads: %s, %d frames coded beside 7 other encoders equal its frames coded alone (%s)",
+               j->c->name, NB_THREAD_FRAMES, j2kc_strerror(j->ret));
+        for (int i = 0; i < NB_THREAD_FRAMES; i++) {
+            frame_free(&j->fr[i]);
+            free(j->alone[i].p);
+            free(j->together[i].p);
+        }
+    }
+    pthread_barrier_destroy(&start);
+    return nb_fail != 0;
+}
+
+/* ---- the device taken by another process ---- */
+
+static int mode_devfull(void)
+{
+    int up[2], down[2];
+    char c = 0;
+    if (pipe(up) < 0 || pipe(down) < 0)
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the other process: holds all but 256 MiB of the device until told to go */
+        size_t f = 0, t = 0, chunk = (size_t)1 << 30;
+        void *p;
+        cudaMemGetInfo(&f, &t);
+        while (f > ((size_t)256 << 20)) {
+            size_t n = f - ((size_t)256 << 20) < chunk ? f - ((size_t)256 << 20) : chunk;
+            if (cudaMalloc(&p, n) != cudaSuccess) {
+                if (chunk <= ((size_t)16 << 20))
+                    break;
+                chunk /= 2;
+            }
+            cudaMemGetInfo(&f, &t);
+        }
+        c = 1;
+        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+            _exit(2);
+        _exit(0);
+    }
+    if (pid < 0 || read(up[0], &c, 1) != 1 || c != 1) {
+        report(0, "devfull: the other process could not take the device");
+        return 1;
+    }
+
+    Frame fr;
+    Bytes ref = { 0 }, got = { 0 };
+    J2kcEncoder *enc;
+    Log log;
+    frame_make(&fr, &DCI4K, 400);
+    cudaFree(0);
+    const size_t free0 = dev_free();
+    int ret = create(&enc, &DCI4K, "cuda", &log);
+    report(ret == J2KC_ERR_DEVMEM && !enc && strstr(log.last, "out of device memory"),
+           "devfull: a 4K encoder with 8 frames in flight beside a process holding the device: %s (\"%s\")",
+           j2kc_strerror(ret), log.last);
+    report(dev_free() + DEV_SLACK >= free0, "devfull: no device memory left behind (%.1f -> %.1f MiB free)",
+           free0 / 1048576.0, dev_free() / 1048576.0);
+    j2kc_encoder_free(&enc);
+    c = 2;
+    if (write(down[1], &c, 1) != 1)
+        return 1;
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ret = encode(&DCI4K, "ref", &fr, 1, &ref);
+    if (ret == 0)
+        ret = encode(&DCI4K, "cuda", &fr, 1, &got);
+    report(ret == 0 && bytes_eq(&ref, &got), "devfull: once that process has gone, the encoder is created and "
+           "codes the reference's bytes (%s)", j2kc_strerror(ret));
+    frame_free(&fr);
+    free(ref.p);
+    free(got.p);
+    return nb_fail != 0;
+}
+
+/* ---- a sticky error ---- */
+
+static int mode_trap(void)
+{
+    enum { N = 4 };
+    Frame fr[N];
+    Bytes ref[N] = { { 0 } }, got = { 0 };
+    J2kcEncoder *enc;
+    J2kcPacket pkt;
+    Log log;
+    int ret, nb_err = 0, nb_wrong = 0, nb_sub = 0;
+
+    alarm(300);   /* a hang is a failure: SIGALRM ends the process */
+    for (int i = 0; i < N; i++)
+        frame_make(&fr[i], &SMALL, 500 + i);
+    if ((ret = encode(&SMALL, "ref", fr, N, ref)) < 0 || (ret = create(&enc, &SMALL, "cuda", &log)) < 0) {
+        report(0, "trap: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_TRAP, 2);
+    int received = 0;
+    for (int i = 0; i < N; i++) {
+        ret = j2kc_encoder_submit(enc, &fr[i].f);
+        if (ret == J2KC_ERR_AGAIN) {
+            ret = j2kc_encoder_receive(enc, &pkt, 1);
+            if (ret < 0)
+                nb_err++;
+            else if (bytes_set(&got, &pkt) < 0 || !bytes_eq(&got, &ref[received]))
+                nb_wrong++;
+            received++;
+            i--;
+            continue;
+        }
+        if (ret < 0)
+            break;
+        nb_sub++;
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_TRAP, 0);
+    while (received < nb_sub) {
+        ret = j2kc_encoder_receive(enc, &pkt, 1);
+        if (ret < 0)
+            nb_err++;
+        else if (bytes_set(&got, &pkt) < 0 || !bytes_eq(&got, &ref[received]))
+            nb_wrong++;
+        received++;
+    }
+    report(nb_err > 0 && !nb_wrong, "trap: %d of %d frames submitted reported an error, none came back wrong "
+           "(last error \"%s\")", nb_err, nb_sub, log.last);
+    ret = j2kc_encoder_submit(enc, &fr[0].f);
+    report(ret == J2KC_ERR_BROKEN || ret == J2KC_ERR_CUDA, "trap: the encoder then answers %s",
+           j2kc_strerror(ret));
+    j2kc_encoder_free(&enc);
+    report(1, "trap: the encoder was freed");
+    ret = create(&enc, &SMALL, "cuda", &log);
+    if (ret == 0) {
+        ret = encode_on(enc, fr, 1, &got);
+        report(ret == 0 && bytes_eq(&got, &ref[0]), "trap: a new encoder works and codes the reference's bytes");
+    } else {
+        report(log.last[0] != 0, "trap: a new encoder in the same process fails as the driver refuses the "
+               "context: %s (\"%s\")", j2kc_strerror(ret), log.last);
+    }
+    j2kc_encoder_free(&enc);
+    for (int i = 0; i < N; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+    }
+    free(got.p);
+    return nb_fail != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int n = 0;
+    if (strcmp(mode, "devfull") && (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)) {
+        printf("skip cuda_faults: no CUDA device\n");
+        return 77;
+    }
+    if (!strcmp(mode, "alloc"))
+        return mode_alloc();
+    if (!strcmp(mode, "submit"))
+        return mode_submit();
+    if (!strcmp(mode, "threads"))
+        return mode_threads();
+    if (!strcmp(mode, "devfull"))
+        return mode_devfull();
+    if (!strcmp(mode, "trap"))
+        return mode_trap();
+    fprintf(stderr, "usage: cuda_faults alloc|submit|threads|devfull|trap\n");
+    return 2;
+}
