@@ -96,7 +96,7 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
 fi
 if [ $# -eq 0 ]; then
     # GPU faults survived (tests/cuda_faults.cu): each mode in a process of its own, since
-    # devfull forks before using CUDA and trap leaves its context unusable
+    # trap leaves its context unusable
     for m in alloc submit threads devfull trap; do
         timeout 600 "$B/tests/cuda_faults" $m || { echo "FAIL cuda_faults $m (exit $?)"; rc=1; }
     done

@@ -10,14 +10,14 @@
  *                         answers J2KC_ERR_BROKEN from then on, and a new encoder works
  *   cuda_faults threads   8 encoders of mixed profiles in 8 threads at once: each one's bytes
  *                         equal its bytes coded alone
- *   cuda_faults devfull   another process holds all but 256 MiB of the device: a 4K encoder's
- *                         creation fails cleanly, and succeeds once that process has gone
+ *   cuda_faults devfull   another process (cuda_faults hold) holds all but 2 GiB of the device:
+ *                         a 4K encoder's creation fails cleanly, and succeeds once that process
+ *                         has gone
  *   cuda_faults trap      a kernel of the second frame traps (a sticky error): receive reports
  *                         the affected frames, the encoder can be freed, the process survives,
  *                         and a new encoder either works or fails with an error
  *
- * devfull must start before this process uses CUDA (it forks), and trap leaves the context
- * unusable: each runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
+ * trap leaves the context unusable, so each mode runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
  * a failure, 77 without a device.
  */
 #include <signal.h>
@@ -238,10 +238,15 @@ static int mode_alloc(void)
         report(0, "alloc: setup: %s", j2kc_strerror(ret));
         return 1;
     }
-    /* count the device allocations of one creation, and warm up what the driver keeps */
+    /* count the device allocations of one creation; the first frames warm up what the driver
+     * keeps for the process (module data, local memory of the kernels run) */
     j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, 0);
     ret = create(&enc, &SMALL, "cuda", NULL);
     n = j2ki_cuda_fault_events(J2KI_FAULT_DEV_ALLOC);
+    if (ret == 0)
+        ret = encode_on(enc, fr, 2, got);
+    if (ret == 0)
+        ret = encode_on(other, fr, 2, got);
     j2kc_encoder_free(&enc);
     report(ret == 0 && n > 0, "alloc: an encoder's creation makes %d device allocations", n);
 
@@ -413,59 +418,79 @@ static int mode_threads(void)
 
 /* ---- the device taken by another process ---- */
 
-static int mode_devfull(void)
+/** The other process of devfull: holds all but HOLD_LEFT of the device's free memory, says so
+ *  on stdout, and keeps it until its stdin closes. */
+#define HOLD_LEFT ((size_t)2 << 30)
+
+static int mode_hold(void)
+{
+    size_t f = 0, t = 0, chunk = (size_t)1 << 30;
+    void *p;
+    char c;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess)
+        return 1;
+    while (f > HOLD_LEFT + ((size_t)16 << 20)) {
+        size_t n = f - HOLD_LEFT < chunk ? f - HOLD_LEFT : chunk;
+        if (cudaMalloc(&p, n) != cudaSuccess) {
+            if (chunk <= ((size_t)16 << 20))
+                break;
+            chunk /= 2;
+        }
+        if (cudaMemGetInfo(&f, &t) != cudaSuccess)
+            return 1;
+    }
+    printf("%zu\n", f);
+    fflush(stdout);
+    while (read(0, &c, 1) > 0)
+        ;
+    return 0;
+}
+
+static int mode_devfull(const char *self)
 {
     int up[2], down[2];
-    char c = 0;
-    if (pipe(up) < 0 || pipe(down) < 0)
-        return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the other process: holds all but 256 MiB of the device until told to go */
-        size_t f = 0, t = 0, chunk = (size_t)1 << 30;
-        void *p;
-        cudaMemGetInfo(&f, &t);
-        while (f > ((size_t)256 << 20)) {
-            size_t n = f - ((size_t)256 << 20) < chunk ? f - ((size_t)256 << 20) : chunk;
-            if (cudaMalloc(&p, n) != cudaSuccess) {
-                if (chunk <= ((size_t)16 << 20))
-                    break;
-                chunk /= 2;
-            }
-            cudaMemGetInfo(&f, &t);
-        }
-        c = 1;
-        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
-            _exit(2);
-        _exit(0);
-    }
-    if (pid < 0 || read(up[0], &c, 1) != 1 || c != 1) {
-        report(0, "devfull: the other process could not take the device");
-        return 1;
-    }
-
+    char line[64] = "";
     Frame fr;
     Bytes ref = { 0 }, got = { 0 };
     J2kcEncoder *enc;
     Log log;
+    int ret, st = 0;
+
     frame_make(&fr, &DCI4K, 400);
-    cudaFree(0);
+    if ((ret = encode(&DCI4K, "ref", &fr, 1, &ref)) < 0 || cudaFree(0) != cudaSuccess || pipe(up) < 0 ||
+        pipe(down) < 0) {
+        report(0, "devfull: setup");
+        return 1;
+    }
+    /* the holder is a new program (fork then exec): a forked copy of a process that uses CUDA
+     * may not use it */
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(down[0], 0);
+        dup2(up[1], 1);
+        close(down[1]);
+        close(up[0]);
+        execl(self, self, "hold", (char *)NULL);
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    ssize_t n = pid > 0 ? read(up[0], line, sizeof(line) - 1) : -1;
+    if (n <= 0) {
+        report(0, "devfull: the other process could not take the device");
+        return 1;
+    }
     const size_t free0 = dev_free();
-    int ret = create(&enc, &DCI4K, "cuda", &log);
+    ret = create(&enc, &DCI4K, "cuda", &log);
     report(ret == J2KC_ERR_DEVMEM && !enc && strstr(log.last, "out of device memory"),
-           "devfull: a 4K encoder with 8 frames in flight beside a process holding the device: %s (\"%s\")",
-           j2kc_strerror(ret), log.last);
+           "devfull: a 4K encoder with 8 frames in flight beside a process holding all but %.0f MiB: %s (\"%s\")",
+           free0 / 1048576.0, j2kc_strerror(ret), log.last);
     report(dev_free() + DEV_SLACK >= free0, "devfull: no device memory left behind (%.1f -> %.1f MiB free)",
            free0 / 1048576.0, dev_free() / 1048576.0);
     j2kc_encoder_free(&enc);
-    c = 2;
-    if (write(down[1], &c, 1) != 1)
-        return 1;
-    int st = 0;
+    close(down[1]);
     waitpid(pid, &st, 0);
-    ret = encode(&DCI4K, "ref", &fr, 1, &ref);
-    if (ret == 0)
-        ret = encode(&DCI4K, "cuda", &fr, 1, &got);
+    ret = encode(&DCI4K, "cuda", &fr, 1, &got);
     report(ret == 0 && bytes_eq(&ref, &got), "devfull: once that process has gone, the encoder is created and "
            "codes the reference's bytes (%s)", j2kc_strerror(ret));
     frame_free(&fr);
@@ -548,7 +573,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int n = 0;
-    if (strcmp(mode, "devfull") && (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)) {
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         printf("skip cuda_faults: no CUDA device\n");
         return 77;
     }
@@ -559,7 +584,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "threads"))
         return mode_threads();
     if (!strcmp(mode, "devfull"))
-        return mode_devfull();
+        return mode_devfull(argv[0]);
+    if (!strcmp(mode, "hold"))
+        return mode_hold();
     if (!strcmp(mode, "trap"))
         return mode_trap();
     fprintf(stderr, "usage: cuda_faults alloc|submit|threads|devfull|trap\n");
