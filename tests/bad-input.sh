@@ -173,6 +173,36 @@ if [ -x "$CHECK" ]; then
         done
     fi
     if [ $bad = 0 ]; then t_ok bad-input/checker-hostile-files; else t_fail bad-input/checker-hostile-files "see above"; fi
+
+    # fuzzing reproducers (tests/data/repro, README.md there): each must be reported with its
+    # rule, exit 1, without a crash or a sanitizer report (the sanitizer build runs this too)
+    RP="$TESTS_DIR/data/repro"
+    checker_repro() {   # checker_repro NAME FILE RULE [ARGS...]
+        local name=$1 file=$2 rule=$3 out rc; shift 3
+        out=$("$CHECK" "$@" "$file" 2>&1); rc=$?
+        if t_crashed $rc; then t_fail "bad-input/$name" "j2kc-check crashed (exit $rc): $(echo "$out" | grep -m2 -E 'ERROR|runtime error|Sanitizer')"
+        elif echo "$out" | grep -q -E 'AddressSanitizer|runtime error|LeakSanitizer'; then
+            t_fail "bad-input/$name" "sanitizer report: $(echo "$out" | grep -m1 -E 'Sanitizer|runtime error')"
+        elif [ $rc != 1 ]; then t_fail "bad-input/$name" "exit $rc, 1 expected"
+        elif ! echo "$out" | grep -q ": $rule: "; then t_fail "bad-input/$name" "$rule not reported: $(echo "$out" | head -2 | tr '\n' ' ')"
+        else t_ok "bad-input/$name" "$(echo "$out" | grep -m1 ": $rule: " | sed 's/^[^:]*: //')"; fi
+    }
+    checker_repro checker-xrsiz0-imf-fps     "$RP/check_xrsiz0_fpe.j2c"         SIZ.XRsiz --fps 24
+    checker_repro checker-xrsiz0-imf-fuzz    "$RP/check_xrsiz0_fpe_fuzz.j2c"    SIZ.XRsiz --fps 24
+    checker_repro checker-coc-short-at-eof   "$RP/check_coc_overread.j2c"       COC.length
+    checker_repro checker-coc-short-csiz300  "$RP/check_coc_overread_csiz300.j2c" COC.length
+    checker_repro checker-qcc-short-at-eof   "$RP/check_qcc_overread.j2c"       QCC.length
+    if t_have xz; then
+        xz -dc "$RP/check_coc_overread_cli.j2c.xz" > "$W/coc_cli.j2c"
+        checker_repro checker-coc-short-1mb  "$W/coc_cli.j2c"                   COC.length
+    else
+        t_skip bad-input/checker-coc-short-1mb "xz missing (Debian xz-utils)"
+    fi
+    # --fps: decimals beyond the limit are refused (they overflowed an int), large ones still judge
+    out=$("$CHECK" --fps 1.0e10 "$RP/dci2k_small.j2c" 2>&1); rc=$?
+    if [ $rc = 2 ] && echo "$out" | grep -q "bad --fps"; then t_ok bad-input/checker-fps-1e10 "$out"
+    else t_fail bad-input/checker-fps-1e10 "exit $rc, 2 expected: $(echo "$out" | head -2 | tr '\n' ' ')"; fi
+    checker_repro checker-fps-1e6-decimal "$RP/dci2k_small.j2c" DCI.frame_size --fps 1000000.0
 fi
 
 [ "$T_FAILED" = 0 ]
