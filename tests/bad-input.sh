@@ -124,6 +124,18 @@ refuse profile-dci2k-cblk-64    ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --
 refuse profile-dci2k-layers-2   ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --layers 2
 refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --poc 0,0,1,6,3,cprl
 refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
+refuse profile-imf2k-levels-0   'decomposition levels' -i "$I/ok12.ppm" --profile imf2k --fps 24 --levels 0
+refuse profile-imf4k_r-levels-0 'decomposition levels' -i "$I/ok12.ppm" --profile imf4k_r --fps 24 --levels 0
+# values at the ends of their types (no undefined behaviour: the sanitizer build runs these)
+refuse bytes-2^64-1             'bytes'      -i "$I/ok8.ppm" --bytes 18446744073709551615
+refuse bytes-2^53+1             'bytes'      -i "$I/ok8.ppm" --bytes 9007199254740993
+refuse bitrate-5e15             '2\^53'      -i "$I/ok12.ppm" --fps 24 --bitrate 5e15
+refuse bitrate-1e300-imf2k      ''           -i "$I/ok12.ppm" --profile imf2k --fps 24 --bitrate 1e300
+refuse bitrate-1e300-dci2k      ''           -i "$I/ok12.ppm" --profile dci2k --fps 24 --bitrate 1e300
+out=$("$J2KC" -q -i "$I/ok8.ppm" -o "$W/out/hugetiles.j2c" --tiles 4294967295x4294967295 2>&1); rc=$?
+if [ $rc = 0 ] && [ -z "$out" ]; then t_ok bad-input/tiles-2^32-1-clamped "encoded as one tile"
+else t_fail bad-input/tiles-2^32-1-clamped "exit $rc: $(echo "$out" | head -3 | tr '\n' ' ')"; fi
+rm -f "$W/out/hugetiles.j2c"
 
 # ---- backend cuda: works (CUDA build with a GPU) or is refused cleanly ------------------------------
 out=$("$J2KC" -i "$I/ok8.ppm" -o "$W/out/cuda.j2c" --backend cuda 2>&1); rc=$?

@@ -134,7 +134,7 @@ typedef struct J2kcImageDesc {
     uint32_t width, height;            /**< image size on the reference grid (Xsiz-XOsiz, Ysiz-YOsiz) */
     uint32_t x0, y0;                   /**< image offset on the reference grid (XOsiz, YOsiz) */
     int      depth[J2KC_MAX_COMPS];    /**< bits per sample, 1..16, unsigned or signed (profiles restrict it) */
-    int      is_signed[J2KC_MAX_COMPS];
+    int      is_signed[J2KC_MAX_COMPS]; /**< 0: unsigned, 1: signed samples; other values are refused */
     int      dx[J2KC_MAX_COMPS];       /**< horizontal subsampling (XRsiz), 1..255 */
     int      dy[J2KC_MAX_COMPS];       /**< vertical subsampling (YRsiz), 1..255 */
 } J2kcImageDesc;
