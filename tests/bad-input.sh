@@ -84,6 +84,15 @@ refuse raw-truncated      'truncat'             -i "$I/short.yuv" --raw 64x64:yu
 refuse raw-bad-format     'unknown'             -i "$I/short.yuv" --raw 8x8:yuv999p
 refuse raw-no-size        'WxH'                 -i "$I/short.yuv" --raw yuv420p
 refuse raw-zero-size      'size|range'          -i "$I/short.yuv" --raw 0x8:gray
+head -c 128 /dev/zero > "$I/two-frames.gray"
+refuse raw-longer-than-frame 'one frame'        -i "$I/two-frames.gray" --raw 8x8:gray
+# samples outside what the header declares (fuzzing reproducers, tests/data/repro)
+refuse pnm-sample-above-maxval  'maxval'        -i "$TESTS_DIR/data/repro/overmax8.pgm" --lossless
+refuse pgx-sample-outside-depth 'range'         -i "$TESTS_DIR/data/repro/pgx_signed3.pgx" --lossless
+printf 'P5\n2 1\n1000\n\003\350\003\351' > "$I/over1000.pgm"
+refuse pnm16-sample-above-maxval 'maxval'       -i "$I/over1000.pgm"
+printf 'PG ML + 9 2 1\n\001\377\002\000' > "$I/pgx9-over.pgx"
+refuse pgx-9bit-sample-above    'range'         -i "$I/pgx9-over.pgx"
 
 # ---- budgets and conflicting or invalid options --------------------------------------------------
 refuse bytes-50                 ''  -i "$I/ok8.ppm" --bytes 50
