@@ -173,6 +173,64 @@ else
     t_fail bad-input/existing-output-kept-on-encode-error "exit $rc; the existing output was changed or removed"
 fi
 
+# ---- output targets that are not regular files (out_write, tools/outfile.c) -------------------------
+# A device node, FIFO or symbolic link named by -o is written, never replaced by a regular file;
+# regular files are replaced atomically with the umask's mode (a new one) or their own mode.
+O="$W/outtargets"
+mkdir -p "$O"
+ftype() { stat -c %F "$1" 2>/dev/null; }
+ok_out() {   # ok_out NAME: the last j2kc run must have exited 0
+    if [ "$1" != 0 ]; then t_fail "bad-input/$2" "j2kc exit $1: $(head -c 200 "$O/err" | tr '\n' ' ')"; return 1; fi
+}
+if mknod "$O/null" c 1 3 2>/dev/null; then   # a private /dev/null: the real one is never at risk
+    "$J2KC" -q -i "$I/ok8.ppm" -o "$O/null" 2>"$O/err"; rc=$?
+    ln -s null "$O/null-link"
+    "$J2KC" -q -i "$I/ok8.ppm" -o "$O/null-link" 2>>"$O/err"; rc2=$?
+    if ok_out $rc output-char-device && ok_out $rc2 output-char-device; then
+        if [ "$(ftype "$O/null")" = "character special file" ] && [ -L "$O/null-link" ] &&
+           [ "$(ftype "$O/null-link")" = "symbolic link" ]; then
+            t_ok bad-input/output-char-device "device node and a link to it written, still a device and a link"
+        else
+            t_fail bad-input/output-char-device "replaced: null is '$(ftype "$O/null")', null-link is '$(ftype "$O/null-link")'"
+        fi
+    fi
+else
+    t_skip bad-input/output-char-device "mknod not permitted here (needs root)"
+fi
+mkfifo "$O/fifo"
+cat "$O/fifo" > "$O/fifo-got" &
+reader=$!
+timeout 60 "$J2KC" -q -i "$I/ok8.ppm" -o "$O/fifo" 2>"$O/err"; rc=$?
+timeout 5 cat "$O/fifo" > /dev/null 2>&1 &   # unblocks the reader if j2kc never opened the FIFO
+wait $reader
+if ok_out $rc output-fifo; then
+    if [ "$(ftype "$O/fifo")" != fifo ]; then t_fail bad-input/output-fifo "the FIFO was replaced by a $(ftype "$O/fifo")"
+    elif [ "$(head -c 2 "$O/fifo-got" | od -An -tx1 | tr -d ' ')" != ff4f ]; then
+        t_fail bad-input/output-fifo "the reader got $(stat -c %s "$O/fifo-got") bytes, no codestream"
+    else t_ok bad-input/output-fifo "the reader got $(stat -c %s "$O/fifo-got") bytes; still a FIFO"; fi
+fi
+echo old > "$O/target"; chmod 640 "$O/target"; ln -s target "$O/link"
+"$J2KC" -q -i "$I/ok8.ppm" -o "$O/link" 2>"$O/err"; rc=$?
+if ok_out $rc output-symlink-to-file; then
+    if [ ! -L "$O/link" ]; then t_fail bad-input/output-symlink-to-file "the link was replaced by a $(ftype "$O/link")"
+    elif [ "$(head -c 2 "$O/target" | od -An -tx1 | tr -d ' ')" != ff4f ]; then t_fail bad-input/output-symlink-to-file "the target was not written"
+    elif [ "$(stat -c %a "$O/target")" != 640 ]; then t_fail bad-input/output-symlink-to-file "target mode $(stat -c %a "$O/target"), 640 kept expected"
+    elif ls "$O" | grep -q tmp; then t_fail bad-input/output-symlink-to-file "temporary file left: $(ls "$O" | tr '\n' ' ')"
+    else t_ok bad-input/output-symlink-to-file "link kept, target rewritten, mode 640 kept"; fi
+fi
+for m in 022 077 002; do
+    want=$(printf '%o' $((0666 & ~0$m)))
+    (umask $m; "$J2KC" -q -i "$I/ok8.ppm" -o "$O/new-$m.j2c" 2>"$O/err"); rc=$?
+    ok_out $rc "output-mode-umask-$m" || continue
+    got=$(stat -c %a "$O/new-$m.j2c")
+    if [ "$got" = "$want" ]; then t_ok "bad-input/output-mode-umask-$m" "mode $got"
+    else t_fail "bad-input/output-mode-umask-$m" "mode $got, $want expected"; fi
+done
+out=$("$J2KC" -q -i "$I/ok8.ppm" -o "$O" 2>&1); rc=$?
+if [ $rc != 0 ] && ! t_crashed $rc && echo "$out" | grep -q directory && [ -d "$O" ]; then
+    t_ok bad-input/output-is-directory "exit $rc: $out"
+else t_fail bad-input/output-is-directory "exit $rc: $out"; fi
+
 # ---- the checker on hostile files: never a crash ---------------------------------------------------
 CHECK="$BUILD/bin/j2kc-check"
 if [ -x "$CHECK" ]; then
