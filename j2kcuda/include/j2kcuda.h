@@ -83,7 +83,8 @@ void j2kc_params_free(J2kcParams **p);
  * Keys (see j2kc_params_help() for the full list with defaults):
  *   profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r
  *   fps         frame rate (rational "24", "24000/1001") for profile rules and "bitrate"
- *   bytes       exact byte budget per frame (never exceeded, markers included)
+ *   bytes       exact byte budget per frame (never exceeded, markers included; with format=jp2
+ *               the budget is the file's, JP2 boxes included; likewise bitrate and layer_bytes)
  *   bitrate     Mbit/s; with fps gives "bytes"
  *   comp_bytes  byte budget per component (tile-parts of one component, headers included)
  *   quality     target PSNR in dB (rate control stops when reached); "slope" sets a raw threshold

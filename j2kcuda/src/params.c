@@ -15,6 +15,7 @@
 #include "j2ki.h"
 #include "params.h"
 #include "quant.h"
+#include "t2.h"
 
 /* Keys in the order of their bit in J2kcParams.set_mask. */
 static const char *const key_names[J2KI_KEY_NB] = {
@@ -27,7 +28,7 @@ static const char help_text[] =
     "j2kcuda parameters (j2kc_params_set key value):\n"
     "  profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r [none]\n"
     "  fps         frame rate, N or N/D (profiles, bitrate) [unset]\n"
-    "  bytes       exact byte budget per frame, markers included, 1..2^53 [none]\n"
+    "  bytes       exact byte budget per frame, markers (and JP2 boxes) included, 1..2^53 [none]\n"
     "  bitrate     Mbit/s; needs fps; gives bytes = floor(bitrate*1e6/8/fps) [none]\n"
     "  comp_bytes  byte budget per component's tile-parts (needs tile_parts=C) [none]\n"
     "  quality     target PSNR in dB [none]\n"
@@ -697,6 +698,19 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         cp->rc_mode = J2KI_RC_SLOPE;
     } else {
         cp->rc_mode = J2KI_RC_NONE;
+    }
+    /* format=jp2: the budgets bound the file, so the JP2 boxes around the codestream (Annex I)
+     * come out of them and the codestream is coded to the rest */
+    if (cp->jp2 && cp->rc_mode == J2KI_RC_BYTES) {
+        uint64_t boxes = j2ki_jp2_boxes_size(&cp->img, cp->frame_bytes);
+        for (int l = 0; l < cp->nb_layers; l++) {
+            if (cp->layer_bytes[l] <= boxes)
+                FAIL(J2KC_ERR_BUFSIZE, "byte budget %llu%s does not cover the %llu bytes of JP2 boxes",
+                     (unsigned long long)cp->layer_bytes[l], l < cp->nb_layers - 1 ? " (a layer's)" : "",
+                     (unsigned long long)boxes);
+            cp->layer_bytes[l] -= boxes;
+        }
+        cp->frame_bytes -= boxes;
     }
     if (cp->comp_bytes && cp->tp_split != J2KI_TP_COMP)
         FAIL(J2KC_ERR_INVAL, "comp_bytes needs tile_parts=C (a component's bytes are its tile-parts)");

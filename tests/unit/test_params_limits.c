@@ -3,7 +3,8 @@
  * findings): a rejected j2kc_params_set() leaves the set exactly as it was; tile sizes, byte
  * budgets and bit rates near the ends of their types neither overflow (the sanitizer build
  * aborts on any undefined behaviour) nor produce a wrong budget; IMF profiles refuse
- * levels=0 (the checker's IMF.levels rule); is_signed is 0 or 1.
+ * levels=0 (the checker's IMF.levels rule); is_signed is 0 or 1; a JP2 file stays within
+ * its byte budget, boxes included.
  */
 #include <string.h>
 
@@ -250,6 +251,33 @@ static void test_is_signed(void)
     printf("ok params: is_signed is 0 or 1\n");
 }
 
+/* With format=jp2 a byte budget bounds the file: boxes included (header: "never exceeded"). */
+static void test_jp2_budget(void)
+{
+    J2kcImageDesc d = image(3, 64, 48, 8);
+    static const char *const budgets[] = { "2000", "3000", "5000", "7000" };
+    int ret;
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
+        const char *kv[] = { "bytes", budgets[i], "format", "jp2", NULL };
+        unsigned long b = strtoul(budgets[i], NULL, 10);
+        uint8_t *f = encode(&d, kv, 1, &ret, &len);
+        CHECK(ret == 0 && f, "jp2 at %s bytes: %d (%s)", budgets[i], ret, last_log);
+        if (f)
+            CHECK(len <= b && len >= b - b / 50 && !memcmp(f + 4, "jP  ", 4), "jp2 file of %zu bytes for %lu", len, b);
+        free(f);
+    }
+    const char *kv[] = { "layers", "3", "layer_bytes", "1000,2000,3000", "format", "jp2", NULL };
+    uint8_t *f = encode(&d, kv, 1, &ret, &len);
+    CHECK(ret == 0 && f && len <= 3000, "jp2 layers: %d, %zu bytes", ret, len);
+    free(f);
+    const char *kv_small[] = { "bytes", "80", "format", "jp2", NULL };
+    f = encode(&d, kv_small, 1, &ret, &len);
+    CHECK(ret == J2KC_ERR_BUFSIZE && !f && strstr(last_log, "JP2 boxes"), "80 bytes jp2: %d (%s)", ret, last_log);
+    free(f);
+    printf("ok params: JP2 budgets include the boxes\n");
+}
+
 int main(void)
 {
     test_seed("params_limits", 20261127);
@@ -257,5 +285,6 @@ int main(void)
     test_extreme_values();
     test_imf_levels();
     test_is_signed();
+    test_jp2_budget();
     return test_done("params_limits");
 }
