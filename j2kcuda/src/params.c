@@ -642,7 +642,8 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
 
     /* A tile larger than the image reference grid right of / below the tile origin is clamped
      * to it: the tile grid is the same (one tile in that direction, B.3), and XTsiz / YTsiz
-     * then stay within what decoders handle (OpenJPEG refuses XTOsiz + XTsiz beyond 2^32 - 1). */
+     * then stay within what decoders handle (OpenJPEG's tile count wraps when XTsiz reaches
+     * 2^32 - 1, and it refuses the stream as having billions of tiles). */
     if (cp->tile_w && cp->tile_x0 <= cp->img.x0 && cp->tile_y0 <= cp->img.y0) {
         uint32_t span_w = cp->img.x0 + cp->img.width - cp->tile_x0;
         uint32_t span_h = cp->img.y0 + cp->img.height - cp->tile_y0;
