@@ -17,9 +17,12 @@ OPT      ?= -O2
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS_J := -std=c99 -D_POSIX_C_SOURCE=200809L $(OPT) -g -fPIC -ffp-contract=off $(WARN) \
             -Ij2kcuda/include -Ij2kcuda/src $(EXTRA_CFLAGS)
+# float-cast-overflow (a double out of an integer type's range converted to it, C11 6.3.1.4)
+# is named on its own: GCC's -fsanitize=undefined leaves it out.
 ifeq ($(SANITIZE),1)
-CFLAGS_J += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS_J += -fsanitize=address,undefined
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow
+CFLAGS_J += $(SAN_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined,float-cast-overflow
+LDFLAGS_J += $(SAN_FLAGS)
 endif
 LIBS_J   := -lm -lpthread
 

@@ -84,6 +84,15 @@ refuse raw-truncated      'truncat'             -i "$I/short.yuv" --raw 64x64:yu
 refuse raw-bad-format     'unknown'             -i "$I/short.yuv" --raw 8x8:yuv999p
 refuse raw-no-size        'WxH'                 -i "$I/short.yuv" --raw yuv420p
 refuse raw-zero-size      'size|range'          -i "$I/short.yuv" --raw 0x8:gray
+head -c 128 /dev/zero > "$I/two-frames.gray"
+refuse raw-longer-than-frame 'one frame'        -i "$I/two-frames.gray" --raw 8x8:gray
+# samples outside what the header declares (fuzzing reproducers, tests/data/repro)
+refuse pnm-sample-above-maxval  'maxval'        -i "$TESTS_DIR/data/repro/overmax8.pgm" --lossless
+refuse pgx-sample-outside-depth 'range'         -i "$TESTS_DIR/data/repro/pgx_signed3.pgx" --lossless
+printf 'P5\n2 1\n1000\n\003\350\003\351' > "$I/over1000.pgm"
+refuse pnm16-sample-above-maxval 'maxval'       -i "$I/over1000.pgm"
+printf 'PG ML + 9 2 1\n\001\377\002\000' > "$I/pgx9-over.pgx"
+refuse pgx-9bit-sample-above    'range'         -i "$I/pgx9-over.pgx"
 
 # ---- budgets and conflicting or invalid options --------------------------------------------------
 refuse bytes-50                 ''  -i "$I/ok8.ppm" --bytes 50
@@ -124,6 +133,25 @@ refuse profile-dci2k-cblk-64    ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --
 refuse profile-dci2k-layers-2   ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --layers 2
 refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --poc 0,0,1,6,3,cprl
 refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
+refuse profile-imf2k-levels-0   'decomposition levels' -i "$I/ok12.ppm" --profile imf2k --fps 24 --levels 0
+refuse profile-imf4k_r-levels-0 'decomposition levels' -i "$I/ok12.ppm" --profile imf4k_r --fps 24 --levels 0
+# values at the ends of their types (no undefined behaviour: the sanitizer build runs these)
+refuse bytes-2^64-1             'bytes'      -i "$I/ok8.ppm" --bytes 18446744073709551615
+refuse bytes-2^53+1             'bytes'      -i "$I/ok8.ppm" --bytes 9007199254740993
+refuse bitrate-5e15             '2\^53'      -i "$I/ok12.ppm" --fps 24 --bitrate 5e15
+refuse bitrate-1e300-imf2k      ''           -i "$I/ok12.ppm" --profile imf2k --fps 24 --bitrate 1e300
+refuse bitrate-1e300-dci2k      ''           -i "$I/ok12.ppm" --profile dci2k --fps 24 --bitrate 1e300
+out=$("$J2KC" -q -i "$I/ok8.ppm" -o "$W/out/hugetiles.j2c" --tiles 4294967295x4294967295 2>&1); rc=$?
+if [ $rc != 0 ] || [ -n "$out" ]; then
+    t_fail bad-input/tiles-2^32-1-clamped "exit $rc: $(echo "$out" | head -3 | tr '\n' ' ')"
+elif ! t_have opj_decompress; then
+    t_ok bad-input/tiles-2^32-1-clamped "encoded (opj_decompress missing: not decoded)"
+elif opj_decompress -i "$W/out/hugetiles.j2c" -o "$W/hugetiles.ppm" > "$W/hugetiles.log" 2>&1; then
+    t_ok bad-input/tiles-2^32-1-clamped "encoded as one tile, OpenJPEG decodes it"
+else
+    t_fail bad-input/tiles-2^32-1-clamped "OpenJPEG cannot decode it: $(grep -m1 ERROR "$W/hugetiles.log")"
+fi
+rm -f "$W/out/hugetiles.j2c" "$W/hugetiles.ppm"
 
 # ---- backend cuda: works (CUDA build with a GPU) or is refused cleanly ------------------------------
 out=$("$J2KC" -i "$I/ok8.ppm" -o "$W/out/cuda.j2c" --backend cuda 2>&1); rc=$?
@@ -152,6 +180,66 @@ else
     t_fail bad-input/existing-output-kept-on-encode-error "exit $rc; the existing output was changed or removed"
 fi
 
+# ---- output targets that are not regular files (out_write, tools/outfile.c) -------------------------
+# A device node, FIFO or symbolic link named by -o is written, never replaced by a regular file;
+# regular files are replaced atomically with the umask's mode (a new one) or their own mode.
+O="$W/outtargets"
+mkdir -p "$O"
+ftype() { stat -c %F "$1" 2>/dev/null; }
+ok_out() {   # ok_out NAME: the last j2kc run must have exited 0
+    if [ "$1" != 0 ]; then t_fail "bad-input/$2" "j2kc exit $1: $(head -c 200 "$O/err" | tr '\n' ' ')"; return 1; fi
+}
+# a private /dev/null (the real one is never at risk), where device nodes may be made and used
+if mknod "$O/null" c 1 3 2>/dev/null && ( : > "$O/null" ) 2>/dev/null; then
+    "$J2KC" -q -i "$I/ok8.ppm" -o "$O/null" 2>"$O/err"; rc=$?
+    ln -s null "$O/null-link"
+    "$J2KC" -q -i "$I/ok8.ppm" -o "$O/null-link" 2>>"$O/err"; rc2=$?
+    if ok_out $rc output-char-device && ok_out $rc2 output-char-device; then
+        if [ "$(ftype "$O/null")" = "character special file" ] && [ -L "$O/null-link" ] &&
+           [ "$(ftype "$O/null-link")" = "symbolic link" ]; then
+            t_ok bad-input/output-char-device "device node and a link to it written, still a device and a link"
+        else
+            t_fail bad-input/output-char-device "replaced: null is '$(ftype "$O/null")', null-link is '$(ftype "$O/null-link")'"
+        fi
+    fi
+else
+    t_skip bad-input/output-char-device "mknod not permitted here, or device nodes unusable on this filesystem (nodev)"
+fi
+mkfifo "$O/fifo"
+# the reader gives up after 20 s: if j2kc replaced the FIFO instead of opening it, nothing
+# else would ever open the FIFO it waits on
+timeout 20 cat "$O/fifo" > "$O/fifo-got" &
+reader=$!
+timeout 20 "$J2KC" -q -i "$I/ok8.ppm" -o "$O/fifo" 2>"$O/err"; rc=$?
+wait $reader
+if ok_out $rc output-fifo; then
+    if [ "$(ftype "$O/fifo")" != fifo ]; then t_fail bad-input/output-fifo "the FIFO was replaced by a $(ftype "$O/fifo")"
+    elif [ "$(head -c 2 "$O/fifo-got" | od -An -tx1 | tr -d ' ')" != ff4f ]; then
+        t_fail bad-input/output-fifo "the reader got $(stat -c %s "$O/fifo-got") bytes, no codestream"
+    else t_ok bad-input/output-fifo "the reader got $(stat -c %s "$O/fifo-got") bytes; still a FIFO"; fi
+fi
+echo old > "$O/target"; chmod 640 "$O/target"; ln -s target "$O/link"
+"$J2KC" -q -i "$I/ok8.ppm" -o "$O/link" 2>"$O/err"; rc=$?
+if ok_out $rc output-symlink-to-file; then
+    if [ ! -L "$O/link" ]; then t_fail bad-input/output-symlink-to-file "the link was replaced by a $(ftype "$O/link")"
+    elif [ "$(head -c 2 "$O/target" | od -An -tx1 | tr -d ' ')" != ff4f ]; then t_fail bad-input/output-symlink-to-file "the target was not written"
+    elif [ "$(stat -c %a "$O/target")" != 640 ]; then t_fail bad-input/output-symlink-to-file "target mode $(stat -c %a "$O/target"), 640 kept expected"
+    elif ls "$O" | grep -q tmp; then t_fail bad-input/output-symlink-to-file "temporary file left: $(ls "$O" | tr '\n' ' ')"
+    else t_ok bad-input/output-symlink-to-file "link kept, target rewritten, mode 640 kept"; fi
+fi
+for m in 022 077 002; do
+    want=$(printf '%o' $((0666 & ~0$m)))
+    (umask $m; "$J2KC" -q -i "$I/ok8.ppm" -o "$O/new-$m.j2c" 2>"$O/err"); rc=$?
+    ok_out $rc "output-mode-umask-$m" || continue
+    got=$(stat -c %a "$O/new-$m.j2c")
+    if [ "$got" = "$want" ]; then t_ok "bad-input/output-mode-umask-$m" "mode $got"
+    else t_fail "bad-input/output-mode-umask-$m" "mode $got, $want expected"; fi
+done
+out=$("$J2KC" -q -i "$I/ok8.ppm" -o "$O" 2>&1); rc=$?
+if [ $rc != 0 ] && ! t_crashed $rc && echo "$out" | grep -q directory && [ -d "$O" ]; then
+    t_ok bad-input/output-is-directory "exit $rc: $out"
+else t_fail bad-input/output-is-directory "exit $rc: $out"; fi
+
 # ---- the checker on hostile files: never a crash ---------------------------------------------------
 CHECK="$BUILD/bin/j2kc-check"
 if [ -x "$CHECK" ]; then
@@ -173,6 +261,36 @@ if [ -x "$CHECK" ]; then
         done
     fi
     if [ $bad = 0 ]; then t_ok bad-input/checker-hostile-files; else t_fail bad-input/checker-hostile-files "see above"; fi
+
+    # fuzzing reproducers (tests/data/repro, README.md there): each must be reported with its
+    # rule, exit 1, without a crash or a sanitizer report (the sanitizer build runs this too)
+    RP="$TESTS_DIR/data/repro"
+    checker_repro() {   # checker_repro NAME FILE RULE [ARGS...]
+        local name=$1 file=$2 rule=$3 out rc; shift 3
+        out=$("$CHECK" "$@" "$file" 2>&1); rc=$?
+        if t_crashed $rc; then t_fail "bad-input/$name" "j2kc-check crashed (exit $rc): $(echo "$out" | grep -m2 -E 'ERROR|runtime error|Sanitizer')"
+        elif echo "$out" | grep -q -E 'AddressSanitizer|runtime error|LeakSanitizer'; then
+            t_fail "bad-input/$name" "sanitizer report: $(echo "$out" | grep -m1 -E 'Sanitizer|runtime error')"
+        elif [ $rc != 1 ]; then t_fail "bad-input/$name" "exit $rc, 1 expected"
+        elif ! echo "$out" | grep -q ": $rule: "; then t_fail "bad-input/$name" "$rule not reported: $(echo "$out" | head -2 | tr '\n' ' ')"
+        else t_ok "bad-input/$name" "$(echo "$out" | grep -m1 ": $rule: " | sed 's/^[^:]*: //')"; fi
+    }
+    checker_repro checker-xrsiz0-imf-fps     "$RP/check_xrsiz0_fpe.j2c"         SIZ.XRsiz --fps 24
+    checker_repro checker-xrsiz0-imf-fuzz    "$RP/check_xrsiz0_fpe_fuzz.j2c"    SIZ.XRsiz --fps 24
+    checker_repro checker-coc-short-at-eof   "$RP/check_coc_overread.j2c"       COC.length
+    checker_repro checker-coc-short-csiz300  "$RP/check_coc_overread_csiz300.j2c" COC.length
+    checker_repro checker-qcc-short-at-eof   "$RP/check_qcc_overread.j2c"       QCC.length
+    if t_have xz; then
+        xz -dc "$RP/check_coc_overread_cli.j2c.xz" > "$W/coc_cli.j2c"
+        checker_repro checker-coc-short-1mb  "$W/coc_cli.j2c"                   COC.length
+    else
+        t_skip bad-input/checker-coc-short-1mb "xz missing (Debian xz-utils)"
+    fi
+    # --fps: decimals beyond the limit are refused (they overflowed an int), large ones still judge
+    out=$("$CHECK" --fps 1.0e10 "$RP/dci2k_small.j2c" 2>&1); rc=$?
+    if [ $rc = 2 ] && echo "$out" | grep -q "bad --fps"; then t_ok bad-input/checker-fps-1e10 "$out"
+    else t_fail bad-input/checker-fps-1e10 "exit $rc, 2 expected: $(echo "$out" | head -2 | tr '\n' ' ')"; fi
+    checker_repro checker-fps-1e6-decimal "$RP/dci2k_small.j2c" DCI.frame_size --fps 1000000.0
 fi
 
 [ "$T_FAILED" = 0 ]

@@ -172,14 +172,18 @@ static int parse_spcod(Ctx *x, const char *what, const uint8_t *p, uint32_t avai
     return 0;
 }
 
-static int comp_index(const CsStream *cs, const uint8_t *p, int *c)
+/* Ccoc / Cqcc (Tables A.14, A.26): one byte when Csiz < 257, two bytes otherwise. The segment
+ * must hold the index and at least `after` more bytes: checked before anything is read, since
+ * p[0..1] (the length) is all the caller has verified. Returns the index size, or 0 when the
+ * segment is too short. */
+static uint32_t comp_index(const CsStream *cs, const uint8_t *p, uint32_t len, uint32_t after,
+                           int *c)
 {
-    if (cs->csiz < 257) {
-        *c = p[0];
-        return 1;
-    }
-    *c = (int)rd16(p);
-    return 2;
+    uint32_t n = cs->csiz < 257 ? 1 : 2;
+    if (len < 2 + n + after)
+        return 0;
+    *c = n == 1 ? p[2] : (int)rd16(p + 2);
+    return n;
 }
 
 static void parse_cod(Ctx *x, const uint8_t *p, uint32_t len, CsCodStyle *st, int main_hdr)
@@ -214,8 +218,8 @@ static void parse_coc(Ctx *x, const uint8_t *p, uint32_t len, CsCodStyle *coc_ta
 {
     CsStream *cs = x->cs;
     int c;
-    uint32_t n = (uint32_t)comp_index(cs, p + 2, &c);
-    if (len < 2 + n + 1 + 5) {
+    uint32_t n = comp_index(cs, p, len, 1 + 5, &c);
+    if (!n) {
         fail(x, "COC.length", "Lcoc = %u too short", len);
         return;
     }
@@ -259,8 +263,8 @@ static void parse_qcc(Ctx *x, const uint8_t *p, uint32_t len, CsQuant *qcc_tab)
 {
     CsStream *cs = x->cs;
     int c;
-    uint32_t n = (uint32_t)comp_index(cs, p + 2, &c);
-    if (len < 2 + n + 1) {
+    uint32_t n = comp_index(cs, p, len, 1, &c);
+    if (!n) {
         fail(x, "QCC.length", "Lqcc = %u too short", len);
         return;
     }

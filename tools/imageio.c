@@ -183,12 +183,17 @@ static int read_pnm(const char *path, const uint8_t *b, size_t n, Image *img, ch
         img_free(img);
         return seterr(err, errlen, "%s: out of memory", path);
     }
+    /* netpbm: every sample is at most maxval. One above it cannot be coded at the depth that
+     * maxval gives (the library would clamp it), so the file is refused, as read_raw does. */
     const uint8_t *s = b + p;
     for (uint32_t y = 0; y < h; y++)
         for (uint32_t x = 0; x < w; x++)
             for (int c = 0; c < nc; c++) {
                 int32_t v = bps == 1 ? s[0] : (s[0] << 8 | s[1]);
                 s += bps;
+                if ((uint64_t)v > maxval)
+                    return seterr(err, errlen, "%s: sample %d at (%u,%u) is above maxval %llu", path, (int)v, x, y,
+                                  (unsigned long long)maxval);
                 img_set(img, c, x, y, v);
             }
     return 0;
@@ -272,11 +277,22 @@ static int read_pgx1(const char *path, Image *img, int c, char *err, size_t errl
         seterr(err, errlen, "%s: out of memory", path);
         goto done;
     }
+    /* Samples are stored in bps bytes, two's complement when signed; one outside the declared
+     * depth cannot be coded at that depth (the library would clamp it): refused, as in read_raw. */
+    const int32_t lo = sgn ? -(1 << (depth - 1)) : 0;
+    const int32_t hi = sgn ? (1 << (depth - 1)) - 1 : (1 << depth) - 1;
     const uint8_t *s = b + p;
     for (uint32_t y = 0; y < h; y++)
         for (uint32_t x = 0; x < w; x++) {
             int32_t v = bps == 1 ? s[0] : big ? (s[0] << 8 | s[1]) : (s[1] << 8 | s[0]);
             s += bps;
+            if (sgn && v >= 1 << (8 * bps - 1))
+                v -= 1 << (8 * bps);
+            if (v < lo || v > hi) {
+                seterr(err, errlen, "%s: sample %d at (%u,%u) is outside the %s %d-bit range %d..%d", path,
+                       (int)v, x, y, sgn ? "signed" : "unsigned", (int)depth, (int)lo, (int)hi);
+                goto done;
+            }
             img_set(img, c, x, y, v);
         }
     ret = 0;
@@ -449,6 +465,13 @@ static int read_raw(const char *path, const RawFormat *rf, Image *img, char *err
         free(b);
         return seterr(err, errlen, "%s: truncated raw frame: %zu bytes, %llu needed for %ux%u", path, n,
                       (unsigned long long)need, rf->width, rf->height);
+    }
+    /* one frame exactly: more bytes mean a wrong size or format, or several frames, of which
+     * only the first would be coded */
+    if (n > need) {
+        free(b);
+        return seterr(err, errlen, "%s: %zu bytes, but one %ux%u frame is %llu (raw input must hold exactly one frame)",
+                      path, n, rf->width, rf->height, (unsigned long long)need);
     }
     memset(img, 0, sizeof(*img));
     img->desc.nb_comps = rf->nb_comps;

@@ -6,8 +6,8 @@
  * Input: PNM (P5/P6, up to 16 bits), PGX (name_0.pgx + name_1.pgx... as components), raw
  * frames (--raw WxH:FMT). Every coding option is passed to j2kc_params_set() as text; the
  * library validates them all and explains refusals through the log callback. The output is
- * written to a temporary file in the output's directory and renamed, so a failed run never
- * leaves a partial file behind.
+ * written by out_write (outfile.h): a regular file through a temporary file and a rename, so a
+ * failed run never leaves a partial file behind; a device or FIFO in place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "imageio.h"
+#include "outfile.h"
 #include "j2kcuda.h"
 
 typedef struct Cli {
@@ -83,41 +84,6 @@ static const struct { const char *opt, *key; } flag_opts[] = {
     { "--sop", "sop" },           { "--eph", "eph" },         { "--tlm", "tlm" },
     { "--plt", "plt" },
 };
-
-static int write_atomic(const char *path, const uint8_t *data, size_t size)
-{
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return -ENOMEM;
-    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return -e;
-    }
-    int err = 0;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            err = errno;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (close(fd) && !err)
-        err = errno;
-    if (!err && rename(tmp, path))
-        err = errno;
-    if (err)
-        unlink(tmp);
-    free(tmp);
-    return -err;
-}
 
 int main(int argc, char **argv)
 {
@@ -338,10 +304,11 @@ int main(int argc, char **argv)
         received++;
     }
     double t2 = now_s();
-    int werr = write_atomic(out, first, first_size);
+    char werr[512];
+    int wret = out_write(out, first, first_size, werr, sizeof(werr));
     free(first);
-    if (werr) {
-        fprintf(stderr, "j2kc: %s: %s\n", out, strerror(-werr));
+    if (wret) {
+        fprintf(stderr, "j2kc: %s\n", werr);
         goto done;
     }
     if (!cli.quiet) {

@@ -9,6 +9,7 @@
  * Exit status: 0 clean, 1 a violation in some file, 2 usage or I/O error.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,10 +272,16 @@ static void check_dci(Checker *k, const CsStream *cs, int p)
 static const int imf_msamples[12] = { 0, 65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400 };
 static const int imf_max_sub[12] = { 15, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 
+/* Samples of component c (B.2: ceil(Xsiz / XRsiz) - ceil(XOsiz / XRsiz), same vertically).
+ * XRsiz / YRsiz = 0 is a SIZ violation csparse has reported already; such a component has no
+ * defined size and counts as 0 samples here rather than dividing by zero. */
 static uint64_t comp_samples(const CsStream *cs, int c)
 {
-    uint64_t w = (cs->xsiz + cs->xrsiz[c] - 1) / cs->xrsiz[c] - (cs->xosiz + cs->xrsiz[c] - 1) / cs->xrsiz[c];
-    uint64_t h = (cs->ysiz + cs->yrsiz[c] - 1) / cs->yrsiz[c] - (cs->yosiz + cs->yrsiz[c] - 1) / cs->yrsiz[c];
+    uint64_t dx = cs->xrsiz[c], dy = cs->yrsiz[c];
+    if (!dx || !dy)
+        return 0;
+    uint64_t w = (cs->xsiz + dx - 1) / dx - (cs->xosiz + dx - 1) / dx;
+    uint64_t h = (cs->ysiz + dy - 1) / dy - (cs->yosiz + dy - 1) / dy;
     return w * h;
 }
 
@@ -540,6 +547,11 @@ static int check_file(Checker *k, const char *path, int forced)
         fprintf(stderr, "j2kc-check: %s: read error\n", path);
         return -1;
     }
+    /* Exactly the file's bytes: a parser read past its end then lands outside the allocation,
+     * where AddressSanitizer sees it, instead of in the unused rest of the read buffer. */
+    uint8_t *exact = realloc(buf, size ? size : 1);
+    if (exact)
+        buf = exact;
     k->file = path;
     int before = k->nb_viol;
     CsStream cs;
@@ -573,26 +585,35 @@ static int check_file(Checker *k, const char *path, int forced)
     return k->nb_viol != before;
 }
 
+/* Largest frame rate --fps accepts: far above any real one, and small enough that every
+ * rate computed from it (num * 1000 for decimals, bytes per frame) stays in range. */
+#define MAX_FPS 1000000
+
+/* --fps N, N/D or a decimal (23.976: kept to 1/1000 as num/1000). */
 static int parse_fps(const char *s, int *num, int *den)
 {
     char *end;
     long n = strtol(s, &end, 10), d = 1;
-    if (end == s || n <= 0 || n > 1000000)
+    if (end == s || n < 0 || n > MAX_FPS)
         return -1;
     if (*end == '/') {
         const char *s2 = end + 1;
         d = strtol(s2, &end, 10);
-        if (end == s2 || d <= 0 || d > 1000000)
+        if (end == s2 || d <= 0 || d > MAX_FPS)
             return -1;
     } else if (*end == '.') {
         double v = strtod(s, &end);
-        if (*end || v <= 0)
+        /* the bound comes before the conversion: (int) of an out-of-range double is UB */
+        if (*end || !(v > 0 && v <= MAX_FPS))
             return -1;
-        *num = (int)(v * 1000 + 0.5);
+        long milli = lround(v * 1000);
+        if (milli < 1)
+            return -1;
+        *num = (int)milli;
         *den = 1000;
         return 0;
     }
-    if (*end)
+    if (*end || n == 0)
         return -1;
     *num = (int)n;
     *den = (int)d;

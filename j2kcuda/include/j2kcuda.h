@@ -83,7 +83,8 @@ void j2kc_params_free(J2kcParams **p);
  * Keys (see j2kc_params_help() for the full list with defaults):
  *   profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r
  *   fps         frame rate (rational "24", "24000/1001") for profile rules and "bitrate"
- *   bytes       exact byte budget per frame (never exceeded, markers included)
+ *   bytes       exact byte budget per frame (never exceeded, markers included; with format=jp2
+ *               the budget is the file's, JP2 boxes included; likewise bitrate and layer_bytes)
  *   bitrate     Mbit/s; with fps gives "bytes"
  *   comp_bytes  byte budget per component (tile-parts of one component, headers included)
  *   quality     target PSNR in dB (rate control stops when reached); "slope" sets a raw threshold
@@ -134,7 +135,7 @@ typedef struct J2kcImageDesc {
     uint32_t width, height;            /**< image size on the reference grid (Xsiz-XOsiz, Ysiz-YOsiz) */
     uint32_t x0, y0;                   /**< image offset on the reference grid (XOsiz, YOsiz) */
     int      depth[J2KC_MAX_COMPS];    /**< bits per sample, 1..16, unsigned or signed (profiles restrict it) */
-    int      is_signed[J2KC_MAX_COMPS];
+    int      is_signed[J2KC_MAX_COMPS]; /**< 0: unsigned, 1: signed samples; other values are refused */
     int      dx[J2KC_MAX_COMPS];       /**< horizontal subsampling (XRsiz), 1..255 */
     int      dy[J2KC_MAX_COMPS];       /**< vertical subsampling (YRsiz), 1..255 */
 } J2kcImageDesc;

@@ -38,18 +38,22 @@ static uint32_t enum_cs(const J2kiCodingParams *cp)
     }
 }
 
-static uint32_t jp2h_len(const J2kiPlan *plan)
+static uint32_t jp2h_len(const J2kcImageDesc *img)
 {
-    const J2kcImageDesc *img = &plan->cp->img;
     /* jp2h header 8, ihdr 22, bpcc 8 + Csiz when depths differ, colr 15 (enumerated) */
     return 8 + 22 + (same_depth(img) ? 0 : 8 + (uint32_t)img->nb_comps) + 15;
 }
 
+size_t j2ki_jp2_boxes_size(const J2kcImageDesc *img, uint64_t cs_len)
+{
+    /* signature 12, ftyp 20, jp2h, jp2c header 8, or 16 with the XLBox of a codestream whose
+     * box would not fit LBox's 32 bits (I.4) */
+    return 12 + 20 + jp2h_len(img) + (cs_len + 8 <= UINT32_MAX ? 8 : 16);
+}
+
 size_t j2ki_jp2_overhead(const J2kiPlan *plan)
 {
-    /* signature 12, ftyp 20, jp2h, jp2c header 8 (exact below 4 GiB of codestream; past it
-     * the jp2c box needs 8 more bytes of XLBox) */
-    return 12 + 20 + jp2h_len(plan) + 8;
+    return j2ki_jp2_boxes_size(&plan->cp->img, 0);
 }
 
 int64_t j2ki_jp2_write(const J2kiPlan *plan, const uint8_t *cs, size_t cs_len, uint8_t *out, size_t cap)
@@ -69,7 +73,7 @@ int64_t j2ki_jp2_write(const J2kiPlan *plan, const uint8_t *cs, size_t cs_len, u
     j2ki_put32(&b, 0);
     j2ki_put32(&b, BRAND_JP2);
     /* I.5.3 JP2 header */
-    j2ki_put32(&b, jp2h_len(plan));
+    j2ki_put32(&b, jp2h_len(img));
     j2ki_put32(&b, BOX_JP2H);
     /* ihdr: HEIGHT(32) WIDTH(32) NC(16) BPC(8) C(8) = 7 UnkC(8) = 0 IPR(8) = 0 */
     j2ki_put32(&b, 22);

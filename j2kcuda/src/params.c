@@ -15,6 +15,7 @@
 #include "j2ki.h"
 #include "params.h"
 #include "quant.h"
+#include "t2.h"
 
 /* Keys in the order of their bit in J2kcParams.set_mask. */
 static const char *const key_names[J2KI_KEY_NB] = {
@@ -27,7 +28,7 @@ static const char help_text[] =
     "j2kcuda parameters (j2kc_params_set key value):\n"
     "  profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r [none]\n"
     "  fps         frame rate, N or N/D (profiles, bitrate) [unset]\n"
-    "  bytes       exact byte budget per frame, markers included [none]\n"
+    "  bytes       exact byte budget per frame, markers (and JP2 boxes) included, 1..2^53 [none]\n"
     "  bitrate     Mbit/s; needs fps; gives bytes = floor(bitrate*1e6/8/fps) [none]\n"
     "  comp_bytes  byte budget per component's tile-parts (needs tile_parts=C) [none]\n"
     "  quality     target PSNR in dB [none]\n"
@@ -143,6 +144,15 @@ int j2ki_params_is_set(const J2kcParams *p, int key)
 
 /* ---- value parsers: each returns 0 or J2KC_ERR_INVAL ---- */
 
+uint64_t j2ki_rate_bytes(double mbps, int fps_num, int fps_den)
+{
+    double b = floor(mbps * 1e6 / 8.0 * fps_den / fps_num);
+    /* compared as doubles before the conversion: an out-of-range one is undefined (C11 6.3.1.4) */
+    if (!(b <= (double)J2KI_MAX_BUDGET_BYTES))
+        return UINT64_MAX;
+    return b > 0 ? (uint64_t)b : 0;
+}
+
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
@@ -154,14 +164,15 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* A byte budget: 1..J2KI_MAX_BUDGET_BYTES. */
+static int parse_budget(const char *s, uint64_t *out)
 {
     char *end;
     errno = 0;
     if (*s == '-')
         return J2KC_ERR_INVAL;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end)
+    if (errno || end == s || *end || !v || v > J2KI_MAX_BUDGET_BYTES)
         return J2KC_ERR_INVAL;
     *out = v;
     return 0;
@@ -367,7 +378,7 @@ static int parse_layer_bytes(const char *s, J2kiCodingParams *cp)
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         uint64_t v;
-        if (n >= J2KI_MAX_LAYERS || parse_u64(tok, &v) < 0 || !v || (n && v < cp->layer_bytes[n - 1]))
+        if (n >= J2KI_MAX_LAYERS || parse_budget(tok, &v) < 0 || (n && v < cp->layer_bytes[n - 1]))
             return J2KC_ERR_INVAL;
         cp->layer_bytes[n++] = v;
     }
@@ -380,7 +391,7 @@ static int parse_layer_bytes(const char *s, J2kiCodingParams *cp)
 int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
 {
     J2kiLog log;
-    J2kiCodingParams *cp;
+    J2kiCodingParams *cp, saved;
     long v;
     int b, ret = J2KC_ERR_INVAL, k;
 
@@ -396,18 +407,17 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         return J2KC_ERR_INVAL;
     }
 
+    /* Parsers of list values (cblk, prec, poc, layer_bytes) write as they go; a rejected value
+     * must leave the set as it was, so the whole set is restored on failure. */
+    memcpy(&saved, cp, sizeof(saved));
     switch (k) {
     case J2KI_KEY_PROFILE:   ret = parse_profile(value, &cp->profile); break;
     case J2KI_KEY_FPS:       ret = parse_fps(value, &cp->fps_num, &cp->fps_den); break;
-    case J2KI_KEY_BYTES:     ret = parse_u64(value, &cp->frame_bytes);
-                             if (!ret && !cp->frame_bytes) ret = J2KC_ERR_INVAL;
-                             break;
+    case J2KI_KEY_BYTES:     ret = parse_budget(value, &cp->frame_bytes); break;
     case J2KI_KEY_BITRATE:   ret = parse_double(value, &cp->bitrate_mbps);
                              if (!ret && cp->bitrate_mbps <= 0) ret = J2KC_ERR_INVAL;
                              break;
-    case J2KI_KEY_COMP_BYTES:ret = parse_u64(value, &cp->comp_bytes);
-                             if (!ret && !cp->comp_bytes) ret = J2KC_ERR_INVAL;
-                             break;
+    case J2KI_KEY_COMP_BYTES:ret = parse_budget(value, &cp->comp_bytes); break;
     case J2KI_KEY_QUALITY:   ret = parse_double(value, &cp->psnr);
                              if (!ret && (cp->psnr <= 0 || cp->psnr > 200)) ret = J2KC_ERR_INVAL;
                              break;
@@ -508,6 +518,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         break;
     }
     if (ret < 0) {
+        memcpy(cp, &saved, sizeof(saved));
         j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter '%s'", value, key);
         return ret;
     }
@@ -536,6 +547,9 @@ static int image_check(const J2kcImageDesc *img, const J2kiLog *log)
             FAIL(J2KC_ERR_UNSUPPORTED, "component %d: depth %d: 1 to 16 bits are supported", c, d);
         if (img->dx[c] < 1 || img->dx[c] > 255 || img->dy[c] < 1 || img->dy[c] > 255)
             FAIL(J2KC_ERR_INVAL, "component %d: subsampling %dx%d outside 1..255", c, img->dx[c], img->dy[c]);
+        /* a flag, written as Ssiz bit 7 (A.5.1): any other value is a caller's mistake */
+        if (img->is_signed[c] != 0 && img->is_signed[c] != 1)
+            FAIL(J2KC_ERR_INVAL, "component %d: is_signed = %d (0 or 1)", c, img->is_signed[c]);
     }
     return 0;
 }
@@ -547,7 +561,7 @@ static int max_useful_levels(const J2kiCodingParams *cp)
     uint32_t h = cp->tile_h ? cp->tile_h : cp->img.height;
     uint32_t m = w < h ? w : h;
     int l = 0;
-    while (l < J2KI_MAX_LEVELS && (m >> (l + 1)) >= 1)
+    while (l < J2KI_MAX_LEVELS && (m >> l) >= 2)   /* m >> (l + 1) >= 1, without a shift by 32 */
         l++;
     return l;
 }
@@ -587,7 +601,10 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     if (cp->bitrate_mbps > 0) {
         if (!cp->fps_num)
             FAIL(J2KC_ERR_INVAL, "bitrate needs fps (bytes per frame = bitrate / fps)");
-        uint64_t b = (uint64_t)floor(cp->bitrate_mbps * 1e6 / 8.0 * cp->fps_den / cp->fps_num);
+        uint64_t b = j2ki_rate_bytes(cp->bitrate_mbps, cp->fps_num, cp->fps_den);
+        if (b > J2KI_MAX_BUDGET_BYTES)
+            FAIL(J2KC_ERR_INVAL, "bitrate %g Mbit/s at %d/%d fps is more than 2^53 bytes per frame",
+                 cp->bitrate_mbps, cp->fps_num, cp->fps_den);
         if (!b)
             FAIL(J2KC_ERR_BUFSIZE, "bitrate %g Mbit/s at %d/%d fps is less than one byte per frame",
                  cp->bitrate_mbps, cp->fps_num, cp->fps_den);
@@ -621,6 +638,19 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
                 FAIL(J2KC_ERR_INVAL, "mct=1 needs components 0-2 of the same depth and signedness; component %d is %d-bit, component 0 %d-bit",
                      c, cp->img.depth[c], cp->img.depth[0]);
         }
+    }
+
+    /* A tile larger than the image reference grid right of / below the tile origin is clamped
+     * to it: the tile grid is the same (one tile in that direction, B.3), and XTsiz / YTsiz
+     * then stay within what decoders handle (OpenJPEG's tile count wraps when XTsiz reaches
+     * 2^32 - 1, and it refuses the stream as having billions of tiles). */
+    if (cp->tile_w && cp->tile_x0 <= cp->img.x0 && cp->tile_y0 <= cp->img.y0) {
+        uint32_t span_w = cp->img.x0 + cp->img.width - cp->tile_x0;
+        uint32_t span_h = cp->img.y0 + cp->img.height - cp->tile_y0;
+        if (cp->tile_w > span_w)
+            cp->tile_w = span_w;
+        if (cp->tile_h > span_h)
+            cp->tile_h = span_h;
     }
 
     /* levels: clamp the default to what the size allows; an explicit value is honoured (empty
@@ -669,6 +699,19 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         cp->rc_mode = J2KI_RC_SLOPE;
     } else {
         cp->rc_mode = J2KI_RC_NONE;
+    }
+    /* format=jp2: the budgets bound the file, so the JP2 boxes around the codestream (Annex I)
+     * come out of them and the codestream is coded to the rest */
+    if (cp->jp2 && cp->rc_mode == J2KI_RC_BYTES) {
+        uint64_t boxes = j2ki_jp2_boxes_size(&cp->img, cp->frame_bytes);
+        for (int l = 0; l < cp->nb_layers; l++) {
+            if (cp->layer_bytes[l] <= boxes)
+                FAIL(J2KC_ERR_BUFSIZE, "byte budget %llu%s does not cover the %llu bytes of JP2 boxes",
+                     (unsigned long long)cp->layer_bytes[l], l < cp->nb_layers - 1 ? " (a layer's)" : "",
+                     (unsigned long long)boxes);
+            cp->layer_bytes[l] -= boxes;
+        }
+        cp->frame_bytes -= boxes;
     }
     if (cp->comp_bytes && cp->tp_split != J2KI_TP_COMP)
         FAIL(J2KC_ERR_INVAL, "comp_bytes needs tile_parts=C (a component's bytes are its tile-parts)");

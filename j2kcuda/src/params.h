@@ -36,6 +36,16 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
  *  non-conforming images, each with a message naming the rule. */
 int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *log);
 
+/* Largest byte budget accepted (bytes, comp_bytes, layer_bytes, or one derived from bitrate):
+ * 2^53, the largest range in which a double holds every integer, so budgets go through the
+ * rate control's double arithmetic (layer spacing, bytes per frame) exactly and never out of
+ * uint64_t's range. It is far above any codestream the encoder can produce. */
+#define J2KI_MAX_BUDGET_BYTES (UINT64_C(1) << 53)
+
+/** floor(mbps * 1e6 / 8 / fps) bytes per frame; UINT64_MAX when that exceeds the largest
+ *  budget accepted (2^53), so that no conversion goes out of range. */
+uint64_t j2ki_rate_bytes(double mbps, int fps_num, int fps_den);
+
 /** IMF lossless: sets (or checks) the levels in Rsiz from the coded size (profile.c). */
 int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log);
 

@@ -10,6 +10,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/sysinfo.h>
+#endif
 
 #include "plan.h"
 #include "quant.h"
@@ -112,14 +115,11 @@ static uint64_t prec_grid_pos(uint32_t t0, uint32_t r0, int log2_prec, int sub, 
     return ((uint64_t)sub << shift) * (m << log2_prec);
 }
 
-static void build_res(Builder *b, J2kiTile *tile, J2kiTileComp *tc, int r, J2kiBand *bands_out)
+/* Resolution r of a tile-component: B-14, its precinct partition (B.6) and the code-block
+ * size inside it (B-17, B-18). Shared by the builder and j2ki_plan_min_size. */
+static void res_geometry(const J2kiCodingParams *cp, const J2kiTileComp *tc, int r, J2kiRes *res)
 {
-    const J2kiCodingParams *cp = b->cp;
-    J2kiPlan *pl = b->pl;
-    int nl = cp->nb_levels;
-    J2kiRes *res = &tc->res[r];
-    int shift = nl - r;
-    int depth = cp->img.depth[tc->comp];
+    int shift = cp->nb_levels - r;
 
     res->r = r;
     res->x0 = (uint32_t)cdiv2(tc->x0, shift);
@@ -138,6 +138,17 @@ static void build_res(Builder *b, J2kiTile *tile, J2kiTileComp *tc, int r, J2kiB
         res->nb_prec_w = res->nb_prec_h = 0;
     }
     res->nb_bands = r ? 3 : 1;
+}
+
+static void build_res(Builder *b, J2kiTile *tile, J2kiTileComp *tc, int r, J2kiBand *bands_out)
+{
+    const J2kiCodingParams *cp = b->cp;
+    J2kiPlan *pl = b->pl;
+    int nl = cp->nb_levels;
+    J2kiRes *res = &tc->res[r];
+    int depth = cp->img.depth[tc->comp];
+
+    res_geometry(cp, tc, r, res);
     res->first_band = (uint32_t)b->nb_bands;
 
     /* sub-bands (B-15) and their code-blocks (B.7) */
@@ -350,6 +361,108 @@ static void build(Builder *b)
     pl->nb_samples = (size_t)samples;
 }
 
+/* Tile t's area on the reference grid (B-7..B-10). */
+static void tile_rect(const J2kiCodingParams *cp, const J2kiPlan *pl, uint32_t t, uint32_t r[4])
+{
+    uint32_t xsiz = cp->img.x0 + cp->img.width, ysiz = cp->img.y0 + cp->img.height;
+    uint64_t tx0 = (uint64_t)cp->tile_x0 + (uint64_t)(t % pl->nb_tiles_w) * pl->tile_w;
+    uint64_t ty0 = (uint64_t)cp->tile_y0 + (uint64_t)(t / pl->nb_tiles_w) * pl->tile_h;
+    uint64_t tx1 = tx0 + pl->tile_w < xsiz ? tx0 + pl->tile_w : xsiz;
+    uint64_t ty1 = ty0 + pl->tile_h < ysiz ? ty0 + pl->tile_h : ysiz;
+    r[0] = (uint32_t)(tx0 > cp->img.x0 ? tx0 : cp->img.x0);
+    r[1] = (uint32_t)(ty0 > cp->img.y0 ? ty0 : cp->img.y0);
+    r[2] = (uint32_t)tx1;
+    r[3] = (uint32_t)ty1;
+}
+
+/*
+ * A lower bound of the workspace the builder will ask for, in closed form per sub-band: every
+ * code-block's J2kiCblk, pass and layer tables and data buffer (j2ki_cblk_data_cap summed over
+ * a band is at least area * (M_b + 1) / 4 - 1 per code-block, plus the per-block constant),
+ * every precinct's J2kiPrec and every band's J2kiBand. Tag trees and packet-order tables are
+ * left out, so the bound never exceeds the true size. It costs O(tiles x components x
+ * resolutions), where the builder's dry run walks every code-block and precinct: a plan of
+ * billions of 1x1 code-blocks is refused in milliseconds instead of minutes.
+ */
+uint64_t j2ki_plan_min_size(const J2kiCodingParams *cp, const J2kiPlan *pl)
+{
+    int nl = cp->nb_levels, nb_comps = cp->img.nb_comps;
+    /* per component and band (they do not depend on the tile): magnitude bits and the bytes
+     * a code-block takes besides the area-proportional part of its data buffer */
+    int mag_bits[J2KC_MAX_COMPS][J2KI_MAX_BANDS];
+    uint64_t per_cblk[J2KC_MAX_COMPS][J2KI_MAX_BANDS];
+    for (int c = 0; c < nb_comps; c++) {
+        for (int i = 0; i < 1 + 3 * nl; i++) {
+            J2kiBand band;
+            memset(&band, 0, sizeof(band));
+            band.orient = i ? (i - 1) % 3 + 1 : 0;
+            band.level = i ? nl - (i - 1) / 3 : nl;
+            band.res = i ? (i - 1) / 3 + 1 : 0;
+            band.comp = c;
+            j2ki_quant_band_setup(&band, cp, cp->img.depth[c]);
+            int bits = band.nb_mag_bits;
+            mag_bits[c][i] = bits;
+            per_cblk[c][i] = sizeof(J2kiCblk) +
+                             (((uint64_t)j2ki_max_passes(bits) * sizeof(J2kiPass) + 7) & ~(uint64_t)7) +
+                             (((uint64_t)cp->nb_layers * sizeof(uint16_t) + 7) & ~(uint64_t)7) +
+                             15u * (uint64_t)bits + 64u - 1u;
+        }
+    }
+    uint64_t total = (uint64_t)pl->nb_tiles * sizeof(J2kiTile);
+    for (uint32_t t = 0; t < pl->nb_tiles; t++) {
+        uint32_t rect[4];
+        tile_rect(cp, pl, t, rect);
+        for (int c = 0; c < nb_comps; c++) {
+            J2kiTileComp tc;
+            tc.comp = c;
+            tc.x0 = j2ki_ceil_div(rect[0], (uint32_t)cp->img.dx[c]);
+            tc.y0 = j2ki_ceil_div(rect[1], (uint32_t)cp->img.dy[c]);
+            tc.x1 = j2ki_ceil_div(rect[2], (uint32_t)cp->img.dx[c]);
+            tc.y1 = j2ki_ceil_div(rect[3], (uint32_t)cp->img.dy[c]);
+            for (int r = 0; r <= nl; r++) {
+                J2kiRes res;
+                res_geometry(cp, &tc, r, &res);
+                total += (uint64_t)res.nb_prec_w * res.nb_prec_h * sizeof(J2kiPrec);
+                for (int k = 0; k < res.nb_bands; k++) {
+                    int orient = r ? k + 1 : 0, nb = r ? nl - r + 1 : nl, i = r ? 3 * (r - 1) + 1 + k : 0;
+                    uint64_t x0 = band_coord(tc.x0, nb, orient & 1), x1 = band_coord(tc.x1, nb, orient & 1);
+                    uint64_t y0 = band_coord(tc.y0, nb, orient >> 1), y1 = band_coord(tc.y1, nb, orient >> 1);
+                    total += sizeof(J2kiBand);
+                    if (x1 <= x0 || y1 <= y0)
+                        continue;
+                    uint64_t n = (cdiv2(x1, res.log2_cbw) - (x0 >> res.log2_cbw)) *
+                                 (cdiv2(y1, res.log2_cbh) - (y0 >> res.log2_cbh));
+                    total += n * per_cblk[c][i] + (x1 - x0) * (y1 - y0) * (uint64_t)(mag_bits[c][i] + 1) / 4;
+                }
+            }
+        }
+    }
+    return total;
+}
+
+/* Most workspace memory planned, whatever the host has: 2^40 bytes (1 TiB) holds the plan of
+ * the largest frame (2^32 samples) many times over, so only an absurd layout (billions of
+ * tiny code-blocks or precincts) reaches it. */
+#define PLAN_MAX_WORKSPACE ((uint64_t)1 << 40)
+
+/* The workspace limit on this host: PLAN_MAX_WORKSPACE, or less where the host's memory (RAM
+ * and swap) is known, since the arena is one calloc whose metadata the builder writes in full:
+ * a larger one either fails (Linux refuses an allocation above RAM + swap unless overcommit is
+ * forced) or is killed for memory while being filled. */
+static uint64_t plan_workspace_limit(void)
+{
+    uint64_t lim = PLAN_MAX_WORKSPACE;
+#ifdef __linux__
+    struct sysinfo si;
+    if (!sysinfo(&si) && si.mem_unit) {
+        uint64_t host = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+        if (host && host < lim)
+            lim = host;
+    }
+#endif
+    return lim;
+}
+
 static int check_params(const J2kiCodingParams *cp, const J2kiLog *log)
 {
     const J2kcImageDesc *img = &cp->img;
@@ -451,6 +564,16 @@ int j2ki_plan_create(J2kiPlan **out, const J2kiCodingParams *cp, const J2kiLog *
                  (unsigned long long)samples);
         ret = J2KC_ERR_UNSUPPORTED;
         goto fail;
+    }
+    {
+        uint64_t need = j2ki_plan_min_size(cp, pl), lim = plan_workspace_limit();
+        if (need > lim) {
+            j2ki_log(log, J2KC_LOG_ERROR, "plan: this layout needs at least %llu bytes of workspace, more than the "
+                     "%llu this host can give (use larger code-blocks or precincts, or fewer layers)",
+                     (unsigned long long)need, (unsigned long long)lim);
+            ret = J2KC_ERR_NOMEM;
+            goto fail;
+        }
     }
 
     memset(&b, 0, sizeof(b));

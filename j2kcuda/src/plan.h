@@ -151,6 +151,10 @@ typedef struct J2kiPlan {
  */
 int  j2ki_plan_create(J2kiPlan **out, const J2kiCodingParams *cp, const J2kiLog *log);
 void j2ki_plan_free(J2kiPlan **plan);
+/** A lower bound of the workspace (arena) bytes the plan of cp needs, given pl's tile grid
+ *  (nb_tiles*, tile_w, tile_h); j2ki_plan_create refuses a plan whose bound exceeds the host's
+ *  memory before walking its code-blocks. */
+uint64_t j2ki_plan_min_size(const J2kiCodingParams *cp, const J2kiPlan *pl);
 
 /** Upper bound of the data bytes one code-block of w x h with M_b magnitude bits can produce:
  *  2 bits per sample and bit-plane for the coded symbols, plus up to 5 bytes per terminated

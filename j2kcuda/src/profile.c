@@ -144,7 +144,9 @@ static int apply_dci(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     uint64_t max_comp  = (uint64_t)floor(200e6 * scale / 8.0 / fps);
     uint64_t req = cp->frame_bytes;
     if (cp->bitrate_mbps > 0)
-        req = (uint64_t)floor(cp->bitrate_mbps * 1e6 / 8.0 / fps);
+        req = j2ki_rate_bytes(cp->bitrate_mbps, cp->fps_num, cp->fps_den);
+    if (req > J2KI_MAX_BUDGET_BYTES)
+        FAIL(0, "%s: bitrate %g Mbit/s at %g fps is more than 2^53 bytes per frame", d->name, cp->bitrate_mbps, fps);
     if (req > max_frame)
         FAIL(0, "%s at %g fps: at most %llu bytes per frame (%g Mbit/s); %llu requested", d->name, fps,
              (unsigned long long)max_frame, 250 * scale, (unsigned long long)req);
@@ -237,7 +239,10 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
         if (c2 < cap)
             cap = c2;
     }
-    REQUIRE(LEVELS, cp->nb_levels <= cap, "%s: at most %d decomposition levels here (levels=%d)", d->name, cap, cp->nb_levels);
+    /* at least one level: the IMF profiles of Amd 8 bound NL to 1..5/6/7 (ST 2067-21 Annex I and
+     * its validators likewise), as broadcast's 1..5; levels=0 would label a non-IMF stream IMF */
+    REQUIRE(LEVELS, cp->nb_levels >= 1 && cp->nb_levels <= cap,
+            "%s: 1 to %d decomposition levels here (levels=%d)", d->name, cap, cp->nb_levels);
     if (!j2ki_params_is_set(p, J2KI_KEY_LEVELS))
         cp->nb_levels = cap;
     if ((ret = common_fixed(cp, p, log, d->name)) < 0)
@@ -264,7 +269,9 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     int smax = IMF_SMAX(ml);
     uint64_t req = cp->frame_bytes;
     if (cp->bitrate_mbps > 0)
-        req = (uint64_t)floor(cp->bitrate_mbps * 1e6 / 8.0 / fps);
+        req = j2ki_rate_bytes(cp->bitrate_mbps, cp->fps_num, cp->fps_den);
+    if (req > J2KI_MAX_BUDGET_BYTES)
+        FAIL(0, "%s: bitrate %g Mbit/s at %g fps is more than 2^53 bytes per frame", d->name, cp->bitrate_mbps, fps);
     if (!sl) {
         if (req) {
             double mbps = (double)req * 8.0 * fps / 1e6;

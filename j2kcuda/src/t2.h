@@ -31,6 +31,9 @@ int64_t j2ki_main_header_size(const J2kiPlan *plan);
 
 /** Wraps a codestream in a JP2 file (signature, ftyp, jp2h with ihdr and colr, jp2c). */
 int64_t j2ki_jp2_write(const J2kiPlan *plan, const uint8_t *cs, size_t cs_len, uint8_t *out, size_t cap);
+/** Bytes of the JP2 boxes around a codestream of cs_len bytes (everything but the codestream). */
+size_t  j2ki_jp2_boxes_size(const J2kcImageDesc *img, uint64_t cs_len);
+/** The same below 4 GiB of codestream (the jp2c box without XLBox). */
 size_t  j2ki_jp2_overhead(const J2kiPlan *plan);
 
 /**

@@ -6,6 +6,8 @@
  * of B.12.1.3-5 over every position of the tile's reference grid. Random sizes, offsets, tile
  * origins, subsampling, levels (with empty resolutions), precincts and code-block sizes.
  */
+#include <time.h>
+
 #include "test.h"
 #include "plan.h"
 #include "tgt.h"
@@ -280,8 +282,13 @@ static void test_random(void)
         }
         ret = j2ki_plan_create(&pl, &cp, NULL);
         CHECK(ret == 0, "iter %d: plan_create %d", iter, ret);
-        if (ret == 0)
+        if (ret == 0) {
             check_plan(&cp, pl, iter);
+            /* the size estimate that refuses huge plans is a true lower bound */
+            uint64_t mn = j2ki_plan_min_size(&cp, pl);
+            CHECK(mn <= pl->arena_size, "iter %d: size bound %llu > arena %zu", iter,
+                  (unsigned long long)mn, pl->arena_size);
+        }
         j2ki_plan_free(&pl);
         CHECK(pl == NULL, "free");
     }
@@ -300,6 +307,41 @@ static void test_limits(void)
     cp.img.width = cp.img.height = 65535;
     ret = j2ki_plan_create(&pl, &cp, NULL);
     CHECK((ret == J2KC_ERR_UNSUPPORTED || ret == J2KC_ERR_NOMEM) && !pl, "huge image %d", ret);
+    /* 65535 x 65535, 2x2 precincts (1x1 code-blocks), 64 layers: about 9 TB of workspace,
+     * refused from the size bound before the builder walks its 4 billion code-blocks */
+    default_cp(&cp);
+    cp.img.width = cp.img.height = 65535;
+    cp.img.depth[0] = 16;
+    cp.nb_layers = 64;
+    cp.nb_levels = 5;
+    cp.log2_cblk_w = cp.log2_cblk_h = 2;
+    cp.user_precincts = 1;
+    for (int r = 0; r < J2KI_MAX_RES; r++)
+        cp.prec_log2_w[r] = cp.prec_log2_h[r] = 1;
+    {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ret = j2ki_plan_create(&pl, &cp, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        CHECK(ret == J2KC_ERR_NOMEM && !pl, "huge layout: %d", ret);
+        CHECK(ms < 1000, "huge layout refused after %.0f ms", ms);
+        printf("# huge layout refused in %.1f ms\n", ms);
+    }
+    /* the bound is close for a real layout: 1920x1080x3, 5 levels, 64x64 code-blocks */
+    default_cp(&cp);
+    cp.img.nb_comps = 3;
+    cp.img.width = 1920; cp.img.height = 1080;
+    cp.nb_levels = 5;
+    ret = j2ki_plan_create(&pl, &cp, NULL);
+    CHECK(ret == 0, "1080p plan %d", ret);
+    if (pl) {
+        uint64_t mn = j2ki_plan_min_size(&cp, pl);
+        CHECK(mn <= pl->arena_size && mn >= pl->arena_size / 10 * 9, "1080p bound %llu, arena %zu",
+              (unsigned long long)mn, pl->arena_size);
+        printf("# 1080p size bound %llu of %zu bytes\n", (unsigned long long)mn, pl->arena_size);
+    }
+    j2ki_plan_free(&pl);
     /* image at the end of the 32-bit grid */
     default_cp(&cp);
     cp.img.x0 = 0xFFFFFFF0u;
