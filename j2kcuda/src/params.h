@@ -36,6 +36,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
  *  non-conforming images, each with a message naming the rule. */
 int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *log);
 
+/** Whether the profile mandates the reversible 5/3 transform (IMF *_r, broadcast_multi_r). */
+int j2ki_profile_is_reversible(int profile);
+
 /** IMF lossless: sets (or checks) the levels in Rsiz from the coded size (profile.c). */
 int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log);
 

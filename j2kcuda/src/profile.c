@@ -379,6 +379,18 @@ int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog 
     return apply_broadcast(cp, p, log, d);
 }
 
+int j2ki_profile_is_reversible(int profile)
+{
+    return profile == J2KI_PROFILE_IMF2K_R || profile == J2KI_PROFILE_IMF4K_R ||
+           profile == J2KI_PROFILE_IMF8K_R || profile == J2KI_PROFILE_BC_MULTI_R;
+}
+
+/* Mbit/s allowed by an IMF sublevel (15444-1 Amd 8: 200 * 2^(sublevel - 1)). */
+static int sublevel_mbps(int sl)
+{
+    return 200 << (sl - 1);
+}
+
 int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log)
 {
     if (!cp->levels_after_coding)
@@ -388,19 +400,17 @@ int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t l
     int sl, ml = cp->mainlevel;
     for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
         ;
-    if (sl > 9) {
-        j2ki_log(log, J2KC_LOG_ERROR, "IMF: a lossless frame of %zu bytes at %g fps is %.0f Mbit/s, above sublevel 9's 51200",
-                 len, fps, mbps);
+    /* the highest sublevel this stream may use: the one the user fixed, else 9 (Amd 8) */
+    int cap = cp->levels_after_coding == 1 ? cp->sublevel : 9;
+    if (sl > cap) {
+        j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %zu bytes, %.0f Mbit/s at %g fps, above the cap "
+                 "of sublevel %d (%d Mbit/s); a rate target of at most %d Mbit/s (bytes=%llu) codes it "
+                 "reversible but lossy within that sublevel", len, mbps, fps, cap, sublevel_mbps(cap),
+                 sublevel_mbps(cap), (unsigned long long)floor(sublevel_mbps(cap) * 1e6 / 8.0 / fps));
         return J2KC_ERR_PROFILE;
     }
-    if (cp->levels_after_coding == 1) {
-        if (sl > cp->sublevel) {
-            j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %.0f Mbit/s at %g fps; sublevel %d allows %d "
-                     "(sublevel %d needed)", mbps, fps, cp->sublevel, 200 << (cp->sublevel - 1), sl);
-            return J2KC_ERR_PROFILE;
-        }
+    if (cp->levels_after_coding == 1)
         return 0;
-    }
     /* the smallest main level (not below the one the sample rate needs) that allows sublevel sl;
      * a main level the user fixed is not raised */
     while (ml <= 11 && j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1)) < sl) {
