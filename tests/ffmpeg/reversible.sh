@@ -102,4 +102,13 @@ else
     fail $t "$(last_err)"
 fi
 
+t=pred-dwt53-with-quality-warns
+if "$FFMPEG" -nostdin -hide_banner -nostats -y $(raw yuv444p) -c:v jpeg2000_cuda -pred dwt53 -q:v 10 \
+       -f null - 2> "$WORK/err"; then
+    n=$(grep -c '^\[jpeg2000_cuda.*-pred dwt53 with -q:v: .*omit -q:v for lossless' "$WORK/err")
+    [ "$n" = 1 ] && ok $t || fail $t "$n warnings: $(head -c 300 "$WORK/err")"
+else
+    fail $t "$(last_err)"
+fi
+
 finish
