@@ -35,6 +35,8 @@ static const ProfileDesc profiles[] = {
 
 /* IMF/broadcast main levels: maximum sample rate in Msamples/s for levels 1..11. */
 static const double mainlevel_msps[12] = { 0, 65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400 };
+/* The highest IMF sublevel (Amd 8: 200 * 2^(9-1) = 51200 Mbit/s). */
+#define IMF_MAX_SUBLEVEL 9
 /* Highest sublevel allowed per main level 0..11. */
 static const int max_sublevel[12] = { 15, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 
@@ -268,7 +270,7 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     if (!sl) {
         if (req) {
             double mbps = (double)req * 8.0 * fps / 1e6;
-            for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
+            for (sl = 1; sl <= IMF_MAX_SUBLEVEL && 200.0 * (1 << (sl - 1)) < mbps; sl++)
                 ;
         } else {
             sl = smax;
@@ -398,10 +400,10 @@ int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t l
     double fps = (double)cp->fps_num / cp->fps_den;
     double mbps = (double)len * 8.0 * fps / 1e6;
     int sl, ml = cp->mainlevel;
-    for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
+    for (sl = 1; sl <= IMF_MAX_SUBLEVEL && 200.0 * (1 << (sl - 1)) < mbps; sl++)
         ;
-    /* the highest sublevel this stream may use: the one the user fixed, else 9 (Amd 8) */
-    int cap = cp->levels_after_coding == 1 ? cp->sublevel : 9;
+    /* the highest sublevel this stream may use: the one the user fixed, else Amd 8's highest */
+    int cap = cp->levels_after_coding == 1 ? cp->sublevel : IMF_MAX_SUBLEVEL;
     if (sl > cap) {
         j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %zu bytes, %.0f Mbit/s at %g fps, above the cap "
                  "of sublevel %d (%d Mbit/s); a rate target of at most %d Mbit/s (bytes=%llu) codes it "
