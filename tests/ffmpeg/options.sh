@@ -13,13 +13,22 @@ ff_require
 # -- every profile is a named constant of -profile with a one-line description
 t=help-profiles
 missing=
-for p in auto none jpeg2000 dcinema_2k cinema2k dcinema_4k cinema4k broadcast broadcast_multi \
+for p in help auto none jpeg2000 dcinema_2k cinema2k dcinema_4k cinema4k broadcast broadcast_multi \
          broadcast_multi_r imf_2k imf_4k imf_8k imf_2k_r imf_4k_r imf_8k_r; do
     # constant lines: name, value, flags (E..V...), description
     grep -Eq "^ +$p +[-0-9]+ +E\.\.V\.+ +[A-Za-z]" "$WORK/help" || missing="$missing $p"
 done
 grep -Eq '^ +-profile +<int> ' "$WORK/help" || missing="$missing (no -profile option)"
-[ -z "$missing" ] && ok $t "16 names with descriptions" || fail $t "missing or without a description:$missing"
+[ -z "$missing" ] && ok $t "17 names with descriptions" || fail $t "missing or without a description:$missing"
+
+# -- -profile:v help lists them and exits (as -gpu list does): no packet is written
+t=profile-help
+"$FFMPEG" -nostdin -hide_banner -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 -c:v jpeg2000_cuda -profile:v help \
+    -f image2pipe "$WORK/help.j2k" > "$WORK/ph.log" 2>&1
+n=$(grep -Ec '^\[jpeg2000_cuda[^]]*\]   (dcinema_2k|cinema2k|imf_2k_r|broadcast_multi_r|none) +[A-Z]' "$WORK/ph.log")
+if [ "$n" != 5 ]; then fail $t "$n of 5 sampled names listed: $(head -c 300 "$WORK/ph.log")"
+elif [ -s "$WORK/help.j2k" ]; then fail $t "a codestream was written"
+else ok $t "names listed, nothing encoded"; fi
 
 # -- defaults are named: no "(default -1)"; the auto constants show instead
 t=help-named-defaults
