@@ -203,7 +203,8 @@ if have_gpu; then
     ff -f lavfi -i "testsrc2=s=352x288:r=25" -frames:v 5 -vf format=yuv420p -c:v rawvideo -f nut "$WORK/cif.nut" ||
         fail backends-source "$(last_err)"
     for mode in "lossless:-pred dwt53" "budget:-b:v 3M" "budget-tight:-b:v 800k" "layers:-b:v 2M -layers 3" \
-                "quality:-q:v 8" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:-pix_fmt gbrp -b:v 2M"; do
+                "quality:-q:v 8" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:-pix_fmt gbrp -b:v 2M" \
+                "imf2kr-lossless:-profile:v imf_2k_r -pix_fmt yuv444p" "imf2kr-budget:-profile:v imf_2k_r -pix_fmt yuv444p -b:v 2M"; do
         t=backends-identical-${mode%%:*}
         opts=${mode#*:}
         if ff -i "$WORK/cif.nut" -c:v jpeg2000_cuda $opts -backend ref -f image2pipe "$WORK/b-ref.j2k" &&
