@@ -103,7 +103,7 @@ for mode in "lossy:-b:v 600k" "lossless:-pred dwt53"; do
         cmp -s "$ref" "$WORK/t$n.j2k" || bad="$bad $n"
     done
     pool=$("$FFMPEG" -nostdin -hide_banner -loglevel verbose -y $SRC -frames:v 1 -c:v jpeg2000_cuda -threads 2 \
-               -f null - 2>&1 | grep -c 'has no thread pool')
+               -f null - 2>&1 | grep -c "has no thread pool")
     note=$([ "$pool" = 0 ] && echo "library thread pool" || echo "this j2kcuda has no thread pool")
     [ -z "$bad" ] && ok $t "-threads 1 2 3 7: same bytes ($note)" || fail $t "differ from -threads 1:$bad"
 done
