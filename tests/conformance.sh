@@ -384,7 +384,7 @@ src imf2k_422 1920x1080 10 3 422 --seed 26
 enc profile-imf2k-422-24fps psnr=30 --profile imf2k --fps 24
 enc profile-broadcast-422-30fps psnr=30 --profile broadcast --fps 30 --bitrate 150
 src imf2k_444 1920x1080 10 3 444 --seed 27
-enc profile-imf2k_r-24fps psnr=30 --profile imf2k_r --fps 24
+enc profile-imf2k_r-24fps-lossless-by-default lossless --profile imf2k_r --fps 24
 enc profile-imf2k_r-lossless-ml6-sl4 lossless --profile imf2k_r --fps 24 --mainlevel 6 --sublevel 4
 enc profile-imf2k_r-lossless-auto-levels lossless --profile imf2k_r --fps 24 --lossless
 rm -f "$W"/src/imf2k_444.*

@@ -58,7 +58,7 @@ static void usage(FILE *f)
         "profile: --profile dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast  --fps N[/D]\n"
         "         --mainlevel N --sublevel N\n"
         "rate:    --bytes N | --bitrate MBPS | --comp-bytes N | --quality DB | --lossless\n"
-        "         --layers N --layer-bytes a,b,c\n"
+        "         --layers N --layer-bytes a,b,c   (reversible profiles without a rate: lossless)\n"
         "coding:  --levels N --cblk WxH --prec WxH[,WxH..] --order lrcp|rlcp|rpcl|pcrl|cprl --poc SPEC\n"
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"

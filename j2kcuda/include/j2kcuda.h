@@ -88,7 +88,8 @@ void j2kc_params_free(J2kcParams **p);
  *   bitrate     Mbit/s; with fps gives "bytes"
  *   comp_bytes  byte budget per component (tile-parts of one component, headers included)
  *   quality     target PSNR in dB (rate control stops when reached); "slope" sets a raw threshold
- *   lossless    1: reversible 5/3 + RCT, all passes kept
+ *   lossless    1: reversible 5/3 + RCT, all passes kept (the default of the reversible
+ *               profiles when no rate or quality target is given)
  *   transform   97|53
  *   mct         auto|0|1
  *   levels      0..32 decomposition levels

@@ -343,7 +343,7 @@ static void *slot_worker(void *arg)
                 ret = finish_slot(b, s);
             if (ret < 0 || !s->tried || slot_fills(b, s))
                 break;
-            j2ki_log(&b->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d "
+            j2ki_log(&b->log, J2KC_LOG_DEBUG, "qstep_try: the frame does not fill its budget with %d "
                      "bit-plane%s more: coded again with qstep_rate's steps", b->cp_try.qstep_extra,
                      b->cp_try.qstep_extra > 1 ? "s" : "");
             s->tried = 0;
@@ -1415,7 +1415,7 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
         return J2KC_ERR_INTERNAL;
     }
     if (cp->rc_mode == J2KI_RC_BYTES)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA rate control: %llu bytes for a budget of %llu, %d thresholds "
+        j2ki_log(&b->log, J2KC_LOG_DEBUG, "CUDA rate control: %llu bytes for a budget of %llu, %d thresholds "
                  "sized in %d rounds", (unsigned long long)r->len, (unsigned long long)cp->frame_bytes,
                  (int)r->nb_probes, (int)r->nb_rounds);
     s->cs = s->h_cs;

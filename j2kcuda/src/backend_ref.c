@@ -253,7 +253,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         if (slot->status < 0 || pass || j2ki_rc_mask_fills(j2ki_rc_hull_mask(plan), rb->cp->img.nb_comps))
             break;
         slot->stats.nb_recoded++;
-        j2ki_log(&rb->log, J2KC_LOG_VERBOSE, "qstep_try: the frame does not fill its budget with %d bit-plane%s "
+        j2ki_log(&rb->log, J2KC_LOG_DEBUG, "qstep_try: the frame does not fill its budget with %d bit-plane%s "
                  "more: coded again with qstep_rate's steps", rb->cp_try.qstep_extra,
                  rb->cp_try.qstep_extra > 1 ? "s" : "");
     }

@@ -33,7 +33,8 @@ static const char help_text[] =
     "  comp_bytes  byte budget per component's tile-parts (needs tile_parts=C) [none]\n"
     "  quality     target PSNR in dB [none]\n"
     "  slope       fixed log2 distortion-rate slope threshold [none]\n"
-    "  lossless    0|1: reversible 5/3, RCT, every pass kept [0]\n"
+    "  lossless    0|1: reversible 5/3, RCT, every pass kept [0; 1 for imf*_r and broadcast_multi_r\n"
+    "              without bytes/bitrate/comp_bytes/quality/slope/layer_bytes]\n"
     "  transform   97|53 [97]\n"
     "  mct         auto|0|1 [auto: on for 3+ components of equal size and depth]\n"
     "  levels      0..32 decomposition levels [5, fewer for small images]\n"
@@ -566,6 +567,17 @@ static int max_useful_levels(const J2kiCodingParams *cp)
     return l;
 }
 
+/** Whether any rate or quality target key was given. */
+static int rate_target_set(const J2kcParams *p)
+{
+    static const int keys[] = { J2KI_KEY_BYTES, J2KI_KEY_BITRATE, J2KI_KEY_COMP_BYTES, J2KI_KEY_QUALITY,
+                                J2KI_KEY_SLOPE, J2KI_KEY_LAYER_BYTES };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (j2ki_params_is_set(p, keys[i]))
+            return 1;
+    return 0;
+}
+
 int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcImageDesc *img,
                          const J2kiLog *log)
 {
@@ -581,12 +593,17 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     if ((ret = image_check(&cp->img, log)) < 0)
         return ret;
 
+    /* A reversible profile (IMF *_r, broadcast_multi_r: 15444-1 Amd 8 and Amd 3 with the 5/3
+     * transform) without a rate or quality target is coded losslessly: every pass is kept and
+     * the IMF levels are derived from the coded size (j2ki_profile_finish_levels). A rate
+     * target makes it reversible-transform lossy under that target. */
+    if (!cp->lossless && j2ki_profile_is_reversible(cp->profile) && !rate_target_set(p))
+        cp->lossless = 1;
+
     if (cp->lossless) {
         if (j2ki_params_is_set(p, J2KI_KEY_TRANSFORM) && !cp->reversible)
             FAIL(J2KC_ERR_INVAL, "lossless=1 conflicts with transform=97: lossless needs the reversible 5/3");
-        if (j2ki_params_is_set(p, J2KI_KEY_BYTES) || j2ki_params_is_set(p, J2KI_KEY_BITRATE) ||
-            j2ki_params_is_set(p, J2KI_KEY_QUALITY) || j2ki_params_is_set(p, J2KI_KEY_SLOPE) ||
-            j2ki_params_is_set(p, J2KI_KEY_COMP_BYTES))
+        if (rate_target_set(p))
             FAIL(J2KC_ERR_INVAL, "lossless=1 conflicts with a rate or quality target (bytes, bitrate, comp_bytes, quality, slope)");
         cp->reversible = 1;
     }

@@ -35,6 +35,8 @@ static const ProfileDesc profiles[] = {
 
 /* IMF/broadcast main levels: maximum sample rate in Msamples/s for levels 1..11. */
 static const double mainlevel_msps[12] = { 0, 65, 130, 195, 260, 520, 1200, 2400, 4800, 9600, 19200, 38400 };
+/* The highest IMF sublevel (Amd 8: 200 * 2^(9-1) = 51200 Mbit/s). */
+#define IMF_MAX_SUBLEVEL 9
 /* Highest sublevel allowed per main level 0..11. */
 static const int max_sublevel[12] = { 15, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 
@@ -275,7 +277,7 @@ static int apply_imf(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *l
     if (!sl) {
         if (req) {
             double mbps = (double)req * 8.0 * fps / 1e6;
-            for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
+            for (sl = 1; sl <= IMF_MAX_SUBLEVEL && 200.0 * (1 << (sl - 1)) < mbps; sl++)
                 ;
         } else {
             sl = smax;
@@ -386,6 +388,18 @@ int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog 
     return apply_broadcast(cp, p, log, d);
 }
 
+int j2ki_profile_is_reversible(int profile)
+{
+    return profile == J2KI_PROFILE_IMF2K_R || profile == J2KI_PROFILE_IMF4K_R ||
+           profile == J2KI_PROFILE_IMF8K_R || profile == J2KI_PROFILE_BC_MULTI_R;
+}
+
+/* Mbit/s allowed by an IMF sublevel (15444-1 Amd 8: 200 * 2^(sublevel - 1)). */
+static int sublevel_mbps(int sl)
+{
+    return 200 << (sl - 1);
+}
+
 int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log)
 {
     if (!cp->levels_after_coding)
@@ -393,21 +407,19 @@ int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t l
     double fps = (double)cp->fps_num / cp->fps_den;
     double mbps = (double)len * 8.0 * fps / 1e6;
     int sl, ml = cp->mainlevel;
-    for (sl = 1; sl <= 9 && 200.0 * (1 << (sl - 1)) < mbps; sl++)
+    for (sl = 1; sl <= IMF_MAX_SUBLEVEL && 200.0 * (1 << (sl - 1)) < mbps; sl++)
         ;
-    if (sl > 9) {
-        j2ki_log(log, J2KC_LOG_ERROR, "IMF: a lossless frame of %zu bytes at %g fps is %.0f Mbit/s, above sublevel 9's 51200",
-                 len, fps, mbps);
+    /* the highest sublevel this stream may use: the one the user fixed, else Amd 8's highest */
+    int cap = cp->levels_after_coding == 1 ? cp->sublevel : IMF_MAX_SUBLEVEL;
+    if (sl > cap) {
+        j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %zu bytes, %.0f Mbit/s at %g fps, above the cap "
+                 "of sublevel %d (%d Mbit/s); a rate target of at most %d Mbit/s (bytes=%llu) codes it "
+                 "reversible but lossy within that sublevel", len, mbps, fps, cap, sublevel_mbps(cap),
+                 sublevel_mbps(cap), (unsigned long long)floor(sublevel_mbps(cap) * 1e6 / 8.0 / fps));
         return J2KC_ERR_PROFILE;
     }
-    if (cp->levels_after_coding == 1) {
-        if (sl > cp->sublevel) {
-            j2ki_log(log, J2KC_LOG_ERROR, "IMF: the lossless frame is %.0f Mbit/s at %g fps; sublevel %d allows %d "
-                     "(sublevel %d needed)", mbps, fps, cp->sublevel, 200 << (cp->sublevel - 1), sl);
-            return J2KC_ERR_PROFILE;
-        }
+    if (cp->levels_after_coding == 1)
         return 0;
-    }
     /* the smallest main level (not below the one the sample rate needs) that allows sublevel sl;
      * a main level the user fixed is not raised */
     while (ml <= 11 && j2ki_imin(max_sublevel[ml], j2ki_imax(ml - 2, 1)) < sl) {

@@ -401,13 +401,13 @@ int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
     if ((ret = j2ki_rc_decide(&c)) < 0)
         return ret;
     if (cp->rc_mode == J2KI_RC_BYTES)
-        j2ki_log(log, J2KC_LOG_VERBOSE, "rate control: %lld bytes for a budget of %llu, "
+        j2ki_log(log, J2KC_LOG_DEBUG, "rate control: %lld bytes for a budget of %llu, "
                  "threshold 2^%.4f, %d thresholds sized in %d rounds", (long long)c.total,
                  (unsigned long long)c.budget[cp->nb_layers - 1],
                  c.cfg[cp->nb_layers - 1].t > 0.0 ? log2(c.cfg[cp->nb_layers - 1].t) : -INFINITY, c.nb_probes,
                  c.nb_rounds);
-    if (log && log->fn && log->max_level >= J2KC_LOG_VERBOSE)
-        j2ki_log(log, J2KC_LOG_VERBOSE, "rate control: estimated PSNR %.2f dB",
+    if (log && log->fn && log->max_level >= J2KC_LOG_DEBUG)
+        j2ki_log(log, J2KC_LOG_DEBUG, "rate control: estimated PSNR %.2f dB",
                  j2ki_rc_estimate_psnr(plan));
     return 0;
 }

@@ -203,7 +203,8 @@ if have_gpu; then
     ff -f lavfi -i "testsrc2=s=352x288:r=25" -frames:v 5 -vf format=yuv420p -c:v rawvideo -f nut "$WORK/cif.nut" ||
         fail backends-source "$(last_err)"
     for mode in "lossless:-pred dwt53" "budget:-b:v 3M" "budget-tight:-b:v 800k" "layers:-b:v 2M -layers 3" \
-                "quality:-q:v 8" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:-pix_fmt gbrp -b:v 2M"; do
+                "quality:-q:v 8" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:-pix_fmt gbrp -b:v 2M" \
+                "imf2kr-lossless:-profile:v imf_2k_r -pix_fmt yuv444p" "imf2kr-budget:-profile:v imf_2k_r -pix_fmt yuv444p -b:v 2M"; do
         t=backends-identical-${mode%%:*}
         opts=${mode#*:}
         if ff -i "$WORK/cif.nut" -c:v jpeg2000_cuda $opts -backend ref -f image2pipe "$WORK/b-ref.j2k" &&
@@ -241,36 +242,37 @@ else
     fail $t "$(last_err)"
 fi
 
-# -- qstep_rate: on by default under a byte budget (12-bit at 1 Mb/s: 0.53 bit/sample, the 9/7
-#    steps coarser by 2 bit-planes, logged at -v verbose), -qstep_rate 0 keeps the full-rate
-#    steps (another QCD, other bytes), -qstep_rate 1 is the default; every file decodes
+# -- qstep_rate (a -j2kc_params key): on by default under a byte budget (12-bit at 1 Mb/s: 0.53
+#    bit/sample, the 9/7 steps coarser by 2 bit-planes, logged at -v verbose), qstep_rate=0 keeps
+#    the full-rate steps (another QCD, other bytes), qstep_rate=1 is the default; every file decodes
 t=qstep-rate-option
 if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M "$WORK/qr-def.j2c" &&
-   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_rate 1 "$WORK/qr-on.j2c" &&
-   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_rate 0 "$WORK/qr-off.j2c"; then
-    "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref \
+   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -j2kc_params qstep_rate=1 "$WORK/qr-on.j2c" &&
+   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -j2kc_params qstep_rate=0 "$WORK/qr-off.j2c"; then
+    # debug level: qstep_try's "coded again" line is about a discarded coding (not shown at verbose)
+    "$FFMPEG" -nostdin -hide_banner -loglevel debug -y $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref \
         -b:v 1M -f null - > "$WORK/qr.log" 2>&1
     dec_ok=1
     for f in def off; do
         "$FFMPEG" -nostdin -v error -i "$WORK/qr-$f.j2c" -f null - 2> "$WORK/qr-dec.log" && [ ! -s "$WORK/qr-dec.log" ] || dec_ok=0
     done
     if ! grep -q "qstep_rate: 9/7 steps coarsened by 2 bit-planes" "$WORK/qr.log"; then
-        fail $t "no 'coarsened by 2 bit-planes' line at -v verbose: $(grep -m1 qstep "$WORK/qr.log")"
-    elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qr-on.j2c"; then fail $t "-qstep_rate 1 differs from the default"
-    elif cmp -s "$WORK/qr-def.j2c" "$WORK/qr-off.j2c"; then fail $t "-qstep_rate 0 wrote the same bytes"
+        fail $t "no 'coarsened by 2 bit-planes' line in the log: $(grep -m1 qstep "$WORK/qr.log")"
+    elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qr-on.j2c"; then fail $t "qstep_rate=1 differs from the default"
+    elif cmp -s "$WORK/qr-def.j2c" "$WORK/qr-off.j2c"; then fail $t "qstep_rate=0 wrote the same bytes"
     elif [ $dec_ok = 0 ]; then fail $t "a codestream does not decode cleanly: $(head -c 200 "$WORK/qr-dec.log")"
-    else ok $t "2 planes by default, full-rate steps with -qstep_rate 0, both decode"; fi
+    else ok $t "2 planes by default, full-rate steps with qstep_rate=0, both decode"; fi
 else
     fail $t "$(last_err)"
 fi
 
-# -- qstep_try: on by default with qstep_rate (each frame first coded 3 bit-planes coarser, kept
-#    where it fills its budget, logged at -v verbose); -qstep_try 3 is the default, -qstep_try 0
+# -- qstep_try (a -j2kc_params key): on by default with qstep_rate (each frame first coded 3
+#    bit-planes coarser, kept where it fills its budget); qstep_try=3 is the default, qstep_try=0
 #    codes once: other bytes when the tried steps were kept, the same when the frame was coded
-#    again (the log says which); every file decodes
+#    again (the debug log says which); every file decodes
 t=qstep-try-option
-if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_try 3 "$WORK/qt-on.j2c" &&
-   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_try 0 "$WORK/qt-off.j2c"; then
+if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -j2kc_params qstep_try=3 "$WORK/qt-on.j2c" &&
+   ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -j2kc_params qstep_try=0 "$WORK/qt-off.j2c"; then
     dec_ok=1
     for f in on off; do
         "$FFMPEG" -nostdin -v error -i "$WORK/qt-$f.j2c" -f null - 2> "$WORK/qt-dec.log" && [ ! -s "$WORK/qt-dec.log" ] || dec_ok=0
@@ -278,13 +280,13 @@ if ff $(raw xyz12le) -frames:v 1 -c:v jpeg2000_cuda -backend ref -b:v 1M -qstep_
     again=0
     grep -q "qstep_try: the frame does not fill" "$WORK/qr.log" && again=1
     if ! grep -q "qstep_try: each frame tried with 3 bit-planes more" "$WORK/qr.log"; then
-        fail $t "no 'tried with 3 bit-planes more' line at -v verbose: $(grep -m1 qstep_try "$WORK/qr.log")"
-    elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qt-on.j2c"; then fail $t "-qstep_try 3 differs from the default"
-    elif [ $again = 0 ] && cmp -s "$WORK/qr-def.j2c" "$WORK/qt-off.j2c"; then fail $t "-qstep_try 0 wrote the same bytes"
+        fail $t "no 'tried with 3 bit-planes more' line in the log: $(grep -m1 qstep_try "$WORK/qr.log")"
+    elif ! cmp -s "$WORK/qr-def.j2c" "$WORK/qt-on.j2c"; then fail $t "qstep_try=3 differs from the default"
+    elif [ $again = 0 ] && cmp -s "$WORK/qr-def.j2c" "$WORK/qt-off.j2c"; then fail $t "qstep_try=0 wrote the same bytes"
     elif [ $again = 1 ] && ! cmp -s "$WORK/qr-def.j2c" "$WORK/qt-off.j2c"; then
-        fail $t "the frame was coded again, yet the bytes differ from -qstep_try 0"
+        fail $t "the frame was coded again, yet the bytes differ from qstep_try=0"
     elif [ $dec_ok = 0 ]; then fail $t "a codestream does not decode cleanly: $(head -c 200 "$WORK/qt-dec.log")"
-    else ok $t "3 planes more tried by default ($([ $again = 1 ] && echo "coded again" || echo kept)), once with -qstep_try 0, both decode"; fi
+    else ok $t "3 planes more tried by default ($([ $again = 1 ] && echo "coded again" || echo kept)), once with qstep_try=0, both decode"; fi
 else
     fail $t "$(last_err)"
 fi

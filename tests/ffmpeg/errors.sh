@@ -10,6 +10,9 @@ W=64 H=48
 "$FFMPEG" -nostdin -v error -f lavfi -i "testsrc2=s=${W}x$H:r=25" -frames:v 5 -pix_fmt yuv420p \
     -f rawvideo "$WORK/src.raw" || { fail source "cannot make the test source"; finish; }
 SRC="-f rawvideo -pixel_format yuv420p -video_size ${W}x$H -framerate 25 -i $WORK/src.raw"
+"$FFMPEG" -nostdin -v error -f lavfi -i "testsrc2=s=${W}x$H:r=25" -frames:v 2 -pix_fmt yuv444p \
+    -f rawvideo "$WORK/src444.raw" || { fail source "cannot make the 4:4:4 test source"; finish; }
+SRC444="-f rawvideo -pixel_format yuv444p -video_size ${W}x$H -framerate 25 -i $WORK/src444.raw"
 
 # expect_error NAME 'MESSAGE REGEX' OUTPUT FFMPEG-ARGS...: runs ffmpeg (under timeout), wants a
 # non-zero exit that is not a signal, the message in stderr, and no usable OUTPUT.
@@ -22,7 +25,7 @@ expect_error() {
     if [ $rc = 124 ]; then fail $t "hung (killed after 60 s)"; return; fi
     if signalled $rc; then fail $t "crashed (exit $rc)"; return; fi
     if [ $rc = 0 ]; then fail $t "ffmpeg succeeded"; return; fi
-    if ! grep -Eq "$re" "$WORK/err"; then
+    if ! grep -Eq -e "$re" "$WORK/err"; then
         fail $t "no message matching /$re/: $(grep -m 2 -i 'error\|jpeg2000' "$WORK/err" | tr '\n' ' ')"
         return
     fi
@@ -31,7 +34,7 @@ expect_error() {
         fail $t "left a readable output file ($(stat -c %s "$out") bytes)"
         return
     fi
-    ok $t "$(grep -Em 1 "$re" "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    ok $t "$(grep -Em 1 -e "$re" "$WORK/err" | sed 's/^\[[^]]*\] //')"
 }
 
 O=$WORK/out.mxf
@@ -57,15 +60,35 @@ if have_gpu; then
     grep -q 'Supported CUDA frame formats: ' "$WORK/err" || fail cuda-frames-yuva420p-list "no list of the supported formats"
 fi
 
-expect_error conflict-bitrate-quality 'choose one rate target' $O $SRC -c:v jpeg2000_cuda -b:v 10M -q:v 5
+# Errors name the options the user typed (-b:v, -q:v, -profile:v, -cblk_width, ...), the value
+# and what is allowed, in ffmpeg's words rather than the library's parameter names.
+expect_error conflict-bitrate-quality '-q:v cannot be combined with -b:v' $O $SRC -c:v jpeg2000_cuda -b:v 10M -q:v 5
+expect_error conflict-layer-rates-quality '-q:v cannot be combined with -layer_rates' $O $SRC -c:v jpeg2000_cuda -layer_rates 100,20 -q:v 5
+expect_error quality-with-imf '-q:v is not supported with -profile:v imf_2k' $O $SRC444 -c:v jpeg2000_cuda -profile:v imf_2k -q:v 5
 expect_error conflict-layers 'layers=2 conflicts with 3 layer_rates' $O $SRC -c:v jpeg2000_cuda -layers 2 -layer_rates 100,20,5
 expect_error conflict-maxrate 'exceeds -maxrate' $O $SRC -c:v jpeg2000_cuda -b:v 20M -maxrate 10M
 expect_error layer-rates-order 'decreasing' $O $SRC -c:v jpeg2000_cuda -layer_rates 5,20
 expect_error budget-below-header 'smaller than the main header' $O $SRC -c:v jpeg2000_cuda -b:v 1000
-expect_error profile-unknown 'Unsupported profile' $O $SRC -c:v jpeg2000_cuda -profile:v 0x1234
+expect_error profile-unknown 'Invalid -profile:v 0x1234: use a name listed by' $O $SRC -c:v jpeg2000_cuda -profile:v 0x1234
+expect_error profile-unknown-name "Unable to parse option value \"cinema8k\"" $O $SRC -c:v jpeg2000_cuda -profile:v cinema8k
 expect_error profile-dci-8bit 'DCI 2K' $O $SRC -c:v jpeg2000_cuda -profile:v dcinema_2k -b:v 100M
-expect_error cblk-not-pow2 "invalid value '3x64' for parameter 'cblk'" $O $SRC -c:v jpeg2000_cuda -cblk_width 3
+expect_error cblk-not-pow2 'Invalid -cblk_width 48: code-block sides are powers of two from 4 to 1024' $O $SRC -c:v jpeg2000_cuda -cblk_width 48
+expect_error cblk-too-small 'Invalid -cblk_height 2: ' $O $SRC -c:v jpeg2000_cuda -cblk_height 2
+expect_error cblk-too-many-samples 'Invalid code-block size 128x64 .*at most 4096 samples' $O $SRC -c:v jpeg2000_cuda -cblk_width 128
+expect_error j2kc-params-unknown-key 'Invalid -j2kc_params entry no_such_key=1' $O $SRC -c:v jpeg2000_cuda -j2kc_params no_such_key=1
+expect_error j2kc-params-bad-value 'Invalid -j2kc_params entry qstep_try=9' $O $SRC -c:v jpeg2000_cuda -j2kc_params qstep_try=9
 expect_error profile-imf-subsampling 'IMF 2K reversible' $O $SRC -c:v jpeg2000_cuda -profile:v imf_2k_r
+# A lossless IMF frame larger than the sublevel the profile value fixes (0x0712: sublevel 1,
+# main level 2; at 10000 fps sublevel 1's 200 Mbit/s is 2500 bytes a frame) fails, naming the
+# sublevel and the -b:v that fits.
+# Seeded noise, so that the lossless frame is far above 2500 bytes whatever the content.
+SEED=${J2KC_TEST_SEED:-20261127}
+echo "# errors: noise seed $SEED"
+python3 -c "import random, sys; random.seed($SEED); sys.stdout.buffer.write(bytes(random.getrandbits(8) for _ in range($W * $H * 3)))" \
+    > "$WORK/noise444.raw"
+SRC444_FAST="-f rawvideo -pixel_format yuv444p -video_size ${W}x$H -framerate 10000 -i $WORK/noise444.raw"
+expect_error imf-lossless-over-sublevel 'exceeds IMF sublevel 1 \(200 Mbit/s\).*-b:v 200M or less' "$WORK/o.nut" \
+    $SRC444_FAST -c:v jpeg2000_cuda -profile:v 0x0712
 
 # Device selection. Without CUDA in the library both must say so; on a machine with one GPU
 # -gpu 7 must name the missing device, and backend=cuda must fail only without a usable GPU.

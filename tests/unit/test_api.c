@@ -275,6 +275,60 @@ static void test_budget_and_determinism(void)
     }
 }
 
+/* Reversible profiles without a rate target are lossless (the same bytes as lossless=1), with
+ * the IMF sublevel taken from the coded size; a sublevel cap the frame exceeds is an error
+ * naming the cap and the budget that fits; a rate target gives a lossy frame under it. */
+static void test_reversible_profiles(void)
+{
+    J2kcImageDesc d = image(3, 128, 96, 12);
+    J2kcImageDesc wide = image(3, 96, 96, 12);
+    uint8_t *a = NULL, *b = NULL, *c = NULL;
+    size_t la = 0, lb = 0, lc = 0;
+    const char *implicit[] = { "profile", "imf2k_r", "fps", "24", "backend", "ref", NULL };
+    const char *explicit_[] = { "profile", "imf2k_r", "fps", "24", "lossless", "1", "backend", "ref", NULL };
+    const char *rate[] = { "profile", "imf2k_r", "fps", "24", "bytes", "4000", "backend", "ref", NULL };
+    int r1 = encode_once(implicit, &d, &a, &la);
+    int r2 = encode_once(explicit_, &d, &b, &lb);
+    int r3 = encode_once(rate, &d, &c, &lc);
+    CHECK(r1 == 0 && r2 == 0 && r3 == 0, "imf2k_r encodes: %s / %s / %s", j2kc_strerror(r1), j2kc_strerror(r2),
+          j2kc_strerror(r3));
+    if (r1 == 0 && r2 == 0 && r3 == 0) {
+        CHECK(la == lb && !memcmp(a, b, la), "imf2k_r without a rate (%zu bytes) differs from lossless=1 (%zu)", la, lb);
+        /* Rsiz right after SOC, SIZ, Lsiz: 0x07 | sublevel 1 << 4 | main level 1 for 0.9 Msamples/s */
+        CHECK(la > 8 && a[6] == 0x07 && a[7] == 0x11, "Rsiz %02x%02x, want 0711", a[6], a[7]);
+        CHECK(lc <= 4000 && lc < la, "with bytes=4000: %zu bytes (lossless %zu)", lc, la);
+    }
+    free(a); free(b); free(c);
+    a = b = c = NULL;
+
+    /* sublevel 1 fixed at 2000 fps allows 12500 bytes a frame: the lossless frame does not fit */
+    const char *capped[] = { "profile", "imf2k_r", "fps", "2000", "sublevel", "1", "backend", "ref", NULL };
+    last_log[0] = 0;
+    r1 = encode_once(capped, &d, &a, &la);
+    CHECK(r1 == J2KC_ERR_PROFILE, "lossless over the fixed sublevel 1: %s (%zu bytes)", j2kc_strerror(r1), la);
+    CHECK(strstr(last_log, "sublevel 1 (200 Mbit/s)") && strstr(last_log, "bytes=12500"),
+          "message does not name the cap and the budget: %s", last_log);
+    free(a);
+    a = NULL;
+    /* without a fixed sublevel the cap is sublevel 9 (51200 Mbit/s = 6400 bytes at 1e6 fps) */
+    const char *top[] = { "profile", "imf2k_r", "fps", "1000000", "backend", "ref", NULL };
+    last_log[0] = 0;
+    r1 = encode_once(top, &wide, &a, &la);
+    CHECK(r1 == J2KC_ERR_PROFILE, "lossless over sublevel 9: %s", j2kc_strerror(r1));
+    CHECK(strstr(last_log, "sublevel 9 (51200 Mbit/s)") && strstr(last_log, "bytes=6400"),
+          "message does not name the cap and the budget: %s", last_log);
+    free(a);
+    a = NULL;
+    /* broadcast_multi_r without a rate: the same bytes as lossless=1 */
+    const char *bc[] = { "profile", "broadcast_multi_r", "backend", "ref", NULL };
+    const char *bcl[] = { "profile", "broadcast_multi_r", "lossless", "1", "backend", "ref", NULL };
+    r1 = encode_once(bc, &d, &a, &la);
+    r2 = encode_once(bcl, &d, &b, &lb);
+    CHECK(r1 == 0 && r2 == 0 && la == lb && !memcmp(a, b, la), "broadcast_multi_r: %s / %s, %zu / %zu bytes",
+          j2kc_strerror(r1), j2kc_strerror(r2), la, lb);
+    free(a); free(b);
+}
+
 int main(void)
 {
     test_seed("api", 20261121);
@@ -282,5 +336,6 @@ int main(void)
     test_rejections();
     test_ring();
     test_budget_and_determinism();
+    test_reversible_profiles();
     return test_done("api");
 }
