@@ -14,11 +14,12 @@
  *     (of the three transformed components together when the MCT is on);
  *   - DWT, per level: the vertical pass by strips of J2KI_DWT_STRIP columns, then the
  *     horizontal pass by chunks of REF_ROWS rows, over every tile-component at once;
- *   - quantisation and tier-1: one code-block per item (code-blocks partition the bands).
- * Every item writes its own samples or its own code-block and reads nothing another item of
- * the same job writes, and each sample and code-block is computed by the same operations
- * whatever the split, so the bytes do not depend on the thread count. Rate control, the early
- * stop's decisions and tier-2 stay on the calling thread (they read every code-block).
+ *   - quantisation and tier-1: one code-block per item (code-blocks partition the bands);
+ *   - rate control's tier-2 sizings (about ten per frame): one precinct per item (t2_sizer.h).
+ * Every item writes its own samples, code-block or precinct and reads nothing another item of
+ * the same job writes, and each is computed by the same operations whatever the split, so the
+ * bytes do not depend on the thread count. Rate control's decisions, the early stop's and the
+ * writing of the codestream stay on the calling thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "rc_core.h"
 #include "t1.h"
 #include "t1_stop_host.h"
+#include "t2_sizer.h"
 #include "threadpool.h"
 
 /* Rows of one item of the load / component transform job and of the horizontal DWT pass:
@@ -52,6 +54,7 @@ typedef struct RefBackend {
     J2kiPlan  *plan;
     J2kiCodingParams cp_try; /* qstep_try: cp with qstep_extra set, for plan_try */
     J2kiPlan  *plan_try;     /* qstep_try's plan (the tried steps), or NULL */
+    J2kiT2Sizer *sizer, *sizer_try; /* rate control's tier-2 sizing of plan / plan_try on the pool */
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
     J2kiPool  *pool;
     int        nb_workers;   /* j2ki_pool_threads(pool) */
@@ -79,6 +82,8 @@ static void ref_uninit(void *priv)
     if (!rb)
         return;
     j2ki_pool_free(&rb->pool);
+    j2ki_t2_sizer_free(&rb->sizer);
+    j2ki_t2_sizer_free(&rb->sizer_try);
     if (rb->slots)
         for (int i = 0; i < rb->nb_slots; i++)
             free(rb->slots[i].out);
@@ -159,6 +164,12 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     for (int i = 0; i < nb_slots; i++)
         if (!(rb->slots[i].out = malloc(max_out)))
             goto fail;
+    if ((ret = j2ki_t2_sizer_new(&rb->sizer, rb->plan)) < 0 ||
+        (rb->plan_try && (ret = j2ki_t2_sizer_new(&rb->sizer_try, rb->plan_try)) < 0))
+        goto fail;
+    j2ki_t2_sizer_set_pool(rb->sizer, rb->pool);
+    if (rb->sizer_try)
+        j2ki_t2_sizer_set_pool(rb->sizer_try, rb->pool);
     if (cp->threads && rb->nb_workers < cp->threads)
         j2ki_log(log, J2KC_LOG_WARNING, "reference backend: %d of the %d threads asked for could be started",
                  rb->nb_workers, cp->threads);
@@ -427,7 +438,8 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         slot->status = tier1_all(rb, plan);
         t2 = now_ms();
         if (slot->status >= 0) {
-            n = j2ki_finish_codestream(plan, &rb->log, slot->out, rb->max_out);
+            n = j2ki_finish_codestream_with(plan, &rb->log, slot->out, rb->max_out, j2ki_t2_sizer_size,
+                                            pass ? rb->sizer : rb->sizer_try);
             if (n < 0)
                 slot->status = (int)n;
             else
