@@ -439,7 +439,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         t2 = now_ms();
         if (slot->status >= 0) {
             n = j2ki_finish_codestream_with(plan, &rb->log, slot->out, rb->max_out, j2ki_t2_sizer_size,
-                                            pass ? rb->sizer : rb->sizer_try);
+                                            pass ? rb->sizer : rb->sizer_try, rb->pool);
             if (n < 0)
                 slot->status = (int)n;
             else

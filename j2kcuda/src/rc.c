@@ -62,13 +62,22 @@
 #include "rc.h"
 #include "rc_core.h"
 #include "t2.h"
+#include "threadpool.h"
 
-/** The host executor of the ops: the plan, the size function, the fill candidates. */
+/* Code-blocks per item of the hull and apply jobs on a worker pool (j2ki_rc_run_pool): a few
+ * microseconds of work each, so that claiming one costs little. */
+#define RC_POOL_CBLKS 128
+
+/** The host executor of the ops: the plan, the size function, the fill candidates, and the
+ *  optional worker pool with its per-worker slope extremes (the hull job's partial results). */
 typedef struct RcHost {
     J2kiPlan      *plan;
     J2kiRcSizeFn   size_fn;
     void          *opaque;
     uint32_t       nb_cand;
+    J2kiPool      *pool;
+    J2kiRcCtx     *ctx;
+    double         smin[J2KI_POOL_MAX_THREADS], smax[J2KI_POOL_MAX_THREADS];
 } RcHost;
 
 static int64_t rc_t2_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len)
@@ -79,27 +88,64 @@ static int64_t rc_t2_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint
 
 static int rc_comp(const J2kiPlan *plan, const J2kiCblk *cb) { return plan->bands[cb->band_idx].comp; }
 
-static void host_hull(J2kiRcCtx *c)
+/* Hulls of code-blocks [i0, i1), their smallest and largest positive slopes into *smin, *smax
+ * (minimum and maximum: the same whichever blocks a worker did). */
+static void hull_range(J2kiPlan *plan, uint32_t i0, uint32_t i1, double *smin, double *smax)
 {
-    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+    for (uint32_t i = i0; i < i1; i++) {
         J2kiCblk *cb = &plan->cblks[i];
         j2ki_rc_hull(cb, plan->bands[cb->band_idx].dist_weight);
         for (int k = 0; k < cb->nb_passes; k++) {
             double s = cb->passes[k].slope;
-            if (s > 0.0 && (c->smin == 0.0 || s < c->smin))
-                c->smin = s;
-            if (s > c->smax)
-                c->smax = s;
+            if (s > 0.0 && (*smin == 0.0 || s < *smin))
+                *smin = s;
+            if (s > *smax)
+                *smax = s;
         }
     }
 }
 
+static void hull_item(void *opaque, uint32_t j, int worker)
+{
+    RcHost *h = opaque;
+    uint32_t i0 = j * RC_POOL_CBLKS, i1 = i0 + RC_POOL_CBLKS;
+    hull_range(h->plan, i0, i1 < h->plan->nb_cblks ? i1 : h->plan->nb_cblks, &h->smin[worker], &h->smax[worker]);
+}
+
+static void host_hull(J2kiRcCtx *c)
+{
+    RcHost *h = c->opaque;
+    J2kiPlan *plan = h->plan;
+    int nw = j2ki_pool_threads(h->pool);
+    if (nw == 1) {
+        hull_range(plan, 0, plan->nb_cblks, &c->smin, &c->smax);
+        return;
+    }
+    for (int w = 0; w < nw; w++)
+        h->smin[w] = h->smax[w] = 0.0;
+    j2ki_pool_run(h->pool, (uint32_t)j2ki_ceil_div(plan->nb_cblks, RC_POOL_CBLKS), hull_item, h);
+    for (int w = 0; w < nw; w++) {
+        if (h->smin[w] > 0.0 && (c->smin == 0.0 || h->smin[w] < c->smin))
+            c->smin = h->smin[w];
+        if (h->smax[w] > c->smax)
+            c->smax = h->smax[w];
+    }
+}
+
+static void apply_item(void *opaque, uint32_t j, int worker)
+{
+    RcHost *h = opaque;
+    J2kiPlan *plan = h->plan;
+    uint32_t i0 = j * RC_POOL_CBLKS, i1 = i0 + RC_POOL_CBLKS;
+    (void)worker;
+    for (uint32_t i = i0; i < i1 && i < plan->nb_cblks; i++)
+        j2ki_rc_cblk_apply(h->ctx, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]));
+}
+
 static void host_apply(J2kiRcCtx *c)
 {
-    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        j2ki_rc_cblk_apply(c, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]));
+    RcHost *h = c->opaque;
+    j2ki_pool_run(h->pool, (uint32_t)j2ki_ceil_div(h->plan->nb_cblks, RC_POOL_CBLKS), apply_item, h);
 }
 
 static int host_size(J2kiRcCtx *c)
@@ -378,6 +424,9 @@ int j2ki_rc_ctx_init(J2kiRcCtx *c, const J2kiPlan *plan)
     return 0;
 }
 
+static int rc_run(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain,
+                  J2kiPool *pool);
+
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque)
 {
     return j2ki_rc_run_opts(plan, log, size_fn, opaque, 0);
@@ -385,10 +434,27 @@ int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
 
 int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain)
 {
+    return rc_run(plan, log, size_fn, opaque, plain, NULL);
+}
+
+int j2ki_rc_run_pool(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, J2kiPool *pool)
+{
+    return rc_run(plan, log, size_fn, opaque, 0, pool);
+}
+
+static int rc_run(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain, J2kiPool *pool)
+{
     const J2kiCodingParams *cp = plan->cp;
     J2kiRcCtx c;
-    RcHost h = { plan, size_fn, opaque, 0 };
+    RcHost h;
     int ret;
+
+    memset(&h, 0, sizeof(h));
+    h.plan = plan;
+    h.size_fn = size_fn;
+    h.opaque = opaque;
+    h.pool = pool;
+    h.ctx = &c;
 
     if (!size_fn || (ret = j2ki_rc_ctx_init(&c, plan)) < 0) {
         j2ki_log(log, J2KC_LOG_ERROR, "rate control: %d layers, mode %d", cp->nb_layers, cp->rc_mode);

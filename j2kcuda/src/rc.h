@@ -27,6 +27,13 @@ typedef int64_t (*J2kiRcSizeFn)(void *opaque, J2kiPlan *plan, uint64_t *comp_len
 /** j2ki_rc_run with the size of a truncation measured by size_fn(opaque, ...). */
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque);
 
+struct J2kiPool;
+/** j2ki_rc_run_with, the code-blocks' hulls and the application of each threshold done on the
+ *  worker pool (threadpool.h; NULL: the calling thread). Each code-block's result does not
+ *  depend on the worker, and the slope extremes are minima and maxima: the same decisions. */
+int j2ki_rc_run_pool(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque,
+                     struct J2kiPool *pool);
+
 /** j2ki_rc_run_with, with plain = 1: the search without the shortcuts that only skip sizings
  *  (its histogram guide and the narrowing of tie indices), for tests that compare the two. */
 int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain);
