@@ -55,6 +55,7 @@ typedef struct RefBackend {
     J2kiCodingParams cp_try; /* qstep_try: cp with qstep_extra set, for plan_try */
     J2kiPlan  *plan_try;     /* qstep_try's plan (the tried steps), or NULL */
     J2kiT2Sizer *sizer, *sizer_try; /* rate control's tier-2 sizing of plan / plan_try on the pool */
+    void      *rc_scratch;   /* rate control's per-worker partials (j2ki_rc_pool_scratch_size) */
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
     J2kiPool  *pool;
     int        nb_workers;   /* j2ki_pool_threads(pool) */
@@ -98,6 +99,7 @@ static void ref_uninit(void *priv)
     free(rb->dwt_scratch);
     free(rb->cblk_ret);
     free(rb->first);
+    free(rb->rc_scratch);
     free(rb->stop_lim);
     free(rb->stop_work);
     free(rb->samples);
@@ -164,6 +166,9 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     for (int i = 0; i < nb_slots; i++)
         if (!(rb->slots[i].out = malloc(max_out)))
             goto fail;
+    if (j2ki_rc_pool_scratch_size(rb->nb_workers) &&
+        !(rb->rc_scratch = malloc(j2ki_rc_pool_scratch_size(rb->nb_workers))))
+        goto fail;
     if ((ret = j2ki_t2_sizer_new(&rb->sizer, rb->plan)) < 0 ||
         (rb->plan_try && (ret = j2ki_t2_sizer_new(&rb->sizer_try, rb->plan_try)) < 0))
         goto fail;
@@ -439,7 +444,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         t2 = now_ms();
         if (slot->status >= 0) {
             n = j2ki_finish_codestream_with(plan, &rb->log, slot->out, rb->max_out, j2ki_t2_sizer_size,
-                                            pass ? rb->sizer : rb->sizer_try, rb->pool);
+                                            pass ? rb->sizer : rb->sizer_try, rb->pool, rb->rc_scratch);
             if (n < 0)
                 slot->status = (int)n;
             else

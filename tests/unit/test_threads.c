@@ -8,7 +8,9 @@
  *    images and coding set-ups that reach every threaded job: 9/7 and 5/3, with and without
  *    the component transform, four components, subsampled components, tiles with an odd
  *    origin, an image offset, small code-blocks, every rate-control mode, the early stop and
- *    qstep_try; several frames in flight; two encoders encoding at once in two threads.
+ *    qstep_try; several frames in flight; two encoders encoding at once in two threads; and
+ *    rate control sizes the same thresholds in the same rounds (its verbose log: the slope
+ *    histograms that guide it are summed by the workers, and would only cost sizings if wrong).
  * The sanitizer build runs this with AddressSanitizer and UBSan (make check).
  */
 #include <pthread.h>
@@ -106,6 +108,16 @@ static void log_cb(void *opaque, int level, const char *msg)
         snprintf(last_log, sizeof(last_log), "%s", msg);
 }
 
+/* Collects rate control's verbose lines of one encoder (opaque: a 4 KB buffer). */
+static void rc_log_cb(void *opaque, int level, const char *msg)
+{
+    char *buf = opaque;
+    size_t n = strlen(buf);
+    log_cb(NULL, level, msg);
+    if (strstr(msg, "rate control") && n + strlen(msg) + 2 < 4096)
+        snprintf(buf + n, 4096 - n, "%s\n", msg);
+}
+
 static void test_key(void)
 {
     static const char *const bad[] = { "-1", "257", "100000", "99999999999999999999", "two", "", "2x", "1.5" };
@@ -196,7 +208,7 @@ static void *make_frame(const Setup *s, J2kcImageDesc *d, J2kcFrame *f)
 /* Encodes nb_frames copies of the frame with the given thread count (NULL: the default) and
  * returns the concatenated codestreams (NULL on failure). */
 static uint8_t *encode(const Setup *s, const J2kcImageDesc *d, const J2kcFrame *f, const char *threads,
-                       int nb_frames, size_t *len)
+                       int nb_frames, size_t *len, char *rc_log)
 {
     J2kcParams *p = j2kc_params_alloc();
     J2kcEncoder *enc = NULL;
@@ -204,7 +216,12 @@ static uint8_t *encode(const Setup *s, const J2kcImageDesc *d, const J2kcFrame *
     int ret = 0, got = 0;
 
     *len = 0;
-    j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_INFO);
+    if (rc_log) {
+        rc_log[0] = 0;
+        j2kc_params_set_log(p, rc_log_cb, rc_log, J2KC_LOG_VERBOSE);
+    } else {
+        j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_INFO);
+    }
     for (int i = 0; s->kv[i]; i += 2)
         ret |= j2kc_params_set(p, s->kv[i], s->kv[i + 1]);
     j2kc_params_set(p, "backend", "ref");
@@ -250,31 +267,36 @@ typedef struct EncArgs {
 static void *encode_thread(void *arg)
 {
     EncArgs *a = arg;
-    a->out = encode(a->s, a->d, a->f, "3", 2, &a->len);
+    a->out = encode(a->s, a->d, a->f, "3", 2, &a->len, NULL);
     return NULL;
 }
 
 static void test_identity(void)
 {
     static const char *const counts[] = { "2", "3", "7", NULL };
+    int nb_searches = 0;
     for (size_t k = 0; k < sizeof(setups) / sizeof(setups[0]); k++) {
         const Setup *s = &setups[k];
         J2kcImageDesc d;
         J2kcFrame f;
         size_t len1, len;
         void *planes = make_frame(s, &d, &f);
-        uint8_t *ref = planes ? encode(s, &d, &f, "1", 3, &len1) : NULL;
+        static char log1[4096], logn[4096];
+        uint8_t *ref = planes ? encode(s, &d, &f, "1", 3, &len1, log1) : NULL;
         int fails = test_failures;
 
         CHECK(ref && len1, "%s: threads=1 encode failed: %s", s->name, last_log);
+        nb_searches += strstr(log1, "sized in") != NULL;
         if (!ref) {
             free(planes);
             continue;
         }
         for (int i = 0; i < 4; i++) {
-            uint8_t *o = encode(s, &d, &f, counts[i], 3, &len);
+            uint8_t *o = encode(s, &d, &f, counts[i], 3, &len, logn);
             CHECK(o && len == len1 && !memcmp(o, ref, len), "%s: threads=%s gives other bytes (%zu vs %zu)",
                   s->name, counts[i] ? counts[i] : "auto", len, len1);
+            CHECK(!strcmp(log1, logn), "%s: threads=%s: rate control's log differs:\n%s---\n%s", s->name,
+                  counts[i] ? counts[i] : "auto", log1, logn);
             free(o);
         }
         /* two encoders at once, three threads each, two frames in flight */
@@ -293,6 +315,7 @@ static void test_identity(void)
         free(ref);
         free(planes);
     }
+    CHECK(nb_searches >= 4, "only %d set-ups ran a byte-budget search", nb_searches);
 }
 
 int main(void)
