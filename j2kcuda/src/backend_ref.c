@@ -15,11 +15,15 @@
  *   - DWT, per level: the vertical pass by strips of J2KI_DWT_STRIP columns, then the
  *     horizontal pass by chunks of REF_ROWS rows, over every tile-component at once;
  *   - quantisation and tier-1: one code-block per item (code-blocks partition the bands);
- *   - rate control's tier-2 sizings (about ten per frame): one precinct per item (t2_sizer.h).
+ *   - the early stop's decisions (t1_stop_host.h, j2ki_t1s_plan_pool): code-blocks' keys and
+ *     limits by chunks of code-blocks, the threshold by histograms of chunks of pass slots;
+ *   - rate control: its hulls, thresholds' application and histograms by chunks of
+ *     code-blocks (j2ki_rc_run_pool), its tier-2 sizings (about ten per frame) one precinct
+ *     per item (t2_sizer.h).
  * Every item writes its own samples, code-block or precinct and reads nothing another item of
  * the same job writes, and each is computed by the same operations whatever the split, so the
- * bytes do not depend on the thread count. Rate control's decisions, the early stop's and the
- * writing of the codestream stay on the calling thread.
+ * bytes do not depend on the thread count. Rate control's search and the writing of the
+ * codestream stay on the calling thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +68,7 @@ typedef struct RefBackend {
     int       *cblk_ret;     /* per code-block: tier-1's result in the current job */
     uint32_t  *first;        /* nb_tiles * nb_comps + 1: a job's first item of each tile-component */
     uint32_t  *stop_lim;     /* per code-block pass limit of the early stop; NULL when off */
-    void      *stop_work;    /* its decisions' work area (j2ki_t1s_host_scratch_size) */
+    void      *stop_work;    /* its decisions' work area (j2ki_t1s_pool_scratch_size) */
     int        nb_slots;
     size_t     max_out;
     RefSlot   *slots;
@@ -156,11 +160,14 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
         if (!(rb->dwt_scratch[w] = malloc(j2ki_dwt_scratch_size(max_w, max_h))) ||
             !(rb->t1[w] = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
             goto fail;
-    if (j2ki_t1s_enabled(cp) &&
-        (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
-         !(rb->stop_work = malloc(j2ki_t1s_host_scratch_size(rb->plan) +
-                                  (rb->plan_try ? j2ki_t1s_host_scratch_size(rb->plan_try) : 0)))))
-        goto fail;
+    if (j2ki_t1s_enabled(cp)) {
+        size_t sz = j2ki_t1s_pool_scratch_size(rb->plan, rb->nb_workers);
+        if (rb->plan_try && j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers) > sz)
+            sz = j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers);
+        if (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
+            !(rb->stop_work = malloc(sz)))
+            goto fail;
+    }
     if (!(rb->slots = calloc((size_t)nb_slots, sizeof(*rb->slots))))
         goto fail;
     for (int i = 0; i < nb_slots; i++)
@@ -415,7 +422,7 @@ static int tier1_all(RefBackend *rb, J2kiPlan *plan)
         return ret;
     if (!rb->stop_lim)
         return 0;
-    if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work)) < 0)
+    if ((ret = j2ki_t1s_plan_pool(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work, rb->pool)) < 0)
         return ret;
     return tier1_run(rb, plan, 1);
 }

@@ -2,6 +2,9 @@
  * The reference backend's worker threads (threadpool.c, backend_ref.c):
  *  - the pool calls every item of a job exactly once, on a worker number in range, job after
  *    job, with items of uneven cost, and two pools run side by side from two threads;
+ *  - the early stop's threshold found by digit histograms on the pool equals the sorting
+ *    search (j2ki_t1s_threshold) over random keys with ties, zeros, keys across the whole
+ *    32-bit range and budgets from 0 to above the total;
  *  - the "threads" key takes 0 (auto) and 1..256 and refuses negative, huge and malformed
  *    values with a message that names it;
  *  - the codestream is byte-identical for 1, 2, 3 and 7 threads (and auto) over seeded random
@@ -18,6 +21,7 @@
 
 #include "j2kcuda.h"
 #include "test.h"
+#include "t1_stop_host.h"
 #include "threadpool.h"
 
 /* ---- the pool ---- */
@@ -96,6 +100,43 @@ static void test_pool(void)
         CHECK(!bad[i], "pool in thread %d: %d bad", i, bad[i]);
     }
     printf("ok threads/pool\n");
+}
+
+/* ---- the early stop's threshold ---- */
+
+static void test_t1s_threshold(void)
+{
+    enum { N = 40000 };
+    static uint32_t key[N], bytes[N];
+    static uint64_t sorted[N];
+    J2kiPool *pools[3] = { NULL, j2ki_pool_new(2), j2ki_pool_new(5) };
+    void *scratch = malloc(j2ki_t1s_pool_threshold_scratch_size(5));
+    int bad = 0;
+    for (int t = 0; t < 300 && scratch; t++) {
+        size_t n = t < 3 ? (size_t)t : 1 + test_rand() % (t % 7 ? 300 : N);
+        uint64_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t r = test_rand();
+            /* ties when t % 3 == 0; else keys over 16 or 32 bits (every digit of the search) */
+            key[i] = test_rand() % 4 == 0 ? 0 : t % 3 == 0 ? 1 + r % 8 : t % 3 == 1 ? 1 + (r & 0xFFFF)
+                                                                                  : r | test_rand() << 16;
+            bytes[i] = key[i] || test_rand() % 2 ? test_rand() % 300 : 0;
+            total += key[i] ? bytes[i] : 0;
+        }
+        uint64_t budget = t % 5 == 0 ? total + (t % 10 ? 1 : 0) : total ? test_rand() % (total + 1) : 0;
+        uint32_t a = j2ki_t1s_threshold(key, bytes, n, budget, sorted);
+        for (int k = 0; k < 3; k++) {
+            uint32_t b = j2ki_t1s_threshold_pool(key, bytes, n, budget, pools[k], scratch);
+            if (a != b && bad++ < 5)
+                fprintf(stderr, "threshold trial %d pool %d: n %zu budget %llu: %u, sorting search %u\n", t, k, n,
+                        (unsigned long long)budget, b, a);
+        }
+    }
+    CHECK(scratch && bad == 0, "%d threshold searches differ", bad);
+    free(scratch);
+    for (int k = 0; k < 3; k++)
+        j2ki_pool_free(&pools[k]);
+    printf("ok threads/t1s-threshold\n");
 }
 
 /* ---- the key ---- */
@@ -322,6 +363,7 @@ int main(void)
 {
     test_seed("test_threads", 24);
     test_pool();
+    test_t1s_threshold();
     test_key();
     test_identity();
     return test_done("test_threads");
