@@ -114,7 +114,7 @@ for n in $THREADS; do
     echo "| $n | $a | $c | $g | $o | $(up "${api_ms[$first]}" "$a") | $(up "${cli_ms[$first]}" "$c") | $(up "${grk_ms[$first]}" "$g") | $(up "${opj_ms[$first]}" "$o") | $ratio | $same |"
 done
 echo
-echo "Frame $(basename "$f"), profile $prof at 250 Mb/s (j2kcuda), grk_compress $gopt, opj_compress $copt; speed-ups against $first thread(s). j2kc CLI at least as fast as Grok at every thread count: $all_cli; the API (no file I/O) too: $all_api."
+echo "Frame $(basename "$f"), profile $prof at 250 Mb/s (j2kcuda), grk_compress $gopt, opj_compress $copt; speed-ups against $first thread(s). j2kc CLI at least as fast as Grok at every thread count: $all_cli; the API (no file I/O) too: $all_api.$([ "$prof" = dci4k ] && echo " The peers' cinema 4K modes stop each component at 1,041,666 bytes (their codestreams are smaller than the frame budget j2kcuda fills).")"
 ) ;; esac
 
 hdr="CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores (load average before the run: $LOAD); median of $REPS; $(date -u '+%Y-%m-%d'); commit $(commit_id). Peers' times include process start and file I/O, as the j2kc CLI's do; j2kcuda's API times (j2kbench) are submit-to-codestream in host memory."
