@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
-# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh,
+# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
 # conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -81,7 +81,7 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input quality; do
+for s in checker conformance bad-input threads quality; do
     [ "$s" = quality ] && [ ! -f "$TESTS_DIR/$s.sh" ] && continue   # optional (another owner)
     if [ -f "$TESTS_DIR/$s.sh" ]; then
         run_script "$s" "$TESTS_DIR/$s.sh"

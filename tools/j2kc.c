@@ -62,7 +62,8 @@ static void usage(FILE *f)
         "coding:  --levels N --cblk WxH --prec WxH[,WxH..] --order lrcp|rlcp|rpcl|pcrl|cprl --poc SPEC\n"
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
-        "run:     --backend ref|cuda|auto --gpu N --bench N -q -v --help-params\n");
+        "run:     --backend ref|cuda|auto --gpu N --threads N (CPU threads of the ref backend,\n"
+        "         0 = one per online CPU [0]) --bench N -q -v --help-params\n");
 }
 
 /* Long options that map one-to-one onto a library key and take a value. */
@@ -75,6 +76,7 @@ static const struct { const char *opt, *key; } value_opts[] = {
     { "--guard", "guard_bits" },  { "--mainlevel", "mainlevel" }, { "--sublevel", "sublevel" },
     { "--backend", "backend" },   { "--gpu", "gpu" },           { "--comment", "comment" },
     { "--transform", "transform" }, { "--mct", "mct" },         { "--async", "async_depth" },
+    { "--threads", "threads" },
 };
 
 /* Flags that set a library key to "1". */

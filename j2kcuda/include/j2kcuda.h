@@ -108,6 +108,7 @@ void j2kc_params_free(J2kcParams **p);
  *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
  *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ *   threads     CPU threads of the reference backend: 0 = one per online CPU (default), 1..256
  */
 int j2kc_params_set(J2kcParams *p, const char *key, const char *value);
 

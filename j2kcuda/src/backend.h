@@ -9,6 +9,7 @@
 
 #include "j2ki.h"
 #include "plan.h"
+#include "rc.h"
 
 typedef struct J2kiBackendOps {
     const char *name;
@@ -48,5 +49,13 @@ void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx);
  * The plan is not const: tier-2 keeps per-frame state in it (one plan per slot).
  */
 int64_t j2ki_finish_codestream(J2kiPlan *plan, const J2kiLog *log, uint8_t *out, size_t cap);
+
+/** j2ki_finish_codestream with rate control's sizings done by size_fn(opaque, ...) (rc.h), which
+ *  must give j2ki_t2_size's answers (the reference backend's t2_sizer.h), and its per code-block
+ *  work on pool with rc_scratch (j2ki_rc_run_pool); size_fn NULL: j2ki_rc_run, on the calling
+ *  thread. */
+int64_t j2ki_finish_codestream_with(J2kiPlan *plan, const J2kiLog *log, uint8_t *out, size_t cap,
+                                    J2kiRcSizeFn size_fn, void *opaque, struct J2kiPool *pool,
+                                    void *rc_scratch);
 
 #endif

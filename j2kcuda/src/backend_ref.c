@@ -7,6 +7,23 @@
  * With qstep_try (quant.h) a frame is coded with the tried steps' plan first and, when it does
  * not fill its budget there, from tier-1 on again with the plan of qstep_rate's steps (the
  * quantised samples are the same integers for both).
+ *
+ * Threads: the sample stages and tier-1 run on the encoder's pool (threadpool.h, "threads"
+ * workers), as jobs of independent items:
+ *   - load, level shift and component transform: chunks of REF_ROWS rows of a tile-component
+ *     (of the three transformed components together when the MCT is on);
+ *   - DWT, per level: the vertical pass by strips of J2KI_DWT_STRIP columns, then the
+ *     horizontal pass by chunks of REF_ROWS rows, over every tile-component at once;
+ *   - quantisation and tier-1: one code-block per item (code-blocks partition the bands);
+ *   - the early stop's decisions (t1_stop_host.h, j2ki_t1s_plan_pool): code-blocks' keys and
+ *     limits by chunks of code-blocks, the threshold by histograms of chunks of pass slots;
+ *   - rate control: its hulls, thresholds' application and histograms by chunks of
+ *     code-blocks (j2ki_rc_run_pool), its tier-2 sizings (about ten per frame) one precinct
+ *     per item (t2_sizer.h).
+ * Every item writes its own samples, code-block or precinct and reads nothing another item of
+ * the same job writes, and each is computed by the same operations whatever the split, so the
+ * bytes do not depend on the thread count. Rate control's search and the writing of the
+ * codestream stay on the calling thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +37,13 @@
 #include "rc_core.h"
 #include "t1.h"
 #include "t1_stop_host.h"
+#include "t2_sizer.h"
+#include "threadpool.h"
+
+/* Rows of one item of the load / component transform job and of the horizontal DWT pass:
+ * enough work (tens of microseconds for a 4K row) to make the claim negligible, small enough
+ * to give a 2K frame's component a hundred items to share. */
+#define REF_ROWS 16
 
 typedef struct RefSlot {
     uint8_t  *out;
@@ -34,11 +58,17 @@ typedef struct RefBackend {
     J2kiPlan  *plan;
     J2kiCodingParams cp_try; /* qstep_try: cp with qstep_extra set, for plan_try */
     J2kiPlan  *plan_try;     /* qstep_try's plan (the tried steps), or NULL */
+    J2kiT2Sizer *sizer, *sizer_try; /* rate control's tier-2 sizing of plan / plan_try on the pool */
+    void      *rc_scratch;   /* rate control's per-worker partials (j2ki_rc_pool_scratch_size) */
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
-    void      *dwt_scratch;
-    J2kiT1    *t1;
+    J2kiPool  *pool;
+    int        nb_workers;   /* j2ki_pool_threads(pool) */
+    void     **dwt_scratch;  /* per worker */
+    J2kiT1   **t1;           /* per worker */
+    int       *cblk_ret;     /* per code-block: tier-1's result in the current job */
+    uint32_t  *first;        /* nb_tiles * nb_comps + 1: a job's first item of each tile-component */
     uint32_t  *stop_lim;     /* per code-block pass limit of the early stop; NULL when off */
-    void      *stop_work;    /* its decisions' work area (j2ki_t1s_host_scratch_size) */
+    void      *stop_work;    /* its decisions' work area (j2ki_t1s_pool_scratch_size) */
     int        nb_slots;
     size_t     max_out;
     RefSlot   *slots;
@@ -56,14 +86,26 @@ static void ref_uninit(void *priv)
     RefBackend *rb = priv;
     if (!rb)
         return;
+    j2ki_pool_free(&rb->pool);
+    j2ki_t2_sizer_free(&rb->sizer);
+    j2ki_t2_sizer_free(&rb->sizer_try);
     if (rb->slots)
         for (int i = 0; i < rb->nb_slots; i++)
             free(rb->slots[i].out);
     free(rb->slots);
-    j2ki_t1_free(&rb->t1);
+    for (int w = 0; w < rb->nb_workers; w++) {
+        if (rb->t1)
+            j2ki_t1_free(&rb->t1[w]);
+        if (rb->dwt_scratch)
+            free(rb->dwt_scratch[w]);
+    }
+    free(rb->t1);
+    free(rb->dwt_scratch);
+    free(rb->cblk_ret);
+    free(rb->first);
+    free(rb->rc_scratch);
     free(rb->stop_lim);
     free(rb->stop_work);
-    free(rb->dwt_scratch);
     free(rb->samples);
     j2ki_plan_free(&rb->plan);
     j2ki_plan_free(&rb->plan_try);
@@ -76,6 +118,7 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     RefBackend *rb = calloc(1, sizeof(*rb));
     int ret = J2KC_ERR_NOMEM;
     uint32_t max_w = 1, max_h = 1;
+    size_t nb_tc;
 
     (void)plan_in;
     *priv = NULL;
@@ -103,20 +146,47 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
             if (tc->w > max_w) max_w = tc->w;
             if (tc->h > max_h) max_h = tc->h;
         }
-    if (!(rb->dwt_scratch = malloc(j2ki_dwt_scratch_size(max_w, max_h))))
+    nb_tc = (size_t)rb->plan->nb_tiles * (size_t)cp->img.nb_comps;
+    if (!(rb->first = malloc((nb_tc + 1) * sizeof(*rb->first))) ||
+        !(rb->cblk_ret = malloc((rb->plan->nb_cblks ? rb->plan->nb_cblks : 1) * sizeof(*rb->cblk_ret))))
         goto fail;
-    if (!(rb->t1 = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
+    if (!(rb->pool = j2ki_pool_new(cp->threads ? cp->threads : j2ki_pool_auto_threads())))
         goto fail;
-    if (j2ki_t1s_enabled(cp) &&
-        (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
-         !(rb->stop_work = malloc(j2ki_t1s_host_scratch_size(rb->plan) +
-                                  (rb->plan_try ? j2ki_t1s_host_scratch_size(rb->plan_try) : 0)))))
+    if (!(rb->dwt_scratch = calloc((size_t)j2ki_pool_threads(rb->pool), sizeof(*rb->dwt_scratch))) ||
+        !(rb->t1 = calloc((size_t)j2ki_pool_threads(rb->pool), sizeof(*rb->t1))))
         goto fail;
+    rb->nb_workers = j2ki_pool_threads(rb->pool);
+    for (int w = 0; w < rb->nb_workers; w++)
+        if (!(rb->dwt_scratch[w] = malloc(j2ki_dwt_scratch_size(max_w, max_h))) ||
+            !(rb->t1[w] = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
+            goto fail;
+    if (j2ki_t1s_enabled(cp)) {
+        size_t sz = j2ki_t1s_pool_scratch_size(rb->plan, rb->nb_workers);
+        if (rb->plan_try && j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers) > sz)
+            sz = j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers);
+        if (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
+            !(rb->stop_work = malloc(sz)))
+            goto fail;
+    }
     if (!(rb->slots = calloc((size_t)nb_slots, sizeof(*rb->slots))))
         goto fail;
     for (int i = 0; i < nb_slots; i++)
         if (!(rb->slots[i].out = malloc(max_out)))
             goto fail;
+    if (j2ki_rc_pool_scratch_size(rb->nb_workers) &&
+        !(rb->rc_scratch = malloc(j2ki_rc_pool_scratch_size(rb->nb_workers))))
+        goto fail;
+    if ((ret = j2ki_t2_sizer_new(&rb->sizer, rb->plan)) < 0 ||
+        (rb->plan_try && (ret = j2ki_t2_sizer_new(&rb->sizer_try, rb->plan_try)) < 0))
+        goto fail;
+    j2ki_t2_sizer_set_pool(rb->sizer, rb->pool);
+    if (rb->sizer_try)
+        j2ki_t2_sizer_set_pool(rb->sizer_try, rb->pool);
+    if (cp->threads && rb->nb_workers < cp->threads)
+        j2ki_log(log, J2KC_LOG_WARNING, "reference backend: %d of the %d threads asked for could be started",
+                 rb->nb_workers, cp->threads);
+    j2ki_log(log, J2KC_LOG_VERBOSE, "reference backend: %d thread%s", rb->nb_workers,
+             rb->nb_workers > 1 ? "s" : "");
     *priv = rb;
     return 0;
 fail:
@@ -124,81 +194,222 @@ fail:
     return ret;
 }
 
-/* Sample stages for one tile: load, MCT, DWT, quantisation, all in rb->samples. */
-static void encode_tile_samples(RefBackend *rb, const J2kiTile *tile, const J2kcFrame *f)
+/* ---- jobs over tile-components ----
+ * A job whose items are chunks of every tile-component (tile t, component c: index
+ * t * nb_comps + c) fills rb->first with the prefix sums of the chunk counts; an item finds its
+ * tile-component by binary search. */
+
+typedef struct TcJob {
+    RefBackend      *rb;
+    const J2kcFrame *f;        /* load job */
+    int              d;        /* DWT jobs: the level */
+} TcJob;
+
+/** Prefix sums of count(tc) into rb->first; returns the job's number of items. */
+static uint32_t tc_items(RefBackend *rb, uint32_t (*count)(const RefBackend *, const J2kiTileComp *, int, int), int arg)
 {
+    const int nc = rb->cp->img.nb_comps;
+    uint32_t n = 0, k = 0;
+    for (uint32_t t = 0; t < rb->plan->nb_tiles; t++)
+        for (int c = 0; c < nc; c++) {
+            rb->first[k++] = n;
+            n += count(rb, &rb->plan->tiles[t].comps[c], c, arg);
+        }
+    rb->first[k] = n;
+    return n;
+}
+
+/** The tile-component of item i (the last k with first[k] <= i) and the chunk's number in it. */
+static uint32_t tc_find(const RefBackend *rb, uint32_t i, uint32_t *chunk)
+{
+    uint32_t lo = 0, hi = rb->plan->nb_tiles * (uint32_t)rb->cp->img.nb_comps;   /* first[hi] > i */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (rb->first[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *chunk = i - rb->first[lo];
+    return lo;
+}
+
+static const J2kiTileComp *tc_of(const RefBackend *rb, uint32_t k, int *c)
+{
+    const int nc = rb->cp->img.nb_comps;
+    *c = (int)(k % (uint32_t)nc);
+    return &rb->plan->tiles[k / (uint32_t)nc].comps[*c];
+}
+
+/* Load, level shift, component transform and the 9/7 path's conversion to float: components
+ * 1 and 2 of an MCT tile are done by component 0's items (the MCT mixes the three). */
+static uint32_t load_count(const RefBackend *rb, const J2kiTileComp *tc, int c, int arg)
+{
+    (void)arg;
+    if (rb->cp->mct && (c == 1 || c == 2))
+        return 0;
+    return (uint32_t)j2ki_ceil_div(tc->h, REF_ROWS);
+}
+
+static void load_item(void *opaque, uint32_t i, int worker)
+{
+    const TcJob *job = opaque;
+    const RefBackend *rb = job->rb;
     const J2kiCodingParams *cp = rb->cp;
     const J2kcImageDesc *img = &cp->img;
-    int nc = img->nb_comps;
+    uint32_t chunk, k = tc_find(rb, i, &chunk);
+    int c0, nc;
+    const J2kiTileComp *tc = tc_of(rb, k, &c0);
+    const J2kiTileComp *tcs = tc - c0;          /* the tile's components */
+    uint32_t y0 = chunk * REF_ROWS, y1 = y0 + REF_ROWS < tc->h ? y0 + REF_ROWS : tc->h;
+    size_t off = (size_t)y0 * tc->w, n = (size_t)(y1 - y0) * tc->w;
 
-    for (int c = 0; c < nc; c++) {
-        const J2kiTileComp *tc = &tile->comps[c];
+    (void)worker;
+    nc = cp->mct && c0 == 0 ? 3 : 1;
+    for (int c = c0; c < c0 + nc; c++) {
         uint32_t cx0 = j2ki_ceil_div(img->x0, (uint32_t)img->dx[c]);
         uint32_t cy0 = j2ki_ceil_div(img->y0, (uint32_t)img->dy[c]);
-        j2ki_load_comp_ref(rb->samples + tc->buf_offset, tc->w, tc->h, f, c,
-                           tc->x0 - cx0, tc->y0 - cy0, img->depth[c], img->is_signed[c]);
+        j2ki_load_comp_ref(rb->samples + tcs[c].buf_offset + off, tcs[c].w, y1 - y0, job->f, c,
+                           tcs[c].x0 - cx0, tcs[c].y0 - cy0 + y0, img->depth[c], img->is_signed[c]);
     }
-    if (cp->mct) {
-        const J2kiTileComp *t0 = &tile->comps[0];
-        size_t n = (size_t)t0->w * t0->h;
-        int32_t *c0 = rb->samples + t0->buf_offset;
-        int32_t *c1 = rb->samples + tile->comps[1].buf_offset;
-        int32_t *c2 = rb->samples + tile->comps[2].buf_offset;
+    if (nc == 3) {
+        int32_t *s0 = rb->samples + tcs[0].buf_offset + off;
+        int32_t *s1 = rb->samples + tcs[1].buf_offset + off;
+        int32_t *s2 = rb->samples + tcs[2].buf_offset + off;
         if (cp->reversible) {
-            j2ki_rct_fwd_ref(c0, c1, c2, n);
+            j2ki_rct_fwd_ref(s0, s1, s2, n);
         } else {
-            j2ki_int_to_float_ref(c0, n);
-            j2ki_int_to_float_ref(c1, n);
-            j2ki_int_to_float_ref(c2, n);
-            j2ki_ict_fwd_ref((float *)c0, (float *)c1, (float *)c2, n);
+            j2ki_int_to_float_ref(s0, n);
+            j2ki_int_to_float_ref(s1, n);
+            j2ki_int_to_float_ref(s2, n);
+            j2ki_ict_fwd_ref((float *)s0, (float *)s1, (float *)s2, n);
         }
-    }
-    for (int c = 0; c < nc; c++) {
-        const J2kiTileComp *tc = &tile->comps[c];
-        int32_t *buf = rb->samples + tc->buf_offset;
-        if (cp->reversible) {
-            j2ki_dwt53_fwd_ref(buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1, cp->nb_levels, rb->dwt_scratch);
-        } else {
-            if (!(cp->mct && c < 3))
-                j2ki_int_to_float_ref(buf, (size_t)tc->w * tc->h);
-            j2ki_dwt97_fwd_ref((float *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1, cp->nb_levels,
-                               rb->dwt_scratch);
-        }
+    } else if (!cp->reversible) {
+        j2ki_int_to_float_ref(rb->samples + tc->buf_offset + off, n);
     }
 }
 
-static void quantise_all(RefBackend *rb)
+/* DWT level d: the vertical pass's strips, then the horizontal pass's row chunks. */
+static uint32_t ver_count(const RefBackend *rb, const J2kiTileComp *tc, int c, int d)
 {
-    const J2kiPlan *plan = rb->plan;
-    if (rb->cp->reversible)
-        return;
-    for (uint32_t b = 0; b < plan->nb_bands; b++) {
-        const J2kiBand *band = &plan->bands[b];
-        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
-        uint32_t w = band->x1 - band->x0, h = band->y1 - band->y0;
-        if (!w || !h)
-            continue;
-        j2ki_quant_fwd_ref(rb->samples + tc->buf_offset + (size_t)band->buf_y0 * tc->w + band->buf_x0,
-                           tc->w, w, h, band->inv_step, band->nb_mag_bits, band->frac_bits);
+    uint32_t w, h;
+    (void)rb; (void)c;
+    j2ki_dwt_level_size(tc->x0, tc->y0, tc->x1, tc->y1, d, &w, &h);
+    return w && h ? (uint32_t)j2ki_ceil_div(w, J2KI_DWT_STRIP) : 0;
+}
+
+static uint32_t hor_count(const RefBackend *rb, const J2kiTileComp *tc, int c, int d)
+{
+    uint32_t w, h;
+    (void)rb; (void)c;
+    j2ki_dwt_level_size(tc->x0, tc->y0, tc->x1, tc->y1, d, &w, &h);
+    return w && h ? (uint32_t)j2ki_ceil_div(h, REF_ROWS) : 0;
+}
+
+static void ver_item(void *opaque, uint32_t i, int worker)
+{
+    const TcJob *job = opaque;
+    const RefBackend *rb = job->rb;
+    uint32_t chunk, k = tc_find(rb, i, &chunk);
+    int c;
+    const J2kiTileComp *tc = tc_of(rb, k, &c);
+    j2ki_dwt_fwd_ver_ref(rb->samples + tc->buf_offset, tc->w, tc->x0, tc->y0, tc->x1, tc->y1, job->d,
+                         chunk * J2KI_DWT_STRIP, (chunk + 1) * J2KI_DWT_STRIP, rb->cp->reversible,
+                         rb->dwt_scratch[worker]);
+}
+
+static void hor_item(void *opaque, uint32_t i, int worker)
+{
+    const TcJob *job = opaque;
+    const RefBackend *rb = job->rb;
+    uint32_t chunk, k = tc_find(rb, i, &chunk);
+    int c;
+    const J2kiTileComp *tc = tc_of(rb, k, &c);
+    j2ki_dwt_fwd_hor_ref(rb->samples + tc->buf_offset, tc->w, tc->x0, tc->y0, tc->x1, tc->y1, job->d,
+                         chunk * REF_ROWS, (chunk + 1) * REF_ROWS, rb->cp->reversible, rb->dwt_scratch[worker]);
+}
+
+/* Sample stages of every tile: load, MCT, DWT, all in rb->samples. */
+static void encode_samples(RefBackend *rb, const J2kcFrame *f)
+{
+    TcJob job = { .rb = rb, .f = f };
+    uint32_t n;
+
+    n = tc_items(rb, load_count, 0);
+    j2ki_pool_run(rb->pool, n, load_item, &job);
+    for (int d = 1; d <= rb->cp->nb_levels && d <= J2KI_MAX_LEVELS; d++) {
+        job.d = d;
+        if (!(n = tc_items(rb, ver_count, d)))
+            break;
+        j2ki_pool_run(rb->pool, n, ver_item, &job);
+        n = tc_items(rb, hor_count, d);
+        j2ki_pool_run(rb->pool, n, hor_item, &job);
     }
 }
 
-static int tier1_block(RefBackend *rb, J2kiPlan *plan, uint32_t i, int lim)
+/* ---- jobs over code-blocks ---- */
+
+typedef struct CblkJob {
+    RefBackend *rb;
+    J2kiPlan   *plan;
+    int         stopped;       /* tier-1: 0 = every block fully, 1 = the stopped ones again */
+} CblkJob;
+
+/* Quantisation (9/7) of one code-block's samples of rb->plan, in place. */
+static void quant_item(void *opaque, uint32_t i, int worker)
 {
-    const J2kiCodingParams *cp = rb->cp;
-    J2kiCblk *cb = &plan->cblks[i];
+    const CblkJob *job = opaque;
+    const J2kiPlan *plan = job->plan;
+    const J2kiCblk *cb = &plan->cblks[i];
     const J2kiBand *band = &plan->bands[cb->band_idx];
     const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+    uint32_t w = cb->x1 - cb->x0, h = cb->y1 - cb->y0;
+
+    (void)worker;
+    if (!w || !h)
+        return;
+    j2ki_quant_fwd_ref(job->rb->samples + tc->buf_offset + (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                       band->buf_x0 + (cb->x0 - band->x0),
+                       tc->w, w, h, band->inv_step, band->nb_mag_bits, band->frac_bits);
+}
+
+static void tier1_item(void *opaque, uint32_t i, int worker)
+{
+    const CblkJob *job = opaque;
+    RefBackend *rb = job->rb;
+    const J2kiCodingParams *cp = rb->cp;
+    J2kiCblk *cb = &job->plan->cblks[i];
+    const J2kiBand *band = &job->plan->bands[cb->band_idx];
+    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
     const int32_t *coefs = rb->samples + tc->buf_offset +
                            (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
                            band->buf_x0 + (cb->x0 - band->x0);
-    int ret = j2ki_t1_encode_cblk_ref_lim(rb->t1, coefs, tc->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
-                                          band->orient, cp->cblk_style, cp->bypass_start,
-                                          band->nb_mag_bits, band->frac_bits, cb, lim);
-    if (ret < 0)
-        j2ki_log(&rb->log, J2KC_LOG_ERROR, "tier-1 failed on code-block %u (tile %d comp %d res %d band %d): %s",
-                 i, band->tile, band->comp, band->res, band->orient, j2kc_strerror(ret));
-    return ret;
+    int lim = job->stopped ? (int)rb->stop_lim[i] : 0;
+
+    if (job->stopped && !lim) {
+        rb->cblk_ret[i] = 0;
+        return;
+    }
+    rb->cblk_ret[i] = j2ki_t1_encode_cblk_ref_lim(rb->t1[worker], coefs, tc->w, (int)(cb->x1 - cb->x0),
+                                                  (int)(cb->y1 - cb->y0), band->orient, cp->cblk_style,
+                                                  cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb, lim);
+}
+
+/** Tier-1 over every code-block of the plan (or the stopped ones again); the first failure
+ *  in code-block order is logged and returned. */
+static int tier1_run(RefBackend *rb, J2kiPlan *plan, int stopped)
+{
+    CblkJob job = { .rb = rb, .plan = plan, .stopped = stopped };
+    j2ki_pool_run(rb->pool, plan->nb_cblks, tier1_item, &job);
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        if (rb->cblk_ret[i] < 0) {
+            const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
+            j2ki_log(&rb->log, J2KC_LOG_ERROR,
+                     "tier-1 failed on code-block %u (tile %d comp %d res %d band %d): %s",
+                     i, band->tile, band->comp, band->res, band->orient, j2kc_strerror(rb->cblk_ret[i]));
+            return rb->cblk_ret[i];
+        }
+    return 0;
 }
 
 /* Every code-block fully, then, with the early stop (t1_stop.h), the decisions the CUDA coder
@@ -207,17 +418,13 @@ static int tier1_block(RefBackend *rb, J2kiPlan *plan, uint32_t i, int lim)
 static int tier1_all(RefBackend *rb, J2kiPlan *plan)
 {
     int ret;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        if ((ret = tier1_block(rb, plan, i, 0)) < 0)
-            return ret;
+    if ((ret = tier1_run(rb, plan, 0)) < 0)
+        return ret;
     if (!rb->stop_lim)
         return 0;
-    if ((ret = j2ki_t1s_plan_host(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work)) < 0)
+    if ((ret = j2ki_t1s_plan_pool(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work, rb->pool)) < 0)
         return ret;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        if (rb->stop_lim[i] && (ret = tier1_block(rb, plan, i, (int)rb->stop_lim[i])) < 0)
-            return ret;
-    return 0;
+    return tier1_run(rb, plan, 1);
 }
 
 static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
@@ -229,9 +436,11 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
 
     memset(&slot->stats, 0, sizeof(slot->stats));
     slot->stats.t1_batch = 1;
-    for (uint32_t t = 0; t < rb->plan->nb_tiles; t++)
-        encode_tile_samples(rb, &rb->plan->tiles[t], f);
-    quantise_all(rb);
+    encode_samples(rb, f);
+    if (!rb->cp->reversible) {
+        CblkJob job = { .rb = rb, .plan = rb->plan };
+        j2ki_pool_run(rb->pool, rb->plan->nb_cblks, quant_item, &job);
+    }
     t1 = now_ms();
     slot->stats.ms_mct_dwt = t1 - t0;
     /* qstep_try: the tried steps first; kept when the frame fills its budget with them */
@@ -241,7 +450,8 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         slot->status = tier1_all(rb, plan);
         t2 = now_ms();
         if (slot->status >= 0) {
-            n = j2ki_finish_codestream(plan, &rb->log, slot->out, rb->max_out);
+            n = j2ki_finish_codestream_with(plan, &rb->log, slot->out, rb->max_out, j2ki_t2_sizer_size,
+                                            pass ? rb->sizer : rb->sizer_try, rb->pool, rb->rc_scratch);
             if (n < 0)
                 slot->status = (int)n;
             else

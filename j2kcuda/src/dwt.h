@@ -31,6 +31,10 @@
  * multiplication by this constant (not a division by K) on every target. */
 #define J2KI_DWT97_INV_K ( 0.812893066115961f)
 
+/* Columns per vertical strip of the reference transform: 32 samples = 128 bytes, two cache
+ * lines, a vector-friendly width. */
+#define J2KI_DWT_STRIP 32
+
 /** Scratch bytes that j2ki_dwt*_{fwd,inv}_ref need for a tile-component of w x h. */
 size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h);
 
@@ -38,6 +42,23 @@ void j2ki_dwt53_fwd_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0
                         uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
 void j2ki_dwt97_fwd_ref(float *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,
                         uint32_t x1, uint32_t y1, int nb_levels, void *scratch);
+
+/*
+ * One level of the forward transform in parts, for the reference backend's worker threads:
+ * level d (1..J2KI_MAX_LEVELS) transforms the top-left w x h area that j2ki_dwt_level_size
+ * gives (0 x 0: nothing left to transform). Its vertical pass (VER_SD) runs over columns
+ * [col0, col1) (col0 a multiple of J2KI_DWT_STRIP), its horizontal pass (HOR_SD) over rows
+ * [row0, row1); every column of the level must have had its vertical pass before any row has
+ * its horizontal one, and level d must be complete before level d + 1 starts. rev: 1 = 5/3 on
+ * int32, 0 = 9/7 on float. Each column and each row is computed exactly as by
+ * j2ki_dwt*_fwd_ref, so the parts give the same samples in any order and split.
+ * scratch: j2ki_dwt_scratch_size bytes of the tile-component, one per concurrent caller.
+ */
+void j2ki_dwt_level_size(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, int d, uint32_t *w, uint32_t *h);
+void j2ki_dwt_fwd_ver_ref(void *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                          int d, uint32_t col0, uint32_t col1, int rev, void *scratch);
+void j2ki_dwt_fwd_hor_ref(void *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                          int d, uint32_t row0, uint32_t row1, int rev, void *scratch);
 
 /* Inverse transforms: used by the tests (perfect reconstruction) and by PSNR-driven rate control. */
 void j2ki_dwt53_inv_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,

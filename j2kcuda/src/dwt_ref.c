@@ -15,9 +15,6 @@
 #include "dwt.h"
 #include "dwt_core.h"
 
-/* Columns per vertical strip: 32 samples = 128 bytes, two cache lines, a vector-friendly width. */
-#define J2KI_DWT_STRIP 32
-
 size_t j2ki_dwt_scratch_size(uint32_t w, uint32_t h)
 {
     /* one row (horizontal pass) or one strip of h rows (vertical pass), 4-byte samples */
@@ -319,6 +316,42 @@ static void dwt_inv(void *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0, uint3
         horizontal(buf, stride, w, h, u0, rev, 1, scratch);
         vertical(buf, stride, w, h, v0, rev, 1, scratch);
     }
+}
+
+void j2ki_dwt_level_size(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, int d, uint32_t *w, uint32_t *h)
+{
+    uint32_t u0, v0;
+    if (d < 1 || d > J2KI_MAX_LEVELS) {
+        *w = *h = 0;
+        return;
+    }
+    level_area(x0, y0, x1, y1, d, &u0, &v0, w, h);
+}
+
+void j2ki_dwt_fwd_ver_ref(void *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                          int d, uint32_t col0, uint32_t col1, int rev, void *scratch)
+{
+    uint32_t u0, v0, w, h;
+    level_area(x0, y0, x1, y1, d, &u0, &v0, &w, &h);
+    if (col1 > w)
+        col1 = w;
+    if (col0 >= col1 || !h)
+        return;
+    /* col0 is a multiple of J2KI_DWT_STRIP, so the strips are those of the whole level's pass */
+    vertical((unsigned char *)buf + 4 * (size_t)col0, stride, col1 - col0, h, v0, rev, 0, scratch);
+}
+
+void j2ki_dwt_fwd_hor_ref(void *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                          int d, uint32_t row0, uint32_t row1, int rev, void *scratch)
+{
+    uint32_t u0, v0, w, h;
+    level_area(x0, y0, x1, y1, d, &u0, &v0, &w, &h);
+    if (row1 > h)
+        row1 = h;
+    if (row0 >= row1 || !w)
+        return;
+    horizontal((unsigned char *)buf + 4 * (size_t)row0 * (size_t)stride, stride, w, row1 - row0, u0, rev, 0,
+               scratch);
 }
 
 void j2ki_dwt53_fwd_ref(int32_t *buf, ptrdiff_t stride, uint32_t x0, uint32_t y0,

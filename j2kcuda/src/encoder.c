@@ -333,7 +333,13 @@ int j2kc_cuda_devices(const J2kcParams *p)
 
 int64_t j2ki_finish_codestream(J2kiPlan *plan, const J2kiLog *log, uint8_t *out, size_t cap)
 {
-    int ret = j2ki_rc_run(plan, log);
+    return j2ki_finish_codestream_with(plan, log, out, cap, NULL, NULL, NULL, NULL);
+}
+
+int64_t j2ki_finish_codestream_with(J2kiPlan *plan, const J2kiLog *log, uint8_t *out, size_t cap,
+                                    J2kiRcSizeFn size_fn, void *opaque, struct J2kiPool *pool, void *rc_scratch)
+{
+    int ret = size_fn ? j2ki_rc_run_pool(plan, log, size_fn, opaque, pool, rc_scratch) : j2ki_rc_run(plan, log);
     if (ret < 0)
         return ret;
     int64_t n = j2ki_codestream_write(plan, out, cap);

@@ -125,6 +125,8 @@ typedef struct J2kiCodingParams {
     int backend;
     int gpu;                          /* -1 = any */
     int async_depth;
+    int threads;                      /* CPU worker threads of the reference backend; 0 = one per
+                                         online CPU (threadpool.h) */
     void *cu_ctx, *cu_stream;
 } J2kiCodingParams;
 

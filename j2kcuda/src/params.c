@@ -16,6 +16,7 @@
 #include "params.h"
 #include "quant.h"
 #include "t2.h"
+#include "threadpool.h"
 
 /* Keys in the order of their bit in J2kcParams.set_mask. */
 static const char *const key_names[J2KI_KEY_NB] = {
@@ -58,6 +59,8 @@ static const char help_text[] =
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
     "  async_depth frames in flight 1..32 [2]\n"
+    "  threads     0..256 CPU threads of the reference backend (0 = one per online CPU); the\n"
+    "              bytes are the same for every count [0]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once its passes reach well below the estimated rate-control\n"
     "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
@@ -510,6 +513,15 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_ASYNC_DEPTH:
         ret = parse_int(value, 1, 32, &v);
         if (!ret) cp->async_depth = (int)v;
+        break;
+    case J2KI_KEY_THREADS:
+        ret = parse_int(value, 0, J2KI_POOL_MAX_THREADS, &v);
+        if (ret < 0) {
+            j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'threads': 0 (one per online CPU) "
+                     "or 1..%d", value, J2KI_POOL_MAX_THREADS);
+            return ret;
+        }
+        cp->threads = (int)v;
         break;
     case J2KI_KEY_COLOR:
         if (!strcmp(value, "auto")) { cp->color = J2KI_COLOR_AUTO; ret = 0; }

@@ -15,7 +15,8 @@
     X(GUARD_BITS, "guard_bits") X(SOP, "sop") X(EPH, "eph") X(TLM, "tlm") X(PLT, "plt") \
     X(MAINLEVEL, "mainlevel") X(SUBLEVEL, "sublevel") X(FORMAT, "format") X(COMMENT, "comment") \
     X(BACKEND, "backend") X(GPU, "gpu") X(ASYNC_DEPTH, "async_depth") X(COLOR, "color") \
-    X(T1_STOP, "t1_stop") X(QSTEP_RATE, "qstep_rate") X(QSTEP_TRY, "qstep_try")
+    X(T1_STOP, "t1_stop") X(QSTEP_RATE, "qstep_rate") X(QSTEP_TRY, "qstep_try") \
+    X(THREADS, "threads")
 
 enum {
 #define X(id, name) J2KI_KEY_##id,

@@ -62,13 +62,32 @@
 #include "rc.h"
 #include "rc_core.h"
 #include "t2.h"
+#include "threadpool.h"
 
-/** The host executor of the ops: the plan, the size function, the fill candidates. */
+/* Code-blocks per item of the hull and apply jobs on a worker pool (j2ki_rc_run_pool): a few
+ * microseconds of work each, so that claiming one costs little. */
+#define RC_POOL_CBLKS 128
+
+/** One worker's partial histogram of host_hist (the bins of j2ki_rc_hist_level). */
+typedef struct RcHist {
+    uint64_t bytes[J2KC_MAX_COMPS][J2KI_RC_HIST_BINS], mn[J2KI_RC_HIST_BINS], mx[J2KI_RC_HIST_BINS];
+} RcHist;
+
+/** The host executor of the ops: the plan, the size function, the fill candidates, and the
+ *  optional worker pool with the per-worker partial results of its jobs. */
 typedef struct RcHost {
     J2kiPlan      *plan;
     J2kiRcSizeFn   size_fn;
     void          *opaque;
     uint32_t       nb_cand;
+    J2kiPool      *pool;
+    J2kiRcCtx     *ctx;
+    double         smin[J2KI_POOL_MAX_THREADS], smax[J2KI_POOL_MAX_THREADS];   /* hull job */
+    RcHist        *hist;                    /* hist job: one per worker (j2ki_rc_pool_scratch_size) */
+    uint32_t       hist_job;                /* hist job number; a worker's partial is cleared ... */
+    uint32_t       hist_stamp[J2KI_POOL_MAX_THREADS];   /* ... at its first item of the job */
+    int            hist_l, hist_sh;
+    uint64_t       hist_lo, hist_hi;
 } RcHost;
 
 static int64_t rc_t2_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len)
@@ -79,27 +98,64 @@ static int64_t rc_t2_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint
 
 static int rc_comp(const J2kiPlan *plan, const J2kiCblk *cb) { return plan->bands[cb->band_idx].comp; }
 
-static void host_hull(J2kiRcCtx *c)
+/* Hulls of code-blocks [i0, i1), their smallest and largest positive slopes into *smin, *smax
+ * (minimum and maximum: the same whichever blocks a worker did). */
+static void hull_range(J2kiPlan *plan, uint32_t i0, uint32_t i1, double *smin, double *smax)
 {
-    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+    for (uint32_t i = i0; i < i1; i++) {
         J2kiCblk *cb = &plan->cblks[i];
         j2ki_rc_hull(cb, plan->bands[cb->band_idx].dist_weight);
         for (int k = 0; k < cb->nb_passes; k++) {
             double s = cb->passes[k].slope;
-            if (s > 0.0 && (c->smin == 0.0 || s < c->smin))
-                c->smin = s;
-            if (s > c->smax)
-                c->smax = s;
+            if (s > 0.0 && (*smin == 0.0 || s < *smin))
+                *smin = s;
+            if (s > *smax)
+                *smax = s;
         }
     }
 }
 
+static void hull_item(void *opaque, uint32_t j, int worker)
+{
+    RcHost *h = opaque;
+    uint32_t i0 = j * RC_POOL_CBLKS, i1 = i0 + RC_POOL_CBLKS;
+    hull_range(h->plan, i0, i1 < h->plan->nb_cblks ? i1 : h->plan->nb_cblks, &h->smin[worker], &h->smax[worker]);
+}
+
+static void host_hull(J2kiRcCtx *c)
+{
+    RcHost *h = c->opaque;
+    J2kiPlan *plan = h->plan;
+    int nw = j2ki_pool_threads(h->pool);
+    if (nw == 1) {
+        hull_range(plan, 0, plan->nb_cblks, &c->smin, &c->smax);
+        return;
+    }
+    for (int w = 0; w < nw; w++)
+        h->smin[w] = h->smax[w] = 0.0;
+    j2ki_pool_run(h->pool, (uint32_t)j2ki_ceil_div(plan->nb_cblks, RC_POOL_CBLKS), hull_item, h);
+    for (int w = 0; w < nw; w++) {
+        if (h->smin[w] > 0.0 && (c->smin == 0.0 || h->smin[w] < c->smin))
+            c->smin = h->smin[w];
+        if (h->smax[w] > c->smax)
+            c->smax = h->smax[w];
+    }
+}
+
+static void apply_item(void *opaque, uint32_t j, int worker)
+{
+    RcHost *h = opaque;
+    J2kiPlan *plan = h->plan;
+    uint32_t i0 = j * RC_POOL_CBLKS, i1 = i0 + RC_POOL_CBLKS;
+    (void)worker;
+    for (uint32_t i = i0; i < i1 && i < plan->nb_cblks; i++)
+        j2ki_rc_cblk_apply(h->ctx, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]));
+}
+
 static void host_apply(J2kiRcCtx *c)
 {
-    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
-    for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        j2ki_rc_cblk_apply(c, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]));
+    RcHost *h = c->opaque;
+    j2ki_pool_run(h->pool, (uint32_t)j2ki_ceil_div(h->plan->nb_cblks, RC_POOL_CBLKS), apply_item, h);
 }
 
 static int host_size(J2kiRcCtx *c)
@@ -185,16 +241,12 @@ static void host_tie_span(J2kiRcCtx *c, double s, uint32_t klo, uint32_t khi, ui
         }
 }
 
-static int host_hist(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t *L, uint64_t *H, int first)
+/* Histogram of code-blocks [i0, i1) into hs (bytes summed, smallest and largest value per bin:
+ * the same whichever blocks a worker did and in whichever order). */
+static void hist_range(const J2kiRcCtx *c, const J2kiPlan *plan, uint32_t i0, uint32_t i1, int l, uint64_t lo,
+                       uint64_t hi, int sh, RcHist *hs)
 {
-    J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
-    uint64_t bytes[J2KC_MAX_COMPS][J2KI_RC_HIST_BINS], mn[J2KI_RC_HIST_BINS], mx[J2KI_RC_HIST_BINS];
-    uint64_t lo = *L, hi = *H;
-    int sh = j2ki_rc_hist_shift(lo, hi);
-    memset(bytes, 0, sizeof(bytes));
-    memset(mn, 0, sizeof(mn));
-    memset(mx, 0, sizeof(mx));
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+    for (uint32_t i = i0; i < i1; i++) {
         const J2kiCblk *cb = &plan->cblks[i];
         int comp = rc_comp(plan, cb), end = j2ki_rc_cblk_end(c, cb, comp, l);
         uint32_t prev = 0;
@@ -204,11 +256,59 @@ static int host_hist(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t *L, uint64_t *
             if (!v)
                 continue;
             int b = (int)((v - lo - 1) >> sh);
-            bytes[comp][b] += n;
-            if (!mx[b] || v < mn[b])
-                mn[b] = v;
-            if (v > mx[b])
-                mx[b] = v;
+            hs->bytes[comp][b] += n;
+            if (!hs->mx[b] || v < hs->mn[b])
+                hs->mn[b] = v;
+            if (v > hs->mx[b])
+                hs->mx[b] = v;
+        }
+    }
+}
+
+static void hist_item(void *opaque, uint32_t j, int worker)
+{
+    RcHost *h = opaque;
+    uint32_t i0 = j * RC_POOL_CBLKS, i1 = i0 + RC_POOL_CBLKS;
+    if (h->hist_stamp[worker] != h->hist_job) {
+        memset(&h->hist[worker], 0, sizeof(h->hist[worker]));
+        h->hist_stamp[worker] = h->hist_job;
+    }
+    hist_range(h->ctx, h->plan, i0, i1 < h->plan->nb_cblks ? i1 : h->plan->nb_cblks, h->hist_l, h->hist_lo,
+               h->hist_hi, h->hist_sh, &h->hist[worker]);
+}
+
+static int host_hist(J2kiRcCtx *c, int l, J2kiRcPred *p, uint64_t *L, uint64_t *H, int first)
+{
+    RcHost *h = c->opaque;
+    J2kiPlan *plan = h->plan;
+    RcHist acc;
+    uint64_t (*bytes)[J2KI_RC_HIST_BINS] = acc.bytes, *mn = acc.mn, *mx = acc.mx;
+    uint64_t lo = *L, hi = *H;
+    int sh = j2ki_rc_hist_shift(lo, hi), nw = j2ki_pool_threads(h->pool);
+    memset(&acc, 0, sizeof(acc));
+    if (nw == 1 || !h->hist) {
+        hist_range(c, plan, 0, plan->nb_cblks, l, lo, hi, sh, &acc);
+    } else {
+        h->hist_job++;
+        h->hist_l = l;
+        h->hist_lo = lo;
+        h->hist_hi = hi;
+        h->hist_sh = sh;
+        j2ki_pool_run(h->pool, (uint32_t)j2ki_ceil_div(plan->nb_cblks, RC_POOL_CBLKS), hist_item, h);
+        for (int w = 0; w < nw; w++) {
+            const RcHist *hs = &h->hist[w];
+            if (h->hist_stamp[w] != h->hist_job)
+                continue;       /* took no item */
+            for (int b = 0; b < J2KI_RC_HIST_BINS; b++) {
+                for (int cc = 0; cc < J2KC_MAX_COMPS; cc++)
+                    bytes[cc][b] += hs->bytes[cc][b];
+                if (!hs->mx[b])
+                    continue;
+                if (!mx[b] || hs->mn[b] < mn[b])
+                    mn[b] = hs->mn[b];
+                if (hs->mx[b] > mx[b])
+                    mx[b] = hs->mx[b];
+            }
         }
     }
     if (first)
@@ -378,6 +478,9 @@ int j2ki_rc_ctx_init(J2kiRcCtx *c, const J2kiPlan *plan)
     return 0;
 }
 
+static int rc_run(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain,
+                  J2kiPool *pool, void *scratch);
+
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque)
 {
     return j2ki_rc_run_opts(plan, log, size_fn, opaque, 0);
@@ -385,10 +488,35 @@ int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, v
 
 int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain)
 {
+    return rc_run(plan, log, size_fn, opaque, plain, NULL, NULL);
+}
+
+size_t j2ki_rc_pool_scratch_size(int nb_threads)
+{
+    return nb_threads > 1 ? (size_t)nb_threads * sizeof(RcHist) : 0;
+}
+
+int j2ki_rc_run_pool(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, J2kiPool *pool,
+                     void *scratch)
+{
+    return rc_run(plan, log, size_fn, opaque, 0, pool, scratch);
+}
+
+static int rc_run(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain, J2kiPool *pool,
+                  void *scratch)
+{
     const J2kiCodingParams *cp = plan->cp;
     J2kiRcCtx c;
-    RcHost h = { plan, size_fn, opaque, 0 };
+    RcHost h;
     int ret;
+
+    memset(&h, 0, sizeof(h));
+    h.plan = plan;
+    h.size_fn = size_fn;
+    h.opaque = opaque;
+    h.pool = pool;
+    h.ctx = &c;
+    h.hist = scratch;
 
     if (!size_fn || (ret = j2ki_rc_ctx_init(&c, plan)) < 0) {
         j2ki_log(log, J2KC_LOG_ERROR, "rate control: %d layers, mode %d", cp->nb_layers, cp->rc_mode);

@@ -27,6 +27,16 @@ typedef int64_t (*J2kiRcSizeFn)(void *opaque, J2kiPlan *plan, uint64_t *comp_len
 /** j2ki_rc_run with the size of a truncation measured by size_fn(opaque, ...). */
 int j2ki_rc_run_with(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque);
 
+struct J2kiPool;
+/** j2ki_rc_run_with, the code-blocks' hulls, the application of each threshold and the slope
+ *  histograms done on the worker pool (threadpool.h; NULL: the calling thread). Each
+ *  code-block's result does not depend on the worker, slope extremes are minima and maxima and
+ *  histogram bins integer sums: the same decisions. scratch: j2ki_rc_pool_scratch_size bytes
+ *  for the pool's thread count (8-aligned; NULL: the histograms on the calling thread). */
+int j2ki_rc_run_pool(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque,
+                     struct J2kiPool *pool, void *scratch);
+size_t j2ki_rc_pool_scratch_size(int nb_threads);
+
 /** j2ki_rc_run_with, with plain = 1: the search without the shortcuts that only skip sizings
  *  (its histogram guide and the narrowing of tie indices), for tests that compare the two. */
 int j2ki_rc_run_opts(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void *opaque, int plain);

@@ -33,6 +33,27 @@ size_t j2ki_t1s_host_scratch_size(const J2kiPlan *plan);
  */
 int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim, void *work);
 
+struct J2kiPool;
+
+/**
+ * j2ki_t1s_threshold's answer on a worker pool (threadpool.h; NULL: the calling thread), without
+ * sorting: the threshold is the largest key v whose entries of key >= v hold more than budget
+ * bytes, found one digit at a time (11, 11 and 10 bits of the key) from per-worker histograms
+ * of byte sums over the entries that match the digits found so far. Sums of integers: the
+ * same answer for any thread count. scratch: j2ki_t1s_pool_threshold_scratch_size bytes
+ * (8-aligned).
+ */
+uint32_t j2ki_t1s_threshold_pool(const uint32_t *key, const uint32_t *bytes, size_t n, uint64_t budget,
+                                 struct J2kiPool *pool, void *scratch);
+size_t j2ki_t1s_pool_threshold_scratch_size(int nb_threads);
+
+/** Bytes of the work area of j2ki_t1s_plan_pool for the plan and the pool's thread count. */
+size_t j2ki_t1s_pool_scratch_size(const J2kiPlan *plan, int nb_threads);
+
+/** j2ki_t1s_plan_host with every per code-block part (keys, decisions) and the threshold on
+ *  the pool: the same limits. work: j2ki_t1s_pool_scratch_size bytes (8-aligned). */
+int j2ki_t1s_plan_pool(J2kiPlan *plan, uint64_t budget, uint32_t *lim, void *work, struct J2kiPool *pool);
+
 #ifdef __cplusplus
 }
 #endif
