@@ -259,7 +259,7 @@ static uint8_t *encode(const Setup *s, const J2kcImageDesc *d, const J2kcFrame *
     *len = 0;
     if (rc_log) {
         rc_log[0] = 0;
-        j2kc_params_set_log(p, rc_log_cb, rc_log, J2KC_LOG_VERBOSE);
+        j2kc_params_set_log(p, rc_log_cb, rc_log, J2KC_LOG_DEBUG);
     } else {
         j2kc_params_set_log(p, log_cb, NULL, J2KC_LOG_INFO);
     }
