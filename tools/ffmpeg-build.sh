@@ -30,7 +30,8 @@
 #
 # Robustness: one build at a time per cache (flock); an entry counts only once its `complete`
 # stamp is written; an interrupted build resumes after the most recently written objects are
-# removed; an entry that fails to build or link is rebuilt cold once.
+# removed; an entry that fails to build is rebuilt cold once; a BUILD_DIR/ffmpeg that fails to
+# link is copied again, and if the fresh copy fails too, the entry is rebuilt cold.
 #
 # Environment: J2KC_DEPS_DIR (download cache), J2KC_CACHE_DIR (build cache), JOBS (make -j,
 #              default 2), J2KC_FFMPEG_EXTRA (extra FFmpeg configure flags; part of the key),
@@ -302,12 +303,23 @@ fi
 if [ -f "$ENTRY/complete" ]; then
     log "cached: $ENTRY"
 fi
-if ! { build_entry && install_clone; }; then
-    # A damaged entry (or a seed that did not carry over) is rebuilt cold, once.
+if ! build_entry; then
+    # a resumed or seeded entry that does not build: once more from scratch
     log "rebuilding $NAME from scratch"
-    rm -rf "$ENTRY" "$B/ffmpeg"
+    rm -rf "$ENTRY"
     COLD=1
-    { build_entry && install_clone; } || die "FFmpeg build failed"
+    build_entry || die "FFmpeg build failed"
+fi
+if ! install_clone; then
+    log "copying $NAME into $B/ffmpeg again"
+    rm -rf "$B/ffmpeg"
+    if ! install_clone; then
+        # the copy of a fresh entry does not link: the entry is damaged
+        log "the cache entry $NAME is damaged: rebuilding it from scratch"
+        rm -rf "$ENTRY" "$B/ffmpeg"
+        COLD=1
+        { build_entry && install_clone; } || die "FFmpeg build failed"
+    fi
 fi
 touch "$ENTRY/complete"     # the time of last use, for the clean-up below
 

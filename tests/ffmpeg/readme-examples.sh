@@ -13,10 +13,15 @@ README=$REPO/README.md
 # Small but realistic inputs: 2 frames with a stereo PCM track.
 SMALL="-f lavfi -i testsrc2=s=256x144:r=24 -f lavfi -i sine=frequency=1000:sample_rate=48000 -frames:v 2 -shortest"
 
-# make_input NAME DIR: writes DIR/NAME, chosen by its extension.
+# make_input NAME DIR [gpu]: writes DIR/NAME, chosen by its extension. For CUDA examples a .mov
+# holds H.264 (NVDEC decodes it; ProRes it does not), made by Debian's ffmpeg (libx264).
 make_input() {
     local f=$2/$1
     mkdir -p "$(dirname "$f")"
+    if [ "${3:-}" = gpu ] && [ "${1##*.}" = mov ] && [ -x /usr/bin/ffmpeg ]; then
+        /usr/bin/ffmpeg -nostdin -v error -y $SMALL -c:v libx264 -pix_fmt yuv420p -c:a pcm_s24le "$f" \
+            2> "$WORK/err" && return 0
+    fi
     case $1 in
     *.mov)     ff $SMALL -c:v prores_ks -profile:v 3 -pix_fmt yuv422p10le -c:a pcm_s24le "$f" ;;
     *.mp4)     ff $SMALL -c:v mpeg4 -q:v 2 -c:a aac "$f" ;;
@@ -43,9 +48,7 @@ examples() {
 
 needs_gpu() { case " $1 " in *" -hwaccel cuda "*|*hwupload_cuda*|*"-init_hw_device cuda"*) return 0 ;; esac; return 1; }
 
-# outputs CMD: the output files of an ffmpeg command line: the last argument, and any argument
-# before an option that follows a non-option argument (ffmpeg's "options then output" rule is
-# only approximated: it is enough for README examples, which have one output each).
+# output_of CMD: the output file of an example: its last argument (README examples have one).
 output_of() { echo "$1" | awk '{ print $NF }'; }
 
 i=0
@@ -66,7 +69,9 @@ while IFS= read -r cmd; do
     set -f
     prev=
     for a in $cmd; do
-        if [ "$prev" = -i ] && [ ! -e "$d/$a" ]; then make_input "$a" "$d" || bad="$a: $(last_err)"; fi
+        if [ "$prev" = -i ] && [ ! -e "$d/$a" ]; then
+            make_input "$a" "$d" $(needs_gpu "$cmd" && echo gpu) || bad="$a: $(last_err)"
+        fi
         prev=$a
     done
     set +f
