@@ -270,13 +270,25 @@ done
 [ -z "$missing" ] && ok filters-present "every filter of the mastering chain is built in" ||
     fail filters-present "missing:$missing"
 if have_gpu; then
-    if ff -init_hw_device cuda=gpu -filter_hw_device gpu $SRC -vf hwupload_cuda -c:v jpeg2000_cuda -pred dwt53 "$WORK/hw.mxf" &&
-       [ "$(hashes_of -i "$WORK/hw.mxf")" = "$SRC_HASHES" ]; then
-        ok $t "hwupload_cuda into CUDA frames, bit-exact"
+    # CUDA frames (hwupload_cuda takes yuv444p16, not yuv422p10) and the round trip through
+    # hwdownload: the same codestreams as the system-memory encode of the same samples
+    HW="-init_hw_device cuda=gpu -filter_hw_device gpu"
+    packets() { "$FFMPEG" -nostdin -v error -i "$1" -c copy -f framemd5 - | frame_hashes; }
+    if ff $SRC -vf format=yuv444p16le -c:v jpeg2000_cuda -pred dwt53 "$WORK/sw.mxf"; then
+        for c in hwupload_cuda:format=yuv444p16le,hwupload_cuda \
+                 hwdownload:format=yuv444p16le,hwupload_cuda,hwdownload,format=yuv444p16le; do
+            t=filter-${c%%:*}
+            if ff $HW $SRC -vf "${c#*:}" -c:v jpeg2000_cuda -pred dwt53 "$WORK/$t.mxf"; then
+                [ "$(packets "$WORK/$t.mxf")" = "$(packets "$WORK/sw.mxf")" ] &&
+                    ok $t "${c#*:}: the system-memory encode's codestreams, lossless" ||
+                    fail $t "codestreams differ from the system-memory encode's"
+            else
+                fail $t "$(last_err)"
+            fi
+        done
     else
-        fail $t "$(last_err)"
+        fail filter-hwupload_cuda "the system-memory reference encode failed: $(last_err)"
     fi
-    encode_case filter-hwdownload -init_hw_device cuda=gpu -filter_hw_device gpu $SRC -- hwupload_cuda,hwdownload,format=yuv422p10le
 else
     skip $t "no GPU (hwupload_cuda/hwdownload need CUDA frames)"
 fi
