@@ -23,6 +23,7 @@ make_input() {
             2> "$WORK/err" && return 0
     fi
     case $1 in
+    *%*)       ff -f lavfi -i testsrc2=s=256x144 -frames:v 2 "$f" ;;     # an image sequence
     *.mov)     ff $SMALL -c:v prores_ks -profile:v 3 -pix_fmt yuv422p10le -c:a pcm_s24le "$f" ;;
     *.mp4)     ff $SMALL -c:v mpeg4 -q:v 2 -c:a aac "$f" ;;
     *.mkv)     ff $SMALL -c:v ffv1 -pix_fmt yuv422p10le -c:a flac "$f" ;;
@@ -30,7 +31,6 @@ make_input() {
     *.y4m)     ff $SMALL -an -pix_fmt yuv420p "$f" ;;
     *.ppm|*.png|*.tif|*.tiff|*.dpx|*.exr|*.bmp|*.tga|*.jpg)
                ff -f lavfi -i testsrc2=s=256x144 -frames:v 1 -update 1 "$f" ;;
-    *%*)       ff -f lavfi -i testsrc2=s=256x144 -frames:v 2 "$f" ;;
     *)         echo "no generator for $1" > "$WORK/err"; return 1 ;;
     esac
 }
