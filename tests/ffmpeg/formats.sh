@@ -1,6 +1,6 @@
 #!/bin/bash
 # The formats users feed to `ffmpeg -c:v jpeg2000_cuda`, made by FFmpeg itself, small (64x48,
-# 2-3 frames): image files (PPM/PGM/PAM, PGX, PNG, TIFF, DPX, OpenEXR, BMP, TGA, JPEG, JPEG 2000),
+# 3 frames; DNxHD 1 frame of 1920x1080, its smallest size): image files (PPM/PGM/PAM, PGX, PNG, TIFF, DPX, OpenEXR, BMP, TGA, JPEG, JPEG 2000),
 # mezzanine and camera codecs (ProRes, DNxHD/DNxHR, FFV1, v210, H.264, HEVC, MPEG-2, rawvideo,
 # y4m) in mov, mp4, matroska, mxf, avi, nut, image2 sequences and pipes; every output the
 # encoder serves (mxf, mxf_opatom, mov, mp4, matroska, nut, image2 .j2c/.j2k/.jp2, pipes, null,
@@ -17,7 +17,6 @@ ff_require
 W=64 H=48 N=3
 SYSFF=/usr/bin/ffmpeg
 LAVFI="-f lavfi -i testsrc2=s=${W}x$H:r=25 -frames:v $N"
-have_encoder() { "$FFMPEG" -hide_banner -h encoder="$1" 2>/dev/null | grep -q "^Encoder $1 "; }
 
 # pixfmt_of FILE/PATTERN: the pixel format our ffmpeg decodes it to.
 pixfmt_of() {
@@ -35,12 +34,10 @@ hashes_of() {
         frame_hashes
 }
 
-# opj_check FILE: OpenJPEG decodes the codestream (when installed); prints a note for ok lines.
+# opj_check FILE.{j2c,j2k,jp2}: OpenJPEG decodes it (when installed); prints a note for ok lines.
 opj_check() {
     have opj_decompress || { echo "no opj_decompress"; return 0; }
-    local ext=${1##*.} out=$WORK/opj.pgx
-    case $ext in j2c|j2k|jp2) ;; *) cp "$1" "$WORK/opj.j2k"; set -- "$WORK/opj.j2k" ;; esac
-    opj_decompress -i "$1" -o "$out" > "$WORK/opj.log" 2>&1 && ! grep -qi error "$WORK/opj.log" ||
+    opj_decompress -i "$1" -o "$WORK/opj.pgx" > "$WORK/opj.log" 2>&1 && ! grep -qi error "$WORK/opj.log" ||
         { echo "OPJFAIL"; return 1; }
     echo "OpenJPEG ok"
 }
