@@ -225,6 +225,8 @@ make_obj() {        # make_obj OBJ TARGETS...: make, its log in OBJ/build.log
         grep -E 'error|Error' "$o/build.log" | head -n 20; tail -n 20 "$o/build.log"
         echo "ffmpeg-build: FFmpeg build failed (log: $o/build.log)" >&2
         return 1; }
+    # the encoder wrapper of the patch series compiles without warnings
+    grep -A3 'libj2kcudaenc.c.*warning' "$o/build.log" || true
 }
 
 # build_entry: makes $ENTRY complete (resumed, seeded or cold).
