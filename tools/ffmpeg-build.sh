@@ -196,7 +196,7 @@ sync_tree() {
             cp -pR "$1$d/$n" "$2$d/"; echo "  added ${d#/}${d:+/}$n" ;;
         "Only in $2"*)
             d=${line#"Only in $2"}; d=${d%%": "*}; n=${line#*": "}
-            rm -rf "$2$d/$n"; echo "  removed ${d#/}${d:+/}$n" ;;
+            rm -rf "${2:?}$d/$n"; echo "  removed ${d#/}${d:+/}$n" ;;
         esac
     done
 }

@@ -25,7 +25,7 @@ pixfmt_of() {
 
 # hashes_of INPUT_ARGS... [-- FILTER]: frame md5s of the input after FILTER, in pixel format $PF.
 hashes_of() {
-    local args=() vf=
+    local args=() vf=''
     while [ $# -gt 0 ]; do
         if [ "$1" = -- ]; then vf=$2; break; fi
         args+=("$1"); shift
@@ -51,7 +51,7 @@ opj_check() {
 # (the decoder gives 10/12-bit RGB and grey as 16-bit samples shifted up, exactly invertible).
 encode_case() {
     local t=$1; shift
-    local args=() vf= d=$WORK/out-$t
+    local args=() vf='' d=$WORK/out-$t
     while [ $# -gt 0 ]; do
         if [ "$1" = -- ]; then vf=$2; break; fi
         args+=("$1"); shift
