@@ -17,7 +17,8 @@
 # 2. The compiled tree lives in a cache outside the clone,
 #      ${J2KC_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/j2kcuda}/ffmpeg-<version>-<base>-<key>/
 #    <key> covers the tarballs, the patch series, the configure flags, the compiler and the
-#    library's link flags; <base> the same without the patch series. A missing entry is seeded
+#    library's link flags (a CUDA build of j2kcuda links the CUDA runtime: such clones have
+#    entries of their own); <base> the same without the patch series. A missing entry is seeded
 #    from the newest complete entry of the same <base>: only the files the new patch series
 #    changes are rewritten (configure keeps config.h when it does not change), so a patch change
 #    recompiles the touched files only; without a seed it is a cold build. Nothing in the
