@@ -12,7 +12,7 @@ mkdir -p "$OUT"
 fail=0
 JOBS=$(nproc) tools/ffmpeg-build.sh "$B" > "$OUT/ffbuild.log" 2>&1 || { tail -n 30 "$OUT/ffbuild.log"; exit 1; }
 FF=$B/ffmpeg/ffmpeg
-for s in api encode errors fate options reversible jp2; do
+for s in $(ls tests/ffmpeg/*.sh | xargs -n1 basename | sed 's/\.sh$//'); do
     JOBS=$(nproc) timeout 300 bash tests/ffmpeg/$s.sh "$B" > "$OUT/t-$s.log" 2>&1
     rc=$?
     echo "== tests/ffmpeg/$s.sh: exit $rc, $(grep -c '^ok' "$OUT/t-$s.log") ok, $(grep -c '^FAIL' "$OUT/t-$s.log") FAIL, $(grep -c '^skip' "$OUT/t-$s.log") skip"

@@ -4,6 +4,7 @@
 #   decoders:  opj_decompress (libopenjp2-tools), grk_decompress (grokj2k-tools),
 #              ffmpeg + ffprobe (ffmpeg)
 #   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above)
+#   FFmpeg build (tools/ffmpeg-build.sh): nasm (x86 assembly), zlib.h (zlib1g-dev), pkg-config
 missing_cmds=
 missing_pkgs=
 need() {    # need COMMAND PACKAGE
@@ -20,6 +21,9 @@ need ffmpeg         ffmpeg
 need ffprobe        ffmpeg
 need xz             xz-utils
 need cc             gcc
+need nasm           nasm
+need pkg-config     pkg-config
+[ -f /usr/include/zlib.h ] || { missing_cmds="$missing_cmds zlib.h"; missing_pkgs="$missing_pkgs zlib1g-dev"; }
 
 if [ -z "$missing_cmds" ]; then
     echo "install-deps: all test tools present"

@@ -9,9 +9,12 @@ ff_require
 OBJ=$BUILD/ffmpeg
 SRC=$BUILD/ffmpeg-src
 extralibs() { sed -n "s/^EXTRALIBS-$1=//p" "$OBJ/ffbuild/config.mak"; }
-if ! ${CC:-cc} -std=c99 -O1 -Wall -I"$SRC" -I"$OBJ" -o "$WORK/api_test" "$FF_TESTS/api_test.c" \
-        "$OBJ/libavcodec/libavcodec.a" "$OBJ/libavutil/libavutil.a" \
-        $(extralibs avcodec) $(extralibs avutil) -Wl,-rpath,"$BUILD/lib" 2> "$WORK/cc.log"; then
+# FFmpeg's full configuration: some decoders in libavcodec use libswresample
+SWR=; [ -f "$OBJ/libswresample/libswresample.a" ] && SWR=$OBJ/libswresample/libswresample.a
+# in OBJ: the library paths of FFmpeg's config.mak are relative to it (j2kc-prefix/lib)
+if ! (cd "$OBJ" && ${CC:-cc} -std=c99 -O1 -Wall -I"$SRC" -I"$OBJ" -o "$WORK/api_test" "$FF_TESTS/api_test.c" \
+        "$OBJ/libavcodec/libavcodec.a" $SWR "$OBJ/libavutil/libavutil.a" \
+        $(extralibs avcodec) $(extralibs swresample) $(extralibs avutil)) 2> "$WORK/cc.log"; then
     fail build "api_test.c does not build: $(grep -m 3 error "$WORK/cc.log" | tr '\n' ' ')"
     finish
 fi
