@@ -4,6 +4,8 @@
 #   decoders:  opj_decompress (libopenjp2-tools), grk_decompress (grokj2k-tools),
 #              ffmpeg + ffprobe (ffmpeg)
 #   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above)
+#   MXF tests: mediainfo (mediainfo); asdcplib's build (tools/asdcplib-build.sh): cmake, c++
+#              (g++), OpenSSL headers (libssl-dev)
 missing_cmds=
 missing_pkgs=
 need() {    # need COMMAND PACKAGE
@@ -20,6 +22,13 @@ need ffmpeg         ffmpeg
 need ffprobe        ffmpeg
 need xz             xz-utils
 need cc             gcc
+need mediainfo      mediainfo
+need cmake          cmake
+need c++            g++
+if [ ! -f /usr/include/openssl/evp.h ]; then
+    missing_cmds="$missing_cmds openssl/evp.h"
+    missing_pkgs="$missing_pkgs libssl-dev"
+fi
 
 if [ -z "$missing_cmds" ]; then
     echo "install-deps: all test tools present"
