@@ -18,6 +18,15 @@ ff_require
 cc -std=c99 -O2 -Wall -o "$WORK/klvdump" "$REPO/tests/gen/klvdump.c" 2>"$WORK/cc.err" || {
     fail klvdump "does not build: $(head -n 3 "$WORK/cc.err" | tr '\n' ' ')"; finish; }
 KLV=$WORK/klvdump
+# The reader must itself catch what asdcplib rejects: a partition pack key with a short-form
+# BER length.
+printf '\006\016\053\064\002\005\001\001\015\001\002\001\001\002\004\000\020' > "$WORK/short-ber.mxf"
+head -c 16 /dev/zero >> "$WORK/short-ber.mxf"
+if ! "$KLV" "$WORK/short-ber.mxf" >/dev/null 2>"$WORK/klv.err" && grep -q 'short-form BER' "$WORK/klv.err"; then
+    ok klvdump/short-ber "rejected: $(cat "$WORK/klv.err")"
+else
+    fail klvdump/short-ber "a short-form BER length was not reported"
+fi
 
 ASDCP=
 if ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log" | tail -n 1); then

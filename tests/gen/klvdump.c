@@ -32,6 +32,7 @@ static const uint8_t picture_prefix[13] = { 0x06, 0x0e, 0x2b, 0x34, 0x01, 0x02, 
 
 static struct { unsigned tag; uint8_t ul[16]; } tags[MAX_TAGS];
 static int ntags;
+static uint8_t *buf;    /* the whole file */
 
 static void hex(const uint8_t *p, size_t n)
 {
@@ -42,6 +43,7 @@ static void hex(const uint8_t *p, size_t n)
 static int fail(const char *what, long pos)
 {
     fprintf(stderr, "klvdump: %s at offset 0x%lx\n", what, pos);
+    free(buf);
     return 1;
 }
 
@@ -49,7 +51,6 @@ int main(int argc, char **argv)
 {
     const char *prefix = NULL, *path;
     FILE *f;
-    uint8_t *buf;
     long size, pos = 0;
     int nframes = 0;
 
@@ -146,6 +147,7 @@ int main(int argc, char **argv)
             snprintf(name, sizeof(name), "%s%06d.j2c", prefix, nframes++);
             if (!(o = fopen(name, "wb")) || fwrite(buf + vpos, 1, len, o) != len || fclose(o)) {
                 perror(name);
+                free(buf);
                 return 1;
             }
         }
