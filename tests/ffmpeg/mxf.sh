@@ -28,13 +28,15 @@ else
     fail klvdump/short-ber "a short-form BER length was not reported"
 fi
 
-ASDCP=
-if ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log" | tail -n 1); then
-    :
-else
-    rc=$?
-    [ $rc = 2 ] && skip asdcplib "no asdcplib source tarball (J2KC_ASDCPLIB_TARBALL or ../shared/third_party): asdcplib checks skipped"
-    [ $rc != 2 ] && fail asdcplib "build failed: $(tail -n 3 "$WORK/asdcplib.log" | tr '\n' ' ')"
+# asdcplib's tools (built once, cached); exit 2: no source tarball here
+ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log")
+rc=$?
+ASDCP=$(echo "$ASDCP" | tail -n 1)
+if [ $rc = 2 ]; then
+    skip asdcplib "no asdcplib source tarball (J2KC_ASDCPLIB_TARBALL, or J2KC_SHARED/../shared third_party/): asdcplib checks skipped"
+    ASDCP=
+elif [ $rc != 0 ] || [ ! -x "$ASDCP/asdcp-info" ]; then
+    fail asdcplib "build failed: $(tail -n 3 "$WORK/asdcplib.log" | tr '\n' ' ')"
     ASDCP=
 fi
 have mediainfo || skip mediainfo "mediainfo not installed (Debian: mediainfo; tests/install-deps.sh): mediainfo checks skipped"
