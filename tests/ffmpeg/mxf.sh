@@ -227,7 +227,14 @@ run_case() {
             [[ $v == yuv* ]] && ok $n/ycbcr "$v" || fail $n/ycbcr "decoded as $v, not Y'CbCr"
         fi
         v=$(grep -vc '^#' "$WORK/$n.dec.md5")
-        [ "$v" = "$frames" ] && ok $n/decode "$frames frames" || fail $n/decode "$v frames decoded, $frames written"
+        if [ "$v" != "$frames" ]; then
+            fail $n/decode "$v frames decoded, $frames written"
+        elif [ -s "$WORK/err" ]; then
+            # e.g. frame-wrapped OP-Atom taken for clip-wrapped: "partial file?" at the end
+            fail $n/decode "errors while reading: $(last_err)"
+        else
+            ok $n/decode "$frames frames, no errors"
+        fi
         if [ "$lossless" = 1 ]; then
             local dpix
             dpix=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$out")
