@@ -5,6 +5,8 @@
 #              ffmpeg + ffprobe (ffmpeg)
 #   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above)
 #   FFmpeg build (tools/ffmpeg-build.sh): nasm (x86 assembly), zlib.h (zlib1g-dev), pkg-config
+#   MXF tests: mediainfo (mediainfo); asdcplib's build (tools/asdcplib-build.sh): cmake, c++
+#              (g++), OpenSSL headers (libssl-dev)
 missing_cmds=
 missing_pkgs=
 need() {    # need COMMAND PACKAGE
@@ -24,6 +26,13 @@ need cc             gcc
 need nasm           nasm
 need pkg-config     pkg-config
 [ -f /usr/include/zlib.h ] || { missing_cmds="$missing_cmds zlib.h"; missing_pkgs="$missing_pkgs zlib1g-dev"; }
+need mediainfo      mediainfo
+need cmake          cmake
+need c++            g++
+if [ ! -f /usr/include/openssl/evp.h ]; then
+    missing_cmds="$missing_cmds openssl/evp.h"
+    missing_pkgs="$missing_pkgs libssl-dev"
+fi
 
 if [ -z "$missing_cmds" ]; then
     echo "install-deps: all test tools present"

@@ -1,0 +1,313 @@
+#!/bin/bash
+# MXF track files from ffmpeg -c:v jpeg2000_cuda, judged by outside readers:
+#  - tests/gen/klvdump.c (our own KLV reader, always): KLV structure (no short-form BER length,
+#    nothing running past its set), the picture coding label, the JPEG 2000 subdescriptor items
+#    (Rsiz, CodingStyleDefault, QuantizationDefault, J2CLayout), the colour labels, FrameLayout,
+#    AspectRatio; the essence elements it extracts must equal the codestreams the same ffmpeg
+#    command writes as .j2c images.
+#  - asdcplib (tools/asdcplib-build.sh; skipped without its source tarball): asdcp-info and
+#    asdcp-unwrap for the D-Cinema files (SMPTE ST 429-4), as-02-info and as-02-unwrap for IMF
+#    and broadcast (SMPTE ST 2067-5); extracted codestreams must equal the encoder's.
+#  - mediainfo (Debian; skipped when missing): format profile, compression mode, scan type.
+#  - FFmpeg decodes every file back; reversible profiles bit-exact against the source frames.
+# Frames are small in number (DCI sizes are fixed): the whole script takes a few minutes.
+#   tests/ffmpeg/mxf.sh [BUILD_DIR]
+. "$(dirname "$0")/common.inc"
+ff_require
+
+cc -std=c99 -O2 -Wall -o "$WORK/klvdump" "$REPO/tests/gen/klvdump.c" 2>"$WORK/cc.err" || {
+    fail klvdump "does not build: $(head -n 3 "$WORK/cc.err" | tr '\n' ' ')"; finish; }
+KLV=$WORK/klvdump
+# The reader must itself catch what asdcplib rejects: a partition pack key with a short-form
+# BER length.
+printf '\006\016\053\064\002\005\001\001\015\001\002\001\001\002\004\000\020' > "$WORK/short-ber.mxf"
+head -c 16 /dev/zero >> "$WORK/short-ber.mxf"
+if ! "$KLV" "$WORK/short-ber.mxf" >/dev/null 2>"$WORK/klv.err" && grep -q 'short-form BER' "$WORK/klv.err"; then
+    ok klvdump/short-ber "rejected: $(cat "$WORK/klv.err")"
+else
+    fail klvdump/short-ber "a short-form BER length was not reported"
+fi
+
+# asdcplib's tools (built once, cached); exit 2: no source tarball here
+ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log")
+rc=$?
+ASDCP=$(echo "$ASDCP" | tail -n 1)
+if [ $rc = 2 ]; then
+    skip asdcplib "no asdcplib source tarball (J2KC_ASDCPLIB_TARBALL, or J2KC_SHARED/../shared third_party/): asdcplib checks skipped"
+    ASDCP=
+elif [ $rc != 0 ] || [ ! -x "$ASDCP/asdcp-info" ]; then
+    fail asdcplib "build failed: $(tail -n 3 "$WORK/asdcplib.log" | tr '\n' ' ')"
+    ASDCP=
+fi
+have mediainfo || skip mediainfo "mediainfo not installed (Debian: mediainfo; tests/install-deps.sh): mediainfo checks skipped"
+
+# Item ULs (SMPTE ST 377-1, ST 422), as 32 hex digits; '..' stands for the version byte.
+UL_CODING=060e2b34010101..0401060100000000     # PictureEssenceCoding
+UL_RSIZ=060e2b34010101..0401060301000000       # JPEG2000PictureSubDescriptor Rsiz
+UL_CSD=060e2b34010101..040106030c000000        # CodingStyleDefault
+UL_QCD=060e2b34010101..040106030d000000        # QuantizationDefault
+UL_J2CLAYOUT=060e2b34010101..040106030e000000  # J2CLayout
+UL_LAYOUT=060e2b34010101..0401030104000000     # FrameLayout
+UL_ASPECT=060e2b34010101..0401010101000000     # AspectRatio
+UL_EQUATIONS=060e2b34010101..0401020101030100  # CodingEquations
+UL_PRIMARIES=060e2b34010101..0401020101060100  # ColorPrimaries
+UL_TRC=060e2b34010101..0401020101010200        # TransferCharacteristic
+UL_PIXLAYOUT=060e2b34010101..0401050306000000  # RGBA PixelLayout
+UL_RGBA_KEY=060e2b34025301010d01010101012900   # RGBA descriptor set key
+UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
+
+# item DUMP UL: the value(s) of an item (hex)
+item() { awk -v re="^$2\$" '$1 == "I" && $2 ~ re { print $3 }' "$1"; }
+# has_key DUMP KEY: whether a set with this key is present
+has_key() { awk -v k="$2" '$1 == "K" && $2 == k { f = 1 } END { exit !f }' "$1"; }
+
+# Picture coding label ...03.01.pp.ll of the JPEG 2000 profile with Rsiz $1 (independent of the
+# muxer's table: SMPTE ST 422 / asdcplib MDD.cpp).
+coding_ul() {
+    local rsiz=$(( $1 )) p m sl ll i
+    local maxsub=(0 1 1 1 2 3 4 5 6 7 8 9)
+    if [ $rsiz = 3 ] || [ $rsiz = 4 ]; then printf '060e2b34040101090401020203010%d%02x\n' 1 $rsiz; return; fi
+    p=$(( rsiz >> 8 )); m=$(( rsiz & 15 )); sl=$(( (rsiz >> 4) & 15 ))
+    if [ $p -ge 1 ] && [ $p -le 3 ]; then printf '060e2b340401010d04010202030101%02x\n' $(( 0x10 + m )); return; fi
+    ll=0
+    if [ $m -gt 0 ]; then
+        ll=$(( 2 + sl )); for ((i = 1; i < m; i++)); do ll=$(( ll + maxsub[i] + 1 )); done
+    fi
+    printf '060e2b340401010d04010202030 1%02x%02x\n' $(( p - 2 )) $ll | tr -d ' '
+}
+
+# Source frames: testsrc2 without a sample aspect ratio, through rawvideo (as a raw file would be).
+# src NAME W H RATE FRAMES PIX_FMT [FIELD_MODE]: writes $WORK/NAME.raw
+src() {
+    "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi \
+        -i "testsrc2=s=$2x$3:r=$4" -frames:v "$5" -pix_fmt "$6" -f rawvideo "$WORK/$1.raw" 2>"$WORK/err"
+}
+
+# run_case NAME FMT W H RATE FRAMES PIX_FMT "ENC_OPTS" PROFILE LOSSLESS SCAN DESC JUDGE
+#   FMT: mxf | mxf_opatom; PROFILE: the Rsiz profile asked for (3, 4, or 0xPP00: the encoder
+#   chooses the levels, read back from the codestream); DESC: RGBA-X (X'Y'Z') | RGBA-R (RGB) |
+#   CDCI; JUDGE: dci (asdcp-info / asdcp-unwrap) | imf (as-02-info / as-02-unwrap)
+run_case() {
+    local n=$1 fmt=$2 w=$3 h=$4 rate=$5 frames=$6 pix=$7 opts=$8 profile=$9 lossless=${10}
+    local scan=${11} desc=${12} judge=${13}
+    local in=(-f rawvideo -pix_fmt "$pix" -s "${w}x$h" -framerate "$rate" -i "$WORK/src-$n.raw")
+    local out=$WORK/$n.mxf dump=$WORK/$n.klv v exp i f nfr
+    src "src-$n" "$w" "$h" "$rate" "$frames" "$pix" || { fail $n "source: $(last_err)"; return; }
+    # shellcheck disable=SC2086
+    if ! ff "${in[@]}" -c:v jpeg2000_cuda $opts -f "$fmt" "$out"; then
+        fail $n "ffmpeg -f $fmt failed: $(last_err)"; return
+    fi
+    mkdir -p "$WORK/$n.j2c" "$WORK/$n.x"
+    # shellcheck disable=SC2086
+    if ! ff "${in[@]}" -c:v jpeg2000_cuda $opts -f image2 "$WORK/$n.j2c/%06d.j2c"; then
+        fail $n "ffmpeg -f image2 failed: $(last_err)"; return
+    fi
+    nfr=$(ls "$WORK/$n.j2c" | wc -l)
+    [ "$nfr" = "$frames" ] || { fail $n "$nfr codestreams for $frames frames"; return; }
+    # Rsiz of the codestreams (SIZ follows SOC: bytes 6-7)
+    local rsiz
+    rsiz=0x$(od -An -v -tx1 -j6 -N2 "$WORK/$n.j2c/000001.j2c" | tr -d ' \n')
+    if [ $(( profile )) -lt 256 ] && [ $(( rsiz )) != $(( profile )) ] ||
+       [ $(( profile )) -ge 256 ] && [ $(( rsiz & 0xff00 )) != $(( profile )) ]; then
+        fail $n "codestream Rsiz $rsiz, profile $profile asked for"; return
+    fi
+
+    # --- our KLV reader: structure, labels, subdescriptor, essence
+    if ! "$KLV" -x "$WORK/$n.x/" "$out" > "$dump" 2>"$WORK/klv.err"; then
+        fail $n/klv "$(cat "$WORK/klv.err")"; return
+    fi
+    ok $n/klv "long-form BER lengths throughout"
+    exp=$(coding_ul "$rsiz")
+    v=$(item "$dump" "$UL_CODING" | sort -u)
+    [ "$v" = "$exp" ] && ok $n/coding-ul "$v" || fail $n/coding-ul "PictureEssenceCoding $v, expected $exp (Rsiz $rsiz)"
+    v=$(item "$dump" "$UL_RSIZ")
+    [ "$v" = "$(printf %04x $(( rsiz )))" ] && ok $n/rsiz "$v" || fail $n/rsiz "subdescriptor Rsiz '$v', expected $(printf %04x $(( rsiz )))"
+    # CodingStyleDefault / QuantizationDefault: the main header COD / QCD of the first codestream
+    # (marker segment bodies without marker and length).
+    local cod qcd
+    cod=$(od -An -v -tx1 "$WORK/$n.j2c/000001.j2c" | tr -d ' \n' | grep -o 'ff52[0-9a-f]*' | head -c 4000)
+    local lcod=$(( 16#${cod:4:4} ))
+    cod=${cod:8:$(( (lcod - 2) * 2 ))}
+    qcd=$(od -An -v -tx1 "$WORK/$n.j2c/000001.j2c" | tr -d ' \n' | grep -o 'ff5c[0-9a-f]*' | head -c 4000)
+    local lqcd=$(( 16#${qcd:4:4} ))
+    qcd=${qcd:8:$(( (lqcd - 2) * 2 ))}
+    [ -n "$cod" ] && [ "$(item "$dump" "$UL_CSD")" = "$cod" ] && ok $n/coding-style-default ||
+        fail $n/coding-style-default "'$(item "$dump" "$UL_CSD")', COD body '$cod'"
+    [ -n "$qcd" ] && [ "$(item "$dump" "$UL_QCD")" = "$qcd" ] && ok $n/quantization-default ||
+        fail $n/quantization-default "'$(item "$dump" "$UL_QCD")', QCD body '$qcd'"
+    v=$(item "$dump" "$UL_J2CLAYOUT")
+    case $desc in
+    RGBA-X) exp=d8..d9..da..00000000000000000000 ;;
+    RGBA-R) exp=52..47..42..00000000000000000000 ;;
+    CDCI)   exp=59..55..56..00000000000000000000 ;;
+    esac
+    [[ $v =~ ^$exp$ ]] && ok $n/j2clayout "$v" || fail $n/j2clayout "'$v', expected $exp"
+    case $desc in
+    RGBA-*) has_key "$dump" "$UL_RGBA_KEY" && ! has_key "$dump" "$UL_CDCI_KEY" && ok $n/descriptor "RGBA" ||
+                fail $n/descriptor "no RGBA descriptor (or a CDCI one)" ;;
+    CDCI)   has_key "$dump" "$UL_CDCI_KEY" && ! has_key "$dump" "$UL_RGBA_KEY" && ok $n/descriptor "CDCI" ||
+                fail $n/descriptor "no CDCI descriptor (or an RGBA one)" ;;
+    esac
+    if [ $desc = RGBA-X ]; then
+        # X'Y'Z' (SMPTE ST 428-1): DCDM primaries and transfer, no coding equations
+        v="$(item "$dump" "$UL_PRIMARIES")/$(item "$dump" "$UL_TRC")/$(item "$dump" "$UL_EQUATIONS")"
+        [[ $v =~ ^060e2b34040101..0401010103050000/060e2b34040101..0401010101070000/$ ]] &&
+            ok $n/colour "DCDM primaries, ST 428 transfer, no coding equations" ||
+            fail $n/colour "primaries/transfer/equations: $v"
+    fi
+    v=$(item "$dump" "$UL_ASPECT")
+    exp=$(awk -v w=$w -v h=$h 'function g(a, b) { return b ? g(b, a % b) : a }
+        BEGIN { d = g(w, h); printf "%08x%08x\n", w / d, h / d }')
+    [ "$v" = "$exp" ] && ok $n/aspect-ratio "$v" || fail $n/aspect-ratio "AspectRatio $v, expected $exp ($w:$h)"
+    v=$(item "$dump" "$UL_LAYOUT")
+    [ "$v" = 00 ] && ok $n/frame-layout "full frame" || fail $n/frame-layout "FrameLayout '$v'"
+    i=0
+    for f in "$WORK/$n.j2c"/*.j2c; do
+        cmp -s "$f" "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" || { fail $n/essence "element $i differs from the encoder's codestream"; i=-1; break; }
+        i=$((i + 1))
+    done
+    [ $i = "$frames" ] && ok $n/essence "$frames elements byte-identical to the .j2c output"
+
+    # --- asdcplib
+    if [ -n "$ASDCP" ]; then
+        local info unwrap iopts
+        # as-02-info checks the bit rate against a table that only knows the broadcast labels
+        # (IMF ones read as 0 Mb/s): -t lifts its limit; asdcp-info keeps the DCI 250 Mb/s.
+        if [ $judge = dci ]; then info=asdcp-info; unwrap=asdcp-unwrap; iopts="-d -c"
+        else info=as-02-info; unwrap=as-02-unwrap; iopts="-d -c -t 100000"; fi
+        # shellcheck disable=SC2086
+        if "$ASDCP/$info" $iopts "$out" > "$WORK/$n.info" 2>&1; then
+            ok $n/$info
+        else
+            fail $n/$info "$(grep -v '^ ' "$WORK/$n.info" | head -n 3 | tr '\n' ' ')"
+        fi
+        grep -Eq "essence type is JPEG 2000 pictures, \($frames edit units?\)" "$WORK/$n.info" &&
+            grep -Eq "EditRate: $rate/1|SampleRate = $rate/1" "$WORK/$n.info" &&
+            grep -Eq "StoredWidth: $w|StoredWidth = $w" "$WORK/$n.info" &&
+            grep -Eq "StoredHeight: $h|StoredHeight = $h" "$WORK/$n.info" &&
+            ok $n/$info-describes "JPEG 2000, ${w}x$h, $rate/1, $frames edit units" ||
+            fail $n/$info-describes "$(grep -E 'essence type|EditRate|SampleRate|StoredWidth|StoredHeight' "$WORK/$n.info" | tr -s ' \n' ' ')"
+        mkdir -p "$WORK/$n.u"
+        if (cd "$WORK/$n.u" && "$ASDCP/$unwrap" "$out" f > "$WORK/$n.unwrap" 2>&1); then
+            i=0
+            for f in "$WORK/$n.j2c"/*.j2c; do
+                cmp -s "$f" "$(printf '%s/f%06d.j2c' "$WORK/$n.u" $i)" || { fail $n/$unwrap "frame $i differs (or missing: $(ls "$WORK/$n.u" | head -n 3 | tr '\n' ' '))"; i=-1; break; }
+                i=$((i + 1))
+            done
+            [ $i = "$frames" ] && ok $n/$unwrap "$frames codestreams byte-identical"
+        else
+            fail $n/$unwrap "$(head -n 3 "$WORK/$n.unwrap" | tr '\n' ' ')"
+        fi
+    fi
+
+    # --- mediainfo
+    if have mediainfo; then
+        local mi
+        mi=$(mediainfo --Inform='Video;%Format%|%Format_Profile%|%Compression_Mode%|%ScanType%' "$out" 2>&1)
+        # Compression mode: Lossless exactly when the profile is reversible and unbounded
+        # (mediainfo leaves it empty or says Lossy otherwise); a format profile is always named.
+        local mode_ok=0
+        if [ "$lossless" = 1 ]; then [[ $mi == *"|Lossless|"* ]] && mode_ok=1
+        else [[ $mi != *"Lossless"* ]] && mode_ok=1; fi
+        if [[ $mi == "JPEG 2000|"?* ]] && [[ $mi != "JPEG 2000||"* ]] && [ $mode_ok = 1 ] &&
+           [[ $mi == *"|$scan" ]]; then
+            ok $n/mediainfo "$mi"
+        else
+            fail $n/mediainfo "'$mi' (expected JPEG 2000|profile|$([ "$lossless" = 1 ] && echo Lossless || echo 'not Lossless')|$scan)"
+        fi
+    fi
+
+    # --- FFmpeg reads it back
+    if ! "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"; then
+        fail $n/decode "$(last_err)"
+    else
+        if [ $desc = CDCI ]; then
+            # a CDCI descriptor says Y'CbCr, 4:4:4 included (the codestream alone does not)
+            v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$out")
+            [[ $v == yuv* ]] && ok $n/ycbcr "$v" || fail $n/ycbcr "decoded as $v, not Y'CbCr"
+        fi
+        v=$(grep -vc '^#' "$WORK/$n.dec.md5")
+        if [ "$v" != "$frames" ]; then
+            fail $n/decode "$v frames decoded, $frames written"
+        elif [ -s "$WORK/err" ]; then
+            # e.g. frame-wrapped OP-Atom taken for clip-wrapped: "partial file?" at the end
+            fail $n/decode "errors while reading: $(last_err)"
+        else
+            ok $n/decode "$frames frames, no errors"
+        fi
+        if [ "$lossless" = 1 ]; then
+            local dpix
+            dpix=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$out")
+            "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -pix_fmt "$pix" -f framemd5 "$WORK/$n.dec2.md5" 2>"$WORK/err"
+            "$FFMPEG" -nostdin -hide_banner -loglevel error "${in[@]}" -f framemd5 "$WORK/$n.src.md5" 2>>"$WORK/err"
+            if [ "$(frame_hashes < "$WORK/$n.dec2.md5")" = "$(frame_hashes < "$WORK/$n.src.md5")" ]; then
+                ok $n/lossless "decoded frames equal the source ($dpix)"
+            else
+                fail $n/lossless "decoded frames ($dpix -> $pix) differ from the source"
+            fi
+        fi
+    fi
+}
+
+# Bitrate budgets stay inside the DCI limits (250 Mb/s: 1,302,083 bytes per frame at 24 fps).
+# The source is generated in the coded pixel format, so lossless files compare bit-exact.
+# Frame counts: asdcp-info 2.13.3 divides by (duration - 2) and as-02-info by (duration - 1)
+# in their bit-rate summaries (integer division by zero, SIGFPE): D-Cinema files get 3 frames
+# (1 for 4K, where the unsigned difference wraps), IMF and broadcast files at least 2.
+DCI="-b:v 200M"
+#        name          fmt        w    h    fps frames pix         encoder options               profile lossless scan  desc   judge
+run_case dci2k-24      mxf_opatom 2048 1080 24 3 xyz12le     "$DCI -profile:v dcinema_2k"      3      0 Progressive RGBA-X dci
+run_case dci2k-24-op1a mxf        2048 1080 24 2 xyz12le     "$DCI -profile:v dcinema_2k"      3      0 Progressive RGBA-X imf
+run_case dci2k-48      mxf_opatom 2048 1080 48 3 xyz12le     "$DCI -profile:v dcinema_2k"      3      0 Progressive RGBA-X dci
+run_case dci4k-24      mxf_opatom 4096 2160 24 1 xyz12le     "$DCI -profile:v dcinema_4k"      4      0 Progressive RGBA-X dci
+run_case imf2k         mxf        1920 1080 24 2 yuv422p10le "-b:v 200M -profile:v imf_2k"     0x0400 0 Progressive CDCI   imf
+run_case imf2k-r       mxf        1920 1080 24 2 gbrp12le    "-profile:v imf_2k_r"             0x0700 1 Progressive RGBA-R imf
+run_case imf4k         mxf        3840 2160 24 2 yuv422p10le "-b:v 400M -profile:v imf_4k"     0x0500 0 Progressive CDCI   imf
+run_case imf4k-r       mxf        3840 2160 24 2 yuv422p10le "-profile:v imf_4k_r"             0x0800 1 Progressive CDCI   imf
+run_case bcast         mxf        1920 1080 25 2 yuv422p10le "-b:v 100M -profile:v broadcast"  0x0100 0 Progressive CDCI   imf
+run_case bcast-multi4  mxf        1920 1080 25 2 yuv422p10le "-b:v 200M -profile:v 0x0204"     0x0200 0 Progressive CDCI   imf
+run_case bcast-r7      mxf        1920 1080 25 2 yuv444p10le "-profile:v 0x0307"               0x0300 1 Progressive CDCI   imf
+
+# ---- what the muxer refuses ----------------------------------------------------------------
+
+# refused NAME "why" PARTIAL FFMPEG_ARGS...: ffmpeg must fail and say why (a line matching the
+# regex); with PARTIAL 0 it must leave no MXF essence behind (an empty file or none). A stream
+# found wrong at its second packet (PARTIAL 1) keeps what was written before.
+refused() {
+    local n=$1 why=$2 partial=$3
+    shift 3
+    rm -f "$WORK/$n.mxf"
+    if ff "$@" "$WORK/$n.mxf"; then
+        fail $n "accepted"
+    elif signalled $?; then
+        fail $n "crashed: $(last_err)"
+    elif ! grep -Eq "$why" "$WORK/err"; then
+        fail $n "no clear message (/$why/): $(last_err)"
+    elif [ "$partial" = 0 ] && [ -s "$WORK/$n.mxf" ] && "$KLV" "$WORK/$n.mxf" 2>/dev/null | grep -q '^K 060e2b34010201010d010301'; then
+        fail $n "essence written anyway"
+    else
+        ok $n "$(grep -E -m 1 "$why" "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    fi
+}
+# Interlaced frames: each field would need its own codestream (SMPTE ST 422); not written as
+# progressive frames.
+for fo in tff bff; do
+    src src-i 1920 1080 25 1 yuv422p10le
+    refused interlaced-$fo "Interlaced JPEG 2000" 0 -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 \
+        -framerate 25 -i "$WORK/src-i.raw" -vf setparams=field_mode=$fo -c:v jpeg2000_cuda \
+        -b:v 100M -profile:v broadcast -f mxf
+done
+# Codestreams copied in: an Rsiz without a picture coding label (a Part 2 codestream), and
+# codestreams of two sizes in one track.
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/small.j2c" 2>"$WORK/err" &&
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=80x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/wide.j2c" 2>>"$WORK/err" || fail refusals "sources: $(last_err)"
+mkdir -p "$WORK/part2" "$WORK/mixed"
+cp "$WORK/small.j2c" "$WORK/part2/000001.j2c"
+printf '\200\000' | dd of="$WORK/part2/000001.j2c" bs=1 seek=6 conv=notrunc 2>/dev/null
+refused rsiz-part2 "no picture coding label" 0 -f image2 -framerate 24 -i "$WORK/part2/%06d.j2c" -c copy -f mxf
+cp "$WORK/small.j2c" "$WORK/mixed/000001.j2c"
+cp "$WORK/wide.j2c" "$WORK/mixed/000002.j2c"
+refused mixed-sizes "differs from the first" 1 -f image2 -framerate 24 -i "$WORK/mixed/%06d.j2c" -c copy -f mxf
+finish
