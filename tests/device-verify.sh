@@ -53,7 +53,7 @@ def frame(w, h, depth):
     return np.dstack(out)
 for name, w, h in (('f2k', 2048, 1080), ('f4k', 4096, 2160)):
     a = frame(w, h, 12)
-    open('%s/%s.ppm' % (d, name), 'wb').write(b'P6\n%d %d\n4095\n' % (w, h) + a.tobytes())
+    open('%s/%s.ppm' % (d, name), 'wb').write(b'P6\n%d %d\n4095\n' % (w, h) + a.astype('>u2').tobytes())
 # 4:2:2 10-bit planar for the lossless case
 y = (frame(1920, 1080, 10)[..., 0]).astype('<u2')
 c = (frame(960, 1080, 10)[..., 1:]).astype('<u2')
