@@ -37,7 +37,7 @@ LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o)
 PC_LIBS_PRIVATE := -lm -lpthread
 endif
 
-TOOL_COMMON := $(sort $(filter-out tools/j2kc.c tools/j2kc_check.c,$(wildcard tools/*.c)))
+TOOL_COMMON := $(sort $(filter-out tools/j2kc.c tools/j2kc_check.c tools/profcheck.c,$(wildcard tools/*.c)))
 TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(B)/obj/%.o)
 TESTS_C  := $(sort $(wildcard tests/unit/test_*.c))
 TESTS_BIN := $(TESTS_C:tests/unit/%.c=$(B)/tests/%)
@@ -74,7 +74,7 @@ $(B)/bin/j2kc: $(B)/obj/tools/j2kc.o $(TOOL_COMMON_OBJ) $(B)/lib/libj2kcuda.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_J) $(LIBS_J)
 
-$(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(TOOL_COMMON_OBJ)
+$(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(B)/obj/tools/profcheck.o $(TOOL_COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_J) -lm
 
