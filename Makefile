@@ -9,6 +9,7 @@
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
+#   make fuzz       libFuzzer targets (clang, ASan+UBSan), each run FUZZ_SECONDS (tests/fuzz/fuzz.mk)
 -include config.mak
 
 B        ?= build
@@ -147,6 +148,8 @@ install: all
 	install -m 755 $(B)/bin/j2kc $(B)/bin/j2kc-check $(DESTDIR)$(PREFIX)/bin/
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: j2kcuda\nDescription: JPEG 2000 encoder for NVIDIA GPUs\nVersion: 0.1.0\nLibs: -L$${libdir} -lj2kcuda\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	  "$(PREFIX)" "$(PC_LIBS_PRIVATE)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/j2kcuda.pc
+
+include tests/fuzz/fuzz.mk
 
 clean:
 	rm -rf $(B)
