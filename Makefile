@@ -1,6 +1,7 @@
 # j2kcuda top-level Makefile. Run ./configure first (make does it with defaults if needed).
 #   make            library (static + shared + pkg-config), j2kc, j2kc-check
 #   make check      installs test dependencies (as root, from Debian), builds, runs every GPU-less test
+#   make check-long the long runs: 10,000 frames through ffmpeg, 1,000 create/free cycles, memory flat
 #   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
 #   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
 #   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
@@ -98,6 +99,11 @@ check: check-deps all unit-tests
 	$(MAKE) B=$(SAN_B) SANITIZE=1 HAVE_CUDA=0 $(SAN_B)/bin/j2kc $(SAN_B)/bin/j2kc-check unit-tests
 	tests/run-all.sh $(B) $(SAN_B)
 
+# the long runs (tests/longrun.sh): 10,000 frames through ffmpeg, 1,000 create/free cycles
+check-long: all unit-tests
+	tools/ffmpeg-build.sh $(B)
+	J2KC_TEST_LONG=1 tests/longrun.sh $(B)
+
 check-cuda: all
 	tests/check-cuda.sh $(B)
 
@@ -157,5 +163,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-long check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:
