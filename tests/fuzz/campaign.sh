@@ -31,11 +31,11 @@ nice -n "${FUZZ_NICE:-19}" "$BIN" -fork="$JOBS" -ignore_crashes=1 -ignore_timeou
     -seed="$SEED" -artifact_prefix="$WORK/artifacts/" -print_final_stats=1 \
     "$WORK/corpus" "$SEEDS" > "$LOG" 2>&1
 rc=$?
-# Fork mode's status lines: "#RUNS: cov: .. ft: .. corp: .. exec/s: .. oom/timeout/crash: a/b/c time: Ns ..."
+# Fork mode's status lines: "#RUNS: cov: .. ft: .. corp: .. exec/s N oom/timeout/crash: a/b/c time: Ns ..."
 last=$(grep -E '^#[0-9]+: cov:' "$LOG" | tail -n 1)
 runs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<< "$last")
 secs=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<< "$last")
-execs=$(sed -n 's/.* exec\/s: \([0-9]*\).*/\1/p' <<< "$last")
+execs=$( [ -n "$runs" ] && [ "${secs:-0}" -gt 0 ] && echo $((runs / secs)) )
 bad=$(sed -n 's/.* oom\/timeout\/crash: \([0-9/]*\).*/\1/p' <<< "$last")
 crashes=$(find "$WORK/artifacts" -type f | wc -l)
 echo "campaign $TARGET: ${runs:-?} runs in ${secs:-?} s (${execs:-?} exec/s), $JOBS job(s)," \

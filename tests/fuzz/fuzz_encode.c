@@ -244,16 +244,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t pw[3], ph[3];
     J2kcFrame f;
     memset(&f, 0, sizeof(f));
-    size_t k = 0;
+    size_t pos = 0;
     for (int c = 0; c < d.nb_comps; c++) {
         int bytes = d.depth[c] > 8 ? 2 : 1;
         uint32_t mask = (1u << d.depth[c]) - 1;
         pw[c] = plane_size(d.x0, d.width, d.dx[c]);
         ph[c] = plane_size(d.y0, d.height, d.dy[c]);
         for (uint32_t i = 0; i < pw[c] * ph[c]; i++) {
-            uint32_t v = smp[k++ % nsmp];
+            uint32_t v = smp[pos++ % nsmp];
             if (bytes == 2)
-                v = v << 8 | smp[k++ % nsmp];
+                v = v << 8 | smp[pos++ % nsmp];
             v &= mask;
             int32_t s = d.is_signed[c] ? (int32_t)v - (int32_t)(1u << (d.depth[c] - 1)) : (int32_t)v;
             if (bytes == 1)
