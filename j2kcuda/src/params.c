@@ -536,6 +536,14 @@ static int image_check(const J2kcImageDesc *img, const J2kiLog *log)
             FAIL(J2KC_ERR_UNSUPPORTED, "component %d: depth %d: 1 to 16 bits are supported", c, d);
         if (img->dx[c] < 1 || img->dx[c] > 255 || img->dy[c] < 1 || img->dy[c] > 255)
             FAIL(J2KC_ERR_INVAL, "component %d: subsampling %dx%d outside 1..255", c, img->dx[c], img->dy[c]);
+        /* B.2 (B-1): the component spans ceil((x0 + width) / dx) - ceil(x0 / dx) columns, likewise
+         * rows. An origin and a subsampling can leave it none (one row at y0 = 3 with YRsiz = 2);
+         * OpenJPEG and FFmpeg refuse to decode such a codestream. */
+        uint32_t cw = j2ki_ceil_div(img->x0 + img->width, (uint32_t)img->dx[c]) - j2ki_ceil_div(img->x0, (uint32_t)img->dx[c]);
+        uint32_t ch = j2ki_ceil_div(img->y0 + img->height, (uint32_t)img->dy[c]) - j2ki_ceil_div(img->y0, (uint32_t)img->dy[c]);
+        if (!cw || !ch)
+            FAIL(J2KC_ERR_UNSUPPORTED, "component %d has no samples (%ux%u): image %ux%u at %u,%u, subsampling %dx%d",
+                 c, cw, ch, img->width, img->height, img->x0, img->y0, img->dx[c], img->dy[c]);
     }
     return 0;
 }
