@@ -60,7 +60,7 @@ fuzz-replay: config.mak
 	    objs=; for x in $$o; do objs="$$objs $(B)/$$x"; done; \
 	    libs=; [ $$t = encode ] && libs="$(FUZZ_LIBS_encode)"; \
 	    $(CC) $(CFLAGS_J) -Itools $(LDFLAGS_J) -o $(B)/fuzz/replay_$$t tests/fuzz/fuzz_$$t.c \
-	        tests/fuzz/replay.c $$objs $$libs -lm -lpthread || exit 1; \
+	        tests/fuzz/replay.c $$objs $$libs $(LIBS_J) || exit 1; \
 	done
 
 .PHONY: fuzz fuzz-build fuzz-objs fuzz-replay
