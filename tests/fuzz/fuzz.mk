@@ -18,7 +18,10 @@ FUZZ_OBJ_check  := obj/tools/profcheck.o obj/tools/csparse.o
 FUZZ_OBJ_image  := obj/tools/imageio.o
 FUZZ_OBJ_params := lib/libj2kcuda.a
 FUZZ_OBJ_encode := obj/tools/profcheck.o obj/tools/csparse.o lib/libj2kcuda.a
-FUZZ_LIBS_encode := $(shell pkg-config --cflags --libs libopenjp2 2>/dev/null || echo -lopenjp2)
+# libopenjp2 linked statically where Debian's .a is there: the binaries then run on a machine
+# without OpenJPEG (a bigger machine for long campaigns: tests/fuzz/campaign.sh)
+FUZZ_OPJ_A   := $(wildcard $(shell pkg-config --variable=libdir libopenjp2 2>/dev/null)/libopenjp2.a)
+FUZZ_LIBS_encode := $(shell pkg-config --cflags libopenjp2 2>/dev/null) $(if $(FUZZ_OPJ_A),$(FUZZ_OPJ_A),-lopenjp2)
 
 # The library and tool objects, instrumented for coverage (fuzzer-no-link) and sanitized. The
 # parsers keep the comparison tracing that lets libFuzzer guess marker codes and header
