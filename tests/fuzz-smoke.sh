@@ -47,16 +47,9 @@ else
     run_one() { "$BUILD/fuzz/replay_$1" "${@:2}"; }
 fi
 
-# What identifies a crash in a log: the target's own assertion message (its last "fuzz_X:"
-# line), else the first function of ours on the stack. A crash of the short runs below with
-# the signature of a known defect's reproducer is that defect found again, not a failure.
-signature() {
-    local s
-    s=$(grep -E '^fuzz_[a-z]+: ' "$1" | tail -n 1)
-    [ -n "$s" ] || s=$(grep -m 1 -E '^ *#[0-9]+ 0x[0-9a-f]+ in [^ ]+ [^ ]*/(tools|j2kcuda|tests/fuzz)/' "$1" |
-                       sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+ in ([^ ]+) .*/\1/')
-    echo "$s"
-}
+# A crash of the short runs below with the signature of a known defect's reproducer
+# (tests/fuzz/common.inc) is that defect found again, not a failure.
+. "$REPO_DIR/tests/fuzz/common.inc"
 declare -A known_sig
 
 for t in $TARGETS; do
@@ -77,7 +70,7 @@ for t in $TARGETS; do
             t_ok "$name" "${known:+known defect $known fixed: drop its line from tests/fuzz/known-defects.txt}"
         elif [ -n "$known" ]; then
             t_skip "$name" "known defect $known, fixed on another branch"
-            sig=$(signature "$LOG/$t-$(basename "$f").log")
+            sig=$(fuzz_signature "$LOG/$t-$(basename "$f").log")
             [ -n "$sig" ] && known_sig["$t:$sig"]=$known
         else
             t_fail "$name" "reproducer fails again (log: $LOG/$t-$(basename "$f").log)"
@@ -96,7 +89,7 @@ for t in $TARGETS; do
         > "$LOG/$t-fuzz.log" 2>&1
     rc=$?
     runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$LOG/$t-fuzz.log")
-    sig=$(signature "$LOG/$t-fuzz.log")
+    sig=$(fuzz_signature "$LOG/$t-fuzz.log")
     if [ $rc = 0 ] && [ -n "$runs" ]; then
         t_ok "fuzz/$t/run" "seed $seed, $runs runs in $SECS s"
     elif [ -n "$sig" ] && [ -n "${known_sig["$t:$sig"]}" ]; then

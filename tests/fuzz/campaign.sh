@@ -41,7 +41,17 @@ crashes=$(find "$WORK/artifacts" -type f | wc -l)
 echo "campaign $TARGET: ${runs:-?} runs in ${secs:-?} s (${execs:-?} exec/s), $JOBS job(s)," \
      "oom/timeout/crash ${bad:-?}, corpus $(find "$WORK/corpus" -type f | wc -l) files, libFuzzer exit $rc"
 if [ "$crashes" -gt 0 ]; then
-    echo "campaign $TARGET: $crashes input(s) saved in $WORK/artifacts (replay: $BIN FILE):"
-    find "$WORK/artifacts" -type f | sed 's/^/    /'
+    # each saved input replayed once and grouped by what it triggers (tests/fuzz/common.inc)
+    . "$ROOT/tests/fuzz/common.inc"
+    echo "campaign $TARGET: $crashes input(s) saved in $WORK/artifacts (replay: $BIN FILE), by signature:"
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+    for f in "$WORK"/artifacts/*; do
+        case $(basename "$f") in
+        crash-*) timeout 120 "$BIN" "$f" > "$WORK/replay.log" 2>&1
+                 sig=$(fuzz_signature "$WORK/replay.log"); echo "${sig:-no crash on replay}	$f" ;;
+        *)       echo "$(basename "$f" | sed 's/-.*//') (slow, timeout or out of memory)	$f" ;;
+        esac
+    done | sort | awk -F'\t' '{ n[$1]++; if (!($1 in ex)) ex[$1] = $2 } END { for (s in n) printf "    %5d x %s\n            e.g. %s\n", n[s], s, ex[s] }'
+    rm -f "$WORK/replay.log"
 fi
 [ -n "$runs" ]
