@@ -16,11 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "imageio.h"
 
 #define SEPARATOR "#next#"
+#define DIR_PREFIX "j2kc-fuzz-image-"   /* + the process id */
 #define MAX_SPEC  64
 
 static char dir[256];
@@ -29,28 +34,60 @@ static int skip_known;
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void remove_dir(void);
+
 static void fail(const char *what)
 {
     fprintf(stderr, "fuzz_image: %s\n", what);
+    remove_dir();
     abort();
 }
 
-static void cleanup(void)
+/* Removes the scratch files of directory d. */
+static void cleanup_in(const char *d)
 {
     static const char *names[] = { "in.img", "img_0.pgx", "img_1.pgx", "img_2.pgx", "img_3.pgx",
                                    "in.raw", "rt_0.pgx", "rt_1.pgx", "rt_2.pgx", "rt_3.pgx",
                                    "rt.pnm", "rt.raw" };
-    char p[512];
+    char p[1024];
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+        snprintf(p, sizeof(p), "%s/%s", d, names[i]);
         unlink(p);
     }
+}
+
+static void cleanup(void)
+{
+    cleanup_in(dir);
 }
 
 static void remove_dir(void)
 {
     cleanup();
     rmdir(dir);
+}
+
+/* A crash (a sanitizer report, a signal) ends the process without atexit handlers: the next
+ * run removes the directories of processes that no longer exist. */
+static void remove_stale(const char *base)
+{
+    DIR *dp = opendir(base);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        long pid;
+        char *end;
+        if (strncmp(e->d_name, DIR_PREFIX, strlen(DIR_PREFIX)))
+            continue;
+        pid = strtol(e->d_name + strlen(DIR_PREFIX), &end, 10);
+        if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[512];
+        snprintf(p, sizeof(p), "%s/%s", base, e->d_name);
+        cleanup_in(p);
+        rmdir(p);
+    }
+    if (dp)
+        closedir(dp);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -60,8 +97,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *s = getenv("J2KC_FUZZ_SKIP_KNOWN");
     skip_known = s && *s == '1';
     const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-    snprintf(dir, sizeof(dir), "%s/j2kc-fuzz-image-XXXXXX", base ? base : "/tmp");
-    if (!mkdtemp(dir))
+    if (!base)
+        base = "/tmp";
+    remove_stale(base);
+    snprintf(dir, sizeof(dir), "%s/" DIR_PREFIX "%ld", base, (long)getpid());
+    if (mkdir(dir, 0700) && errno != EEXIST)
         fail("cannot create a scratch directory");
     atexit(remove_dir);
     return 0;
