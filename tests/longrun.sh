@@ -11,6 +11,7 @@
 #   J2KC_LONGRUN_BACKEND  ref|cuda|auto (default ref)
 #   J2KC_LONGRUN_ARGS     more encoder options (e.g. "-profile:v dci4k")
 #   J2KC_LONGRUN_LOG      file receiving the samples (default BUILD_DIR/test-logs/longrun-samples.txt)
+#   J2KC_LONGRUN_GPU      nvidia-smi index of the GPU watched when the process is not listed (0)
 # On a GPU machine, e.g.: J2KC_TEST_LONG=1 J2KC_LONGRUN_SIZE=3840x2160 J2KC_LONGRUN_BACKEND=cuda \
 #   tests/longrun.sh build
 . "$(dirname "$0")/gen/common.sh"
@@ -44,8 +45,13 @@ else
     while kill -0 "$pid" 2>/dev/null; do
         rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
         mem=-
-        [ $gpu = 1 ] && mem=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
-                              awk -F', *' -v p="$pid" '$1 == p { print $2 }')
+        if [ $gpu = 1 ]; then
+            # the process's own use; in a container whose PIDs nvidia-smi does not see, the
+            # whole GPU's (the run is then meant to be the machine's only GPU user)
+            mem=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+                  awk -F', *' -v p="$pid" '$1 == p { print $2 }')
+            [ -n "$mem" ] || mem=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i "${J2KC_LONGRUN_GPU:-0}" 2>/dev/null)
+        fi
         [ -n "$rss" ] && echo "$(elapsed) $rss ${mem:--}" >> "$SAMPLES"
         sleep $SAMPLE_PERIOD
     done
