@@ -1,6 +1,7 @@
 # j2kcuda top-level Makefile. Run ./configure first (make does it with defaults if needed).
 #   make            library (static + shared + pkg-config), j2kc, j2kc-check
 #   make check      installs test dependencies (as root, from Debian), builds, runs every GPU-less test
+#   make check-long the long runs: 10,000 frames through ffmpeg, 1,000 create/free cycles, memory flat
 #   make check-cuda reference vs CUDA, per stage and end to end (needs a GPU)
 #   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
 #   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
@@ -9,6 +10,7 @@
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
+#   make fuzz       libFuzzer targets (clang, ASan+UBSan), each run FUZZ_SECONDS (tests/fuzz/fuzz.mk)
 -include config.mak
 
 B        ?= build
@@ -40,7 +42,7 @@ LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o)
 PC_LIBS_PRIVATE := -lm -lpthread
 endif
 
-TOOL_COMMON := $(sort $(filter-out tools/j2kc.c tools/j2kc_check.c,$(wildcard tools/*.c)))
+TOOL_COMMON := $(sort $(filter-out tools/j2kc.c tools/j2kc_check.c tools/profcheck.c,$(wildcard tools/*.c)))
 TOOL_COMMON_OBJ := $(TOOL_COMMON:%.c=$(B)/obj/%.o)
 TESTS_C  := $(sort $(wildcard tests/unit/test_*.c))
 TESTS_BIN := $(TESTS_C:tests/unit/%.c=$(B)/tests/%)
@@ -77,7 +79,7 @@ $(B)/bin/j2kc: $(B)/obj/tools/j2kc.o $(TOOL_COMMON_OBJ) $(B)/lib/libj2kcuda.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_J) $(LIBS_J)
 
-$(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(TOOL_COMMON_OBJ)
+$(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(B)/obj/tools/profcheck.o $(TOOL_COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_J) -lm
 
@@ -99,6 +101,11 @@ check: check-deps all unit-tests
 	tools/ffmpeg-build.sh $(B)
 	$(MAKE) B=$(SAN_B) SANITIZE=1 HAVE_CUDA=0 $(SAN_B)/bin/j2kc $(SAN_B)/bin/j2kc-check unit-tests
 	tests/run-all.sh $(B) $(SAN_B)
+
+# the long runs (tests/longrun.sh): 10,000 frames through ffmpeg, 1,000 create/free cycles
+check-long: all unit-tests
+	tools/ffmpeg-build.sh $(B)
+	J2KC_TEST_LONG=1 tests/longrun.sh $(B)
 
 check-cuda: all
 	tests/check-cuda.sh $(B)
@@ -151,11 +158,13 @@ install: all
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: j2kcuda\nDescription: JPEG 2000 encoder for NVIDIA GPUs\nVersion: 0.1.0\nLibs: -L$${libdir} -lj2kcuda\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	  "$(PREFIX)" "$(PC_LIBS_PRIVATE)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/j2kcuda.pc
 
+include tests/fuzz/fuzz.mk
+
 clean:
 	rm -rf $(B)
 
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all check check-long check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

@@ -3,7 +3,8 @@
 # lists what is missing and carries on (the tests needing it then FAIL and say why).
 #   decoders:  opj_decompress (libopenjp2-tools), grk_decompress (grokj2k-tools),
 #              ffmpeg + ffprobe (ffmpeg)
-#   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above)
+#   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above),
+#              clang (clang; libFuzzer), openjpeg.h (libopenjp2-7-dev; the encode fuzz target)
 #   FFmpeg build (tools/ffmpeg-build.sh): nasm (x86 assembly), zlib.h (zlib1g-dev), pkg-config
 #   MXF tests: mediainfo (mediainfo); asdcplib's build (tools/asdcplib-build.sh): cmake, c++
 #              (g++), OpenSSL headers (libssl-dev)
@@ -33,6 +34,10 @@ if [ ! -f /usr/include/openssl/evp.h ]; then
     missing_cmds="$missing_cmds openssl/evp.h"
     missing_pkgs="$missing_pkgs libssl-dev"
 fi
+need clang          clang              # the fuzz targets (libFuzzer)
+# the fuzz target of whole encodes decodes with OpenJPEG's library
+[ -f /usr/include/openjpeg-2.5/openjpeg.h ] || pkg-config --exists libopenjp2 2>/dev/null || {
+    missing_cmds="$missing_cmds openjpeg.h"; missing_pkgs="$missing_pkgs libopenjp2-7-dev"; }
 
 if [ -z "$missing_cmds" ]; then
     echo "install-deps: all test tools present"

@@ -81,8 +81,10 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input threads quality; do
-    [ "$s" = quality ] && [ ! -f "$TESTS_DIR/$s.sh" ] && continue   # optional (another owner)
+for s in checker conformance bad-input threads quality fuzz-smoke longrun; do
+    case $s in quality|fuzz-smoke|longrun)   # optional (other owners)
+        [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
+    esac
     if [ -f "$TESTS_DIR/$s.sh" ]; then
         run_script "$s" "$TESTS_DIR/$s.sh"
     else

@@ -563,6 +563,14 @@ static int image_check(const J2kcImageDesc *img, const J2kiLog *log)
         /* a flag, written as Ssiz bit 7 (A.5.1): any other value is a caller's mistake */
         if (img->is_signed[c] != 0 && img->is_signed[c] != 1)
             FAIL(J2KC_ERR_INVAL, "component %d: is_signed = %d (0 or 1)", c, img->is_signed[c]);
+        /* B.2 (B-1): the component spans ceil((x0 + width) / dx) - ceil(x0 / dx) columns, likewise
+         * rows. An origin and a subsampling can leave it none (one row at y0 = 3 with YRsiz = 2);
+         * OpenJPEG and FFmpeg refuse to decode such a codestream. */
+        uint32_t cw = j2ki_ceil_div(img->x0 + img->width, (uint32_t)img->dx[c]) - j2ki_ceil_div(img->x0, (uint32_t)img->dx[c]);
+        uint32_t ch = j2ki_ceil_div(img->y0 + img->height, (uint32_t)img->dy[c]) - j2ki_ceil_div(img->y0, (uint32_t)img->dy[c]);
+        if (!cw || !ch)
+            FAIL(J2KC_ERR_UNSUPPORTED, "component %d has no samples (%ux%u): image %ux%u at %u,%u, subsampling %dx%d",
+                 c, cw, ch, img->width, img->height, img->x0, img->y0, img->dx[c], img->dy[c]);
     }
     return 0;
 }

@@ -727,6 +727,12 @@ J2KI_HD int j2ki_t1_seg_close(J2kiT1Seg *sg, J2kiMqc *m, uint16_t *ctx, J2kiMqcM
             return J2KC_ERR_BUFSIZE;
         for (j = sg->first; j < i; j++) {
             int32_t r = raw ? j2ki_imin(marks[j].bp, end) : j2ki_mqc_trunc_len(buf, sg->seg_start, end, &marks[j]);
+            /* No truncation point right after a 0xFF: the next code-block's bytes follow it in
+             * the packet and could form a marker code (> 0xFF8F, which B.10.1, C.3.4 and D.6
+             * keep out of packet data). The decoder reads 0xFF past the end of its data (C.3.4,
+             * D.6), so the prefix without that byte decodes the same. */
+            if (r > sg->seg_start && buf[r - 1] == 0xFF)
+                r--;
             sg->prev_rate = (uint32_t)r > sg->prev_rate ? (uint32_t)r : sg->prev_rate;
             passes[j].rate = sg->prev_rate;
         }

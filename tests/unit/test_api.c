@@ -164,6 +164,20 @@ static void test_rejections(void)
         CHECK(j2kc_encoder_create(&enc, &z, p) == J2KC_ERR_UNSUPPORTED, "5 components accepted");
         z = image(1, 8, 8, 17);
         CHECK(j2kc_encoder_create(&enc, &z, p) == J2KC_ERR_UNSUPPORTED, "17-bit accepted");
+        /* a component without samples (B-1: ceil(4/2) - ceil(3/2) = 0 rows), found by
+         * tests/fuzz/fuzz_encode: its codestream is undecodable by OpenJPEG and FFmpeg */
+        z = image(2, 1, 1, 8);
+        z.y0 = 3;
+        z.dy[1] = 2;
+        CHECK(j2kc_encoder_create(&enc, &z, p) == J2KC_ERR_UNSUPPORTED && !enc, "component with no rows accepted");
+        CHECK(strstr(last_log, "component 1 has no samples") != NULL, "no reason given: %s", last_log);
+        z.y0 = 2;   /* row 2 is sampled: one row each */
+        CHECK(j2kc_encoder_create(&enc, &z, p) == 0, "1x1 image at y0 = 2 with YRsiz 2 refused: %s", last_log);
+        j2kc_encoder_free(&enc);
+        z = image(3, 3, 2, 8);
+        z.x0 = 5;
+        z.dx[2] = 4;   /* columns 5..7: ceil(8/4) - ceil(5/4) = 0 */
+        CHECK(j2kc_encoder_create(&enc, &z, p) == J2KC_ERR_UNSUPPORTED && !enc, "component with no columns accepted");
         j2kc_params_free(&p);
     }
     {

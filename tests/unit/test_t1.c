@@ -96,7 +96,7 @@ static void run_case(const Case *c, J2kiT1 *t1, TdBlock *b, int all_cuts)
     static J2kiPass passes[128];
     J2kiCblk cb;
     int i, n = c->w * c->h, ret, expect_bps, nb_mag = c->mb + (int)(test_rand() % 3);
-    uint32_t acc = 0, fails = 0;
+    uint32_t acc = 0, fails = 0, ff_ends = 0;
     double sumsq = 0, sumd = 0, mind = 0;
     memset(&cb, 0, sizeof(cb));
     cb.data = data;
@@ -131,6 +131,9 @@ static void run_case(const Case *c, J2kiT1 *t1, TdBlock *b, int all_cuts)
         fails += cb.passes[i].term != td_term(b, i, cb.nb_passes);
         fails += i > 0 && cb.passes[i].rate < cb.passes[i - 1].rate;
         fails += cb.passes[i].rate > cb.passes[cb.nb_passes - 1].rate;
+        /* no truncation point right after 0xFF: the next bytes of the packet could make a
+         * marker code (B.10.1, C.3.4, D.6; found by tests/fuzz/fuzz_encode) */
+        ff_ends += cb.passes[i].rate > 0 && cb.data[cb.passes[i].rate - 1] == 0xFF;
         if (type != 1 && cb.passes[i].dist < 0)
             fails++;
         (void)k;
@@ -139,6 +142,8 @@ static void run_case(const Case *c, J2kiT1 *t1, TdBlock *b, int all_cuts)
     }
     CHECK(!fails, "%dx%d style %#x bps %d: %u bad pass entries (term/rate/dist)", c->w, c->h,
           c->style, c->bps, fails);
+    CHECK(!ff_ends, "%dx%d style %#x bps %d: %u pass rates end on a 0xFF byte", c->w, c->h, c->style,
+          c->bps, ff_ends);
     CHECK(cb.passes[cb.nb_passes - 1].rate <= cb.data_cap, "rate past cap");
     if (c->frac == 0 && c->mb <= 18)
         CHECK(sumd == sumsq, "dist sum %.17g != sum of squares %.17g", sumd, sumsq);
