@@ -36,10 +36,17 @@ make_input() {
 }
 
 # The example command lines, one per line: code-block lines whose command (or a command after
-# `&&`) is ffmpeg, and inline code spans starting with "ffmpeg ". Trailing "# ..." comments go.
+# `&&`) is ffmpeg, joined with their continuation lines (a trailing backslash), and inline code
+# spans starting with "ffmpeg ". Trailing "# ..." comments go.
 examples() {
     awk '/^```/ { block = !block; next }
-         block && ($1 == "ffmpeg" || $0 ~ /&& *ffmpeg /) { print; next }
+         block && cont != "" { cont = cont " " $0
+                               if (sub(/[ \t]*\\[ \t]*$/, "", cont)) next
+                               print cont; cont = ""; next }
+         block && ($1 == "ffmpeg" || $0 ~ /&& *ffmpeg /) {
+             line = $0
+             if (sub(/[ \t]*\\[ \t]*$/, "", line)) { cont = line; next }
+             print; next }
          !block { line = $0
                   while (match(line, /`ffmpeg [^`]*`/)) {
                       print substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) } }' "$README" |
