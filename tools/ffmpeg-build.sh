@@ -117,10 +117,12 @@ log "FFmpeg $ff_ver, $(basename "$nv_tar")"
 # FFmpeg's default configuration. Left out: documentation, ffplay (SDL), debug symbols (half
 # the build time and 4x the object size), and autodetection of external libraries (a build
 # must not change with what happens to be installed); zlib is enabled explicitly (PNG, TIFF
-# deflate, OpenEXR zip, Matroska/MOV compressed headers). j2kcuda is linked statically
+# deflate, OpenEXR zip, Matroska/MOV compressed headers), and so is NVDEC (-hwaccel cuda:
+# decoding into CUDA frames for the zero-copy path; like the CUDA hwcontext it opens the
+# driver at run time through nv-codec-headers). j2kcuda is linked statically
 # (--pkg-config-flags=--static pulls in its Libs.private).
 FLAGS="--disable-doc --disable-ffplay --disable-debug --disable-autodetect --enable-zlib
- --enable-libj2kcuda --enable-ffnvcodec --enable-cuda --pkg-config-flags=--static"
+ --enable-libj2kcuda --enable-ffnvcodec --enable-cuda --enable-nvdec --pkg-config-flags=--static"
 if command -v nasm >/dev/null 2>&1; then
     asm=nasm
 else
