@@ -4,9 +4,9 @@
 # (nvidia-smi) sampled while it runs; both must stay flat after the warm-up. Then the
 # library's create/free cycles (unit test test_lifecycle) in their long variant.
 #   tests/longrun.sh [BUILD_DIR]
-# make check runs the short variant (500 frames of 176x144 on the reference backend, seconds);
+# make check runs the short variant (1,000 frames of 176x144 on the reference backend, seconds);
 # J2KC_TEST_LONG=1 (make check-long) the long one (10,000 frames, 1,000 cycles). Environment:
-#   J2KC_LONGRUN_FRAMES   frames (default 500, long 10000)
+#   J2KC_LONGRUN_FRAMES   frames (default 1000, long 10000)
 #   J2KC_LONGRUN_SIZE     WxH of the testsrc2 frames (default 176x144)
 #   J2KC_LONGRUN_BACKEND  ref|cuda|auto (default ref)
 #   J2KC_LONGRUN_ARGS     more encoder options (e.g. "-profile:v dci4k")
@@ -18,13 +18,13 @@
 BUILD=$(t_build_dir "$1")
 FFMPEG=$BUILD/ffmpeg/ffmpeg
 long=0; [ "${J2KC_TEST_LONG:-0}" = 1 ] && long=1
-FRAMES=${J2KC_LONGRUN_FRAMES:-$([ $long = 1 ] && echo 10000 || echo 500)}
+FRAMES=${J2KC_LONGRUN_FRAMES:-$([ $long = 1 ] && echo 10000 || echo 1000)}
 SIZE=${J2KC_LONGRUN_SIZE:-176x144}
 BACKEND=${J2KC_LONGRUN_BACKEND:-ref}
 SAMPLES=${J2KC_LONGRUN_LOG:-$BUILD/test-logs/longrun-samples.txt}
 RSS_TOLERANCE_KIB=2048      # VmRSS growth allowed between the windows (below)
 GPU_TOLERANCE_MIB=4         # GPU memory growth allowed between the windows
-SAMPLE_PERIOD=0.1           # seconds between samples
+SAMPLE_PERIOD=0.02          # seconds between samples
 mkdir -p "$(dirname "$SAMPLES")"
 elapsed() { awk -v a="$EPOCHREALTIME" -v b="$start" 'BEGIN { printf "%.2f", a - b }'; }
 NAME=longrun/ffmpeg-$FRAMES-$SIZE-$BACKEND
