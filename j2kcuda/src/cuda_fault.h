@@ -3,7 +3,8 @@
  *
  * A test arms one kind of fault for the n-th event of that kind from now on; the library's
  * call sites ask j2ki_cuda_fault_hit() and fail there as the real fault would. Nothing in the
- * library or its tools arms a fault, so in use each hook costs one relaxed atomic load.
+ * library or its tools arms a fault; in use each hook costs two relaxed atomic operations (a
+ * load and the count).
  *
  *   J2KI_FAULT_DEV_ALLOC  the n-th device allocation (j2ki_cuda_malloc) fails with
  *                         cudaErrorMemoryAllocation, as on a full device;
