@@ -778,12 +778,16 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
          * context load waited on the previous symbol's store to the same line (the first
          * device profile: 4 to 5 ms per chunk, 17 cycles per instruction). Stored back once
          * per chunk; the marks, written once per pass, stay in the slot. */
-        J2kiMqc mqc = b->st.mqc;
-        J2kiT1Seg cd = b->cd;
+        /* the first chunk starts from nothing the slot holds (the coder opens its first
+         * segment, j2ki_mqc_init), so it reads none of it: uninitialised memory stays unread */
+        J2kiMqc mqc = {};
+        J2kiT1Seg cd = {};
         J2kiT1pMq q;
         if (chunk == 0) {
             j2ki_t1p_coder_init(ctx, &cd);
         } else {
+            mqc = b->st.mqc;
+            cd = b->cd;
             for (int c = 0; c < 19; c++)
                 ctx[c] = b->st.ctx[c];
         }
