@@ -26,13 +26,30 @@ extern "C" int j2ki_cuda_fault_hit(int kind)
     return at > 0 && k == at;
 }
 
+/*
+ * Device memory starts zeroed, as calloc's does. Some kernels read whole 32-bit words of byte
+ * lists (tier-1's symbol lists) or read a record before the write that makes it count (rate
+ * control's per-layer sizing record, whose first comparison in a frame is overridden), so a
+ * few bytes they read were never written. Those values never reach a result; zeroing once at
+ * creation makes every read defined (compute-sanitizer initcheck) and a run independent of
+ * what the memory held before. Allocations happen at creation only, so the synchronisation
+ * (the slots' streams do not wait on the default stream) costs nothing per frame.
+ */
 cudaError_t j2ki_cuda_malloc(void **p, size_t n)
 {
+    cudaError_t e;
     if (j2ki_cuda_fault_hit(J2KI_FAULT_DEV_ALLOC)) {
         *p = NULL;
         return cudaErrorMemoryAllocation;
     }
-    return cudaMalloc(p, n ? n : 1);
+    n = n ? n : 1;
+    if ((e = cudaMalloc(p, n)) != cudaSuccess)
+        return e;
+    if ((e = cudaMemset(*p, 0, n)) != cudaSuccess || (e = cudaStreamSynchronize(0)) != cudaSuccess) {
+        cudaFree(*p);
+        *p = NULL;
+    }
+    return e;
 }
 
 static __global__ void trap_kernel(void)
