@@ -9,9 +9,15 @@
  * helper may still claim an item of the job. A helper that wakes only after the job is over
  * finds the counter past n and calls nothing.
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE                   /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "threadpool.h"
 
 #include <pthread.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -36,9 +42,17 @@ struct J2kiPool {
     uint64_t        next;             /* atomic: the next item to claim */
 };
 
+/* The CPUs this process may run on: its affinity mask where the system has one (taskset, the
+ * cpusets of containers and batch schedulers, as FFmpeg's av_cpu_count counts them), else the
+ * CPUs online. More workers than CPUs would only time-slice. */
 int j2ki_pool_auto_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        n = CPU_COUNT(&set);
+#endif
     if (n < 1)
         return 1;
     return n > J2KI_POOL_MAX_THREADS ? J2KI_POOL_MAX_THREADS : (int)n;

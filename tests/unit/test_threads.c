@@ -14,9 +14,16 @@
  *    qstep_try; several frames in flight; two encoders encoding at once in two threads; and
  *    rate control sizes the same thresholds in the same rounds (its verbose log: the slope
  *    histograms that guide it are summed by the workers, and would only cost sizings if wrong).
+ *  - the automatic thread count follows the process's CPU affinity (one CPU: one worker).
  * The sanitizer build runs this with AddressSanitizer and UBSan (make check).
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE                   /* sched_setaffinity, CPU_SET */
+#endif
 #include <pthread.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <string.h>
 
 #include "j2kcuda.h"
@@ -100,6 +107,38 @@ static void test_pool(void)
         CHECK(!bad[i], "pool in thread %d: %d bad", i, bad[i]);
     }
     printf("ok threads/pool\n");
+}
+
+/* The automatic count under an affinity of one, then two CPUs of the process's own set. */
+static void test_affinity(void)
+{
+#ifdef __linux__
+    cpu_set_t all, one;
+    int cpus[2], k = 0;
+    if (sched_getaffinity(0, sizeof(all), &all) != 0) {
+        printf("skip threads/affinity: sched_getaffinity failed\n");
+        return;
+    }
+    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &all))
+            cpus[k++] = c;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[0], &one);
+    CHECK(!sched_setaffinity(0, sizeof(one), &one), "pinned to CPU %d", cpus[0]);
+    CHECK(j2ki_pool_auto_threads() == 1, "auto %d on one CPU", j2ki_pool_auto_threads());
+    if (k == 2) {
+        CPU_SET(cpus[1], &one);
+        CHECK(!sched_setaffinity(0, sizeof(one), &one), "pinned to CPUs %d, %d", cpus[0], cpus[1]);
+        CHECK(j2ki_pool_auto_threads() == 2, "auto %d on two CPUs", j2ki_pool_auto_threads());
+    }
+    CHECK(!sched_setaffinity(0, sizeof(all), &all), "affinity restored");
+    CHECK(j2ki_pool_auto_threads() == (CPU_COUNT(&all) > J2KI_POOL_MAX_THREADS ? J2KI_POOL_MAX_THREADS
+                                                                               : CPU_COUNT(&all)),
+          "auto %d on the process's %d CPUs", j2ki_pool_auto_threads(), CPU_COUNT(&all));
+    printf("ok threads/affinity (%d CPUs)\n", CPU_COUNT(&all));
+#else
+    printf("skip threads/affinity: no affinity mask on this system\n");
+#endif
 }
 
 /* ---- the early stop's threshold ---- */
@@ -363,6 +402,7 @@ int main(void)
 {
     test_seed("test_threads", 24);
     test_pool();
+    test_affinity();
     test_t1s_threshold();
     test_key();
     test_identity();
