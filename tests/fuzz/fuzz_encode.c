@@ -221,6 +221,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("j2kc_params_alloc failed");
     j2kc_params_set_log(p, quiet_log, NULL, J2KC_LOG_DEBUG);
     set(p, "backend", "ref", 0);
+    /* one worker: the automatic count (every CPU) would start and join a thread per CPU on
+     * each input while the campaign's jobs run side by side; thread counts are test_threads' */
+    set(p, "threads", "1", 0);
     set(p, "levels", "%u", h[5] % 6);
     if (profile) {
         if (j2kc_params_set(p, "profile", profile))

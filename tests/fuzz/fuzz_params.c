@@ -127,6 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     j2kc_params_set_log(ok, quiet_log, NULL, J2KC_LOG_DEBUG);
     j2kc_params_set(all, "backend", "ref");
     j2kc_params_set(ok, "backend", "ref");
+    /* one worker unless the sequence sets "threads": the automatic count (every CPU) would
+     * start and join a thread per CPU on each input, and the campaign's jobs run side by side */
+    j2kc_params_set(all, "threads", "1");
+    j2kc_params_set(ok, "threads", "1");
     int known_rejected = 0;   /* a key of the known defect api_failed_set was rejected */
     while (size) {
         char key[MAX_VALUE + 1], value[MAX_VALUE + 1];
