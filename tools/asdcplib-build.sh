@@ -14,7 +14,7 @@
 # IMF/DCP XML tools need. The tools are linked statically against asdcplib's own libraries so
 # that the cached directory can move.
 #
-# Cache: ${J2KC_CACHE_DIR:-$HOME/.cache/j2kcuda}/asdcplib-<first 16 hex digits of the
+# Cache: ${J2KC_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/j2kcuda}/asdcplib-<first 16 hex digits of the
 # tarball's SHA-256>/bin. Concurrent callers serialize on a lock file (flock); the build goes
 # to a temporary directory next to the cache entry, which is renamed into place when complete,
 # so a reader never sees a half-built entry.
@@ -37,7 +37,7 @@ if [ -z "$tar" ] || [ ! -f "$tar" ]; then
 fi
 
 hash=$(sha256sum "$tar" | cut -c1-16)
-cache=${J2KC_CACHE_DIR:-${HOME:-/tmp}/.cache/j2kcuda}
+cache=${J2KC_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/j2kcuda}
 entry=$cache/asdcplib-$hash
 mkdir -p "$cache"
 
