@@ -2,7 +2,7 @@
 # The reference backend's threads through the CLI (--threads N): for every profile (on small
 # generated frames: DCI warns about the container size but encodes), lossy and lossless, the
 # codestream must be byte-identical with 1, 2, 3 and 7 threads and with the default (one per
-# online CPU); bad --threads values are refused with a message that names the option, exit
+# CPU it may run on); bad --threads values are refused with a message that names the option, exit
 # status 1..127 and no output file. tests/unit/test_threads.c covers the library side (pool,
 # key, many coding set-ups, concurrent encoders).
 #   tests/threads.sh BUILD_DIR

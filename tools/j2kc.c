@@ -63,7 +63,7 @@ static void usage(FILE *f)
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
         "run:     --backend ref|cuda|auto --gpu N --threads N (CPU threads of the ref backend,\n"
-        "         0 = one per online CPU [0]) --bench N -q -v --help-params\n");
+        "         0 = one per available CPU [0]) --bench N -q -v --help-params\n");
 }
 
 /* Long options that map one-to-one onto a library key and take a value. */

@@ -59,8 +59,8 @@ static const char help_text[] =
     "  backend     auto|ref|cuda [auto]\n"
     "  gpu         CUDA device index or any [any]\n"
     "  async_depth frames in flight 1..32 [2]\n"
-    "  threads     0..256 CPU threads of the reference backend (0 = one per online CPU); the\n"
-    "              bytes are the same for every count [0]\n"
+    "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
+    "              may run on); the bytes are the same for every count [0]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once its passes reach well below the estimated rate-control\n"
     "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
@@ -517,7 +517,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_THREADS:
         ret = parse_int(value, 0, J2KI_POOL_MAX_THREADS, &v);
         if (ret < 0) {
-            j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'threads': 0 (one per online CPU) "
+            j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'threads': 0 (one per available CPU) "
                      "or 1..%d", value, J2KI_POOL_MAX_THREADS);
             return ret;
         }
