@@ -621,7 +621,12 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
     int ret, n = 0, entered = 0, prev = 0;
     size_t stage = 0;
+    /* creation's phases, for the verbose log (start-up time, issue 26): the device and its
+     * context, the code-block tables, the slots' memory, the graphs' capture */
+    struct timespec t0;
+    double ms_dev = 0.0, ms_tables = 0.0, ms_slots = 0.0, ms_graphs = 0.0;
 
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     *priv = NULL;
     if (!b)
         return J2KC_ERR_NOMEM;
@@ -683,6 +688,7 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, p.name,
                  p.major, p.minor);
     }
+    ms_dev = ms_since(&t0);
 
     /* component planes (B.2: a component spans ceil(x/dx) on the reference grid) and staging */
     for (int c = 0; c < cp->img.nb_comps; c++) {
@@ -712,13 +718,21 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         (b->plan_try &&
          (ret = build_cblks(b, b->plan_try, &b->d_cblks_try, &b->d_weight_try, &b->h_cblks_try)) < 0))
         goto fail;
+    ms_tables = ms_since(&t0) - ms_dev;
     if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
         ret = J2KC_ERR_NOMEM;
         goto fail;
     }
-    for (int i = 0; i < nb_slots; i++)
-        if ((ret = slot_init(b, &b->slots[i])) < 0 || (b->graphs && (ret = slot_graphs(b, &b->slots[i])) < 0))
+    for (int i = 0; i < nb_slots; i++) {
+        double ms = ms_since(&t0);
+        if ((ret = slot_init(b, &b->slots[i])) < 0)
             goto fail;
+        ms_slots += ms_since(&t0) - ms;
+        ms = ms_since(&t0);
+        if (b->graphs && (ret = slot_graphs(b, &b->slots[i])) < 0)
+            goto fail;
+        ms_graphs += ms_since(&t0) - ms;
+    }
     {
         /* Tier-1 batches (CudaGroup): J2KC_CUDA_T1_BATCH=n codes the code-blocks of n
          * consecutive frames in one set of launches (n up to the slots and J2KI_T1_BATCH_MAX;
@@ -768,6 +782,9 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
                  j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass, batch,
                  b->graphs ? "as CUDA graphs" : "directly");
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
+                 "code-block tables %.1f, slots' memory %.1f, graphs %.1f", ms_since(&t0), ms_dev, ms_tables,
+                 ms_slots, ms_graphs);
     }
     leave(b, prev);
     *priv = b;
