@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/ab.sh NAME=DIR [NAME=DIR ...]: A/B frame rates of several builds on one GPU, their runs
-# alternating, so that the machine's drift (this workplace's H100s scatter by about 10 % between
-# runs) falls on all alike. Each DIR holds a tree's sources (for example made here with
+# alternating, so that the machine's drift (frame rates scatter by about 10 % between runs:
+# bench/results/history.md#run-to-run-spread) falls on all alike. Each DIR holds a tree's sources (for example made here with
 #   git archive <commit> | tar -x -C .dev/base
 # and carried to the device machine; "." is the working tree); each is configured with
 # ./configure --cuda-arch=$ARCH and built in DIR/build-ab.

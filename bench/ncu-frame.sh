@@ -3,7 +3,7 @@
 # frame encoded alone (async_depth=1, no warm-up), every kernel (or those matching the regex)
 # with its duration and warp instructions; prints them in launch order and summed by kernel
 # name. ncu serialises the kernels, so the durations are of each kernel alone.
-# Needs ncu on the PATH (the lent H100/H200 machines have it).
+# Needs ncu (Nsight Compute, part of the CUDA toolkit) on the PATH.
 set -u
 JB=${1:?usage: bench/ncu-frame.sh J2KBENCH FRAME "params" [REGEX]}
 FRAME=$2

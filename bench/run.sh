@@ -194,7 +194,8 @@ ours() {
     fi
     [ $rc = 3 ] && say "  WARNING: codestreams of one frame differ between runs (race?)"
     # GPU rows: BENCH_REPS runs (default 3), the row is the run of median frame rate (the
-    # frame rates of one H100 scattered by up to 10 % between runs a minute apart)
+    # frame rates on one machine scatter by up to 10 % between runs a minute apart:
+    # bench/results/history.md#run-to-run-spread)
     local reps=${BENCH_REPS:-3} runs k l2 allfps
     [ "$QUICK" = 1 ] && reps=1
     if [ "$be" = cuda ] && [ "$reps" -gt 1 ] && [ "$(kv "$l" frames)" != 0 ]; then
@@ -334,9 +335,9 @@ nvj() {
 }
 
 # ---- the runs --------------------------------------------------------------------------
-# Warm-up, not reported: the first GPU row of a run on a machine that had been idle came out
-# slower than the rows after it (H100, 2026-11-25: 4K 'normal' 181 frames/s, 'noprofile' 219 and
-# j2kc --bench 227 right after), so one throw-away encode of the first case comes first.
+# Warm-up, not reported: the first GPU row of a run on a machine that had been idle comes out
+# slower than the rows after it, so one throw-away encode of the first case comes first
+# (bench/results/history.md#bench-warm-up).
 if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ] && [ "$QUICK" != 1 ]; then
     case_setup "${CASES%% *}"
     if [ -n "$C_FILE" ]; then
@@ -363,7 +364,7 @@ for cs in $CASES; do
         [ "$cs" = dci4k ] && ours "$cs" cuda packed "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --packed
         # 16 frames in flight (the library takes up to 32): a frame's own work leaves the GPU
         # part idle (its MQ chains, rate control's grid syncs), which more frames in flight fill
-        # (doc/open-work.md)
+        # (bench/results/history.md#frames-in-flight)
         [ "$cs" != imf4k ] && ours "$cs" cuda depth16 "$C_OURS async_depth=16" -n $n -t $t -l $l -w 5
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5

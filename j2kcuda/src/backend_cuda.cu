@@ -131,14 +131,11 @@ typedef struct CudaGroup {
 
 /* Threads that help the submitting thread copy a pageable host frame into the pinned staging
  * area (at most one fewer than the cores), and the frame size from which they are used. One
- * thread copies about 6 GB/s on the H200 machine's Xeon (8.7 ms of 4K DCI latency); the
- * helpers claim chunks of rows (stage.c), so more of them shorten the copy without waiting for
- * the slowest. History: with fixed shares and a wake-up per frame, H100 machine, 16 cores, 3
- * alternating runs each, 4K DCI frames/s with 3 helpers 227 / 214 / 151, 7 helpers 231 / 225 /
- * 203, 11 helpers 241 / 231 / 199, page-locked input (no copy) 250 / 249 / 250; hence 7 then.
- * With chunks and parts (2026-11-26, H200 machine, A/B of 3 alternating rounds, 8 in flight),
- * 4K DCI pageable: 15 helpers 384.4 frames/s, a frame alone 8.97 ms; 7 helpers 389.7 and 8.99
- * ms (fixed shares before: 391.1 and 10.57 ms); 2K 743.7 and 747.6 (723.0). Hence 7 still. */
+ * thread's copy is bound by its core's memory traffic, several times slower than the upload
+ * it feeds; the helpers claim chunks of rows (stage.c), so more of them shorten the copy
+ * without waiting for the slowest. 7 is where more helpers stopped paying on a 16-core host
+ * (15 gave the same frame rate and latency).
+ * Measured: see bench/results/history.md#staging-copiers */
 #define STAGE_COPIERS   7
 #define STAGE_COPIERS_MAX J2KI_STAGE_MAX_THREADS   /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
 #define STAGE_PAR_BYTES ((size_t)4 << 20)
@@ -226,12 +223,12 @@ static double ms_since(const struct timespec *t0)
 
 /*
  * CUDA_DEVICE_MAX_CONNECTIONS: the hardware work queues of a context, which its streams share
- * round-robin; kernels of two streams on one queue run one after the other. The driver's default
- * left the 8 slots' streams queueing: on an H100 (2026-11-25, bench frames, 8 frames in flight)
- * 4K DCI went from 168 to 190 frames/s and 2K DCI from 340 to 543 with the variable set to 8
- * before the process started CUDA (32: 193 and 490-520). Read when the context is created, so
- * this must run before the encoder's first CUDA call; the caller's own setting is kept. setenv
- * is not thread-safe against other threads' getenv: the mutex covers the library's own calls.
+ * round-robin; kernels of two streams on one queue run one after the other. With the driver's
+ * default the slots' streams queue behind each other, so one queue per slot (at least 8, at
+ * most 32) is asked for. Read when the context is created, so this must run before the
+ * encoder's first CUDA call; the caller's own setting is kept. setenv is not thread-safe
+ * against other threads' getenv: the mutex covers the library's own calls.
+ * Measured: see bench/results/history.md#hardware-queues
  */
 extern "C" void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx)
 {
@@ -536,12 +533,12 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
         return ret;
     /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
-     * event), then spins for the rest (tier-2 and the download, about 0.15 ms; EV_DONE keeps
-     * the driver's default schedule). Spinning for the whole frame, as the driver's default does
-     * with one context and fewer than the cores, kept a core busy per frame in flight: 2K DCI
-     * with 8 in flight took 9.0 cores, 16 in flight more than the machine's 16 with the
-     * submitting thread and the staging helpers, and the frame rate fell (H100, 2026-11-26).
-     * Sleeping until EV_DONE instead took 0.1-0.2 ms of wake-up from every frame's latency. */
+     * event), then spins for the rest (tier-2 and the download, a short tail; EV_DONE keeps
+     * the driver's default schedule). Spinning for the whole frame, as the driver's default
+     * does with one context, keeps a core busy per frame in flight, and with many frames in
+     * flight the spinning threads outnumber the cores; sleeping until EV_DONE instead adds a
+     * thread wake-up to every frame's latency, hence the split.
+     * Measured: see bench/results/history.md#slot-workers-sleep */
     for (int i = 0; i < NB_EV; i++)
         if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC && !b->spin ? cudaEventBlockingSync
                                                                                  : cudaEventDefault))) < 0)
@@ -736,15 +733,10 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     {
         /* Tier-1 batches (CudaGroup): J2KC_CUDA_T1_BATCH=n codes the code-blocks of n
          * consecutive frames in one set of launches (n up to the slots and J2KI_T1_BATCH_MAX;
-         * the column-parallel coder only). Off by default, as measured: on an H100 (2026-11-26,
-         * bench/results/bench-h100.md, A/B of the same build, medians of 3) no setting was faster
-         * than frames coded alone on their slots' streams, whose launches already run side by
-         * side. 720x576 4:2:2 broadcast with 32x32 blocks (850 per frame: a frame fills a fifth of
-         * the model warps the device holds), page-locked, 1 / 2 / 4 frames per batch: 8 in flight
-         * 1857 / 1827 / 1573 frames/s, 16 in flight 3254 / 3190 / 2912, 32 in flight 3720 /
-         * 3048 / 3500; 1080p and 2K DCI with 8 in flight lost 10-20 % (2K 931 / 836 / 637). A
-         * batch's frames wait for its last one to be submitted, and each waits for the slowest
-         * before its rate control starts, which costs more than the shared launches save. */
+         * the column-parallel coder only). Off by default: frames coded alone on their slots'
+         * streams already run side by side, while a batch's frames wait for its last one to
+         * be submitted and each waits for the slowest before its rate control starts; no
+         * batch size measured was faster. Measured: see bench/results/history.md#tier-1-batches */
         const char *e = getenv("J2KC_CUDA_T1_BATCH");
         const int max = j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h);
         int want = e && atoi(e) > 0 ? atoi(e) : 1;
@@ -1065,10 +1057,10 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried, int capturing)
  * each plan are captured once per slot (slot_graphs, at init: a capture runs nothing) and
  * launched whole per frame; rate control between them is launched directly, since its decide
  * grid takes a share of the device that depends on the frames busy at the time. A frame's
- * tier-1 to download was about 50 launches, copies and event records, 0.28 ms of the
- * submitting thread for a 720x576 frame: what bounded small frames (bench-h100.md, H100: 720x576
- * 4:2:2 10-bit with 32 in flight 2,873-3,002 -> 3,997-4,660 frames/s, 1080p 1,749-1,866 ->
- * 2,059-2,066; the same bytes). J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
+ * tier-1 to download is about 50 launches, copies and event records; for small frames the
+ * submitting thread issuing them one by one was the bound. The bytes are the same either way;
+ * J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
+ * Measured: see bench/results/history.md#cuda-graphs
  */
 static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExec_t *out)
 {

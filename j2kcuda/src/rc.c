@@ -22,7 +22,7 @@
  *    crossing (j2ki_rc_multi_round), which saves a step per search (DCI: 9 instead of 10) but
  *    measured slower on the GPU (each step sizes every precinct whose selection changes
  *    across the probes once per distinct selection), so one threshold per step is the
- *    default. After the bisection (or J2KI_RC_MAX_PROBES probes), the next distinct hull
+ *    default (bench/results/history.md#rate-control-probes-per-step). After the bisection (or J2KI_RC_MAX_PROBES probes), the next distinct hull
  *    slopes are tried one at a time (the first one without a sizing when it selects what the
  *    interval's not-ok end selected: j2ki_rc_refine_known), and where a set of code-blocks
  *    shares the slope that no longer fits, the ties are split by code-block index (a second bisection on that index), which uses the remaining

@@ -68,9 +68,9 @@ int j2ki_rc_ctx_init(struct J2kiRcCtx *c, const J2kiPlan *plan);
 /** Thresholds a BYTES search sizes at once per guided step (rc_core.h, j2ki_rc_multi_round):
  *  1 (one at a time), or J2KC_RC_PROBES from the environment (1 to J2KI_RC_MULTI_MAX). Both
  *  backends read it the same way, so they decide alike and write the same bytes with any
- *  setting. One is the default because it measured fastest: H100, 2026-11-26, 8 frames in
- *  flight, 2K DCI 939 / 919 / 891 frames/s with 1 / 8 / 32 (rate control of a frame alone
- *  0.95 / 1.12 / 1.31 ms; bench/results/bench-h100.md). */
+ *  setting. One is the default because it measured fastest: a step that sizes several
+ *  thresholds saves at most a step or two per search and sizes more precincts per step
+ *  (measured: see bench/results/history.md#rate-control-probes-per-step). */
 int j2ki_rc_multi_probes(void);
 
 #endif

@@ -51,9 +51,9 @@
  * Sizing: most probes of a search and every probe of the fill change few code-blocks, so a
  * precinct sized before in the frame (RcArgs.prec_done) keeps its hdr_len / body_len unless
  * one of its code-blocks' layer_passes differ from those it was last sized with
- * (RcArgs.sized); H100, 4K DCI frame: the 16 sizings 1.41 -> 0.94 ms. A precinct without
- * code-blocks still has its packets (empty, one byte each): it is sized once per frame
- * (tests/rc_emu.cc found the first version, which left such precincts at 0 bytes).
+ * (RcArgs.sized), which saves a third of the sizing time of a DCI frame (measured: see
+ * bench/results/history.md#rate-control-sizings). A precinct without code-blocks still has
+ * its packets (empty, one byte each, B.10): it is sized once per frame.
  * fill_prepare: only the candidates whose cost fits the slacks as they are (j2ki_rc_fill_fits;
  * none other can be kept) are collected, with one atomic per warp, and each component's
  * cheapest cost (the bench's 4K DCI frame: 10,717 of its 26,292 code-blocks fit the 16 bytes
@@ -77,12 +77,10 @@
  * cooperative launch starts when all of its blocks fit); the other kernels that share the
  * device (tier-1, tier-2 writing) never wait on anything and always finish, freeing their
  * SMs. A frame alone gets the whole work cap (4K DCI: 77 blocks, one warp per precinct),
- * 8 in flight 1/8 of the device each (an H100, 2 blocks per SM: 33); an H100 A/B of a fixed
- * grid twice the 1/8 share took the 4K frame alone from 10.25 to 10.03 ms but 8 in flight from
- * 316 to 308 frames/s (the waiting grids hold registers that tier-1 would use); smaller shares
- * cost more (H100, 2026-11-26, 2K DCI, 8 in flight, a throw-away build dividing the share
- * further: by 1, 2, 4, 8: 909 / 896 / 855 / 767 frames/s, two rounds alike), since a frame's
- * rate control is part of how long its slot stays busy. The launch
+ * 8 in flight 1/8 of the device each. A larger share lets the waiting grids hold registers
+ * that tier-1 would use; a smaller one lengthens the frame's rate control, which is part of
+ * how long its slot stays busy: both measured slower than the fair share (see
+ * bench/results/history.md#rate-control-grid-share). The launch
  * fails (cudaErrorCooperativeLaunchTooLarge) rather than hangs if the grid cannot fit an
  * otherwise idle device.
  *

@@ -1,23 +1,17 @@
 /*
  * Host staging of a frame by a pool of threads, handed on in parts (stage.h).
  *
- * Why it is built this way (H200 machine, 16-core Xeon, 4K DCI 12-bit 4:4:4, 53 MB of planes
- * into a page-locked area; a throw-away program and a throw-away timed build of the library,
- * 2026-11-26):
- *  - The copy is bound by each core's memory traffic: one thread copies 6.2 GB/s by memcpy of
- *    8 KB rows, 14.8 GB/s with non-temporal stores (source in cache in that test).
- *  - In the encoder, with 7 helpers woken by a condition variable and fixed shares of the rows,
- *    the copy took 2.29 ms (median of 36 frames alone): the slowest share 2.06 ms (3.2 GB/s for
- *    6.6 MB), the last helper awake 0.25 ms after the call. With non-temporal stores 1.87 ms;
- *    with 15 helpers and non-temporal stores 1.23-1.31 ms.
- *  - The upload of the area (0.97 ms, 54.6 GB/s) waited for the whole copy. Copying the next
- *    part while the previous one goes up (throw-away program, 8 threads): 1.78 ms for copy and
- *    upload in one part, 1.26 in 8 parts.
- * Hence: chunks claimed from a shared counter (no thread waits for the slowest share or the
- * latest wake-up), non-temporal stores, and parts handed on as soon as complete. An earlier
- * try of parts with the fixed shares (2026-11-26, not committed: 4 parts) gained nothing
- * (10.26 -> 10.36 ms); its code is gone, but with fixed shares every part waits for its
- * slowest share, which chunks avoid.
+ * Why it is built this way:
+ *  - The copy is bound by each core's memory traffic, and a helper woken by a condition
+ *    variable may start late; with fixed shares of the rows the frame waits for the slowest
+ *    share and the latest wake-up. So work is claimed in chunks from a shared counter.
+ *  - The staging area is read next by the GPU's copy engine, not by the CPU: non-temporal
+ *    stores skip reading the lines they replace.
+ *  - The upload of the area would otherwise wait for the whole copy: parts are handed on as
+ *    soon as they are complete, so the next part is copied while the previous one goes up.
+ *    (Parts alone, with fixed shares, gained nothing: every part then waits for its slowest
+ *    share, which chunks avoid.)
+ * Measured: see bench/results/history.md#staging-in-parts
  */
 #include "stage.h"
 

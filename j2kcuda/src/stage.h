@@ -5,15 +5,15 @@
  * complete, so that the caller can start each part's upload while the next ones are copied.
  *
  * Work is claimed in chunks of rows (a shared counter), not split in fixed shares: a helper that
- * wakes late (a sleeping thread's wake-up took up to 0.25 ms on the H200 machine) takes fewer
+ * wakes late (a sleeping thread's wake-up can take a sizeable part of the copy) takes fewer
  * chunks instead of holding up the frame. Parts are handed on in order, each once, by the
  * calling thread only; j2ki_stage returns when every row is in place and no helper touches the
  * frame or the area any more, so the caller may reuse its planes at once.
  *
  * Contiguous rows are copied with non-temporal stores where the CPU has them (SSE2): the area is
  * read next by the GPU's copy engine, not by the CPU, and the stores skip reading the lines
- * they replace. Measured on the H200 machine (16-core Xeon), a 4K DCI 12-bit frame (53 MB):
- * see j2kcuda/src/stage.c.
+ * they replace. Why this way: j2kcuda/src/stage.c; the measurements:
+ * bench/results/history.md#staging-in-parts.
  */
 #ifndef J2KI_STAGE_H
 #define J2KI_STAGE_H

@@ -1,5 +1,5 @@
 /*
- * Parameter values at and beyond their limits (regressions of the 2026-11-27 fuzzing
+ * Parameter values at and beyond their limits (regressions of the fuzzing
  * findings): a rejected j2kc_params_set() leaves the set exactly as it was; tile sizes, byte
  * budgets and bit rates near the ends of their types neither overflow (the sanitizer build
  * aborts on any undefined behaviour) nor produce a wrong budget; IMF profiles refuse
