@@ -53,6 +53,9 @@ UL_EQUATIONS=060e2b34010101..0401020101030100  # CodingEquations
 UL_PRIMARIES=060e2b34010101..0401020101060100  # ColorPrimaries
 UL_TRC=060e2b34010101..0401020101010200        # TransferCharacteristic
 UL_PIXLAYOUT=060e2b34010101..0401050306000000  # RGBA PixelLayout
+UL_SAMPLE_RATE=060e2b34010101..0406010100000000 # SampleRate (descriptor)
+UL_EDIT_RATE=060e2b34010101..0530040500000000  # EditRate (tracks)
+UL_INDEX_RATE=060e2b34010101..0530040600000000 # IndexEditRate
 UL_RGBA_KEY=060e2b34025301010d01010101012900   # RGBA descriptor set key
 UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 
@@ -60,6 +63,20 @@ UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 item() { awk -v re="^$2\$" '$1 == "I" && $2 ~ re { print $3 }' "$1"; }
 # has_key DUMP KEY: whether a set with this key is present
 has_key() { awk -v k="$2" '$1 == "K" && $2 == k { f = 1 } END { exit !f }' "$1"; }
+
+# rates DUMP FPS: whether the descriptor's SampleRate, every track's EditRate and the index's
+# IndexEditRate are FPS/1 (and each is present)
+rates() {
+    local exp
+    exp=$(printf '%08x00000001' "$2")
+    for u in "$UL_SAMPLE_RATE" "$UL_EDIT_RATE" "$UL_INDEX_RATE"; do
+        [ "$(item "$1" "$u" | sort -u)" = "$exp" ] || return 1
+    done
+}
+rates_seen() {
+    echo "SampleRate $(item "$1" "$UL_SAMPLE_RATE" | sort -u | tr '\n' ' ')EditRate" \
+         "$(item "$1" "$UL_EDIT_RATE" | sort -u | tr '\n' ' ')IndexEditRate $(item "$1" "$UL_INDEX_RATE" | sort -u | tr '\n' ' ')"
+}
 
 # Picture coding label ...03.01.pp.ll of the JPEG 2000 profile with Rsiz $1 (independent of the
 # muxer's table: SMPTE ST 422 / asdcplib MDD.cpp).
@@ -107,6 +124,7 @@ run_case() {
     # Rsiz of the codestreams (SIZ follows SOC: bytes 6-7)
     local rsiz
     rsiz=0x$(od -An -v -tx1 -j6 -N2 "$WORK/$n.j2c/000001.j2c" | tr -d ' \n')
+    LAST_RSIZ=$rsiz
     if [ $(( profile )) -lt 256 ] && [ $(( rsiz )) != $(( profile )) ] ||
        [ $(( profile )) -ge 256 ] && [ $(( rsiz & 0xff00 )) != $(( profile )) ]; then
         fail $n "codestream Rsiz $rsiz, profile $profile asked for"; return
@@ -161,6 +179,8 @@ run_case() {
     [ "$v" = "$exp" ] && ok $n/aspect-ratio "$v" || fail $n/aspect-ratio "AspectRatio $v, expected $exp ($w:$h)"
     v=$(item "$dump" "$UL_LAYOUT")
     [ "$v" = 00 ] && ok $n/frame-layout "full frame" || fail $n/frame-layout "FrameLayout '$v'"
+    # every edit rate of the file (tracks, index) and the descriptor's sample rate: the stream's
+    rates "$dump" "$rate" && ok $n/rates "$rate/1 throughout" || fail $n/rates "$(rates_seen "$dump")"
     i=0
     for f in "$WORK/$n.j2c"/*.j2c; do
         cmp -s "$f" "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" || { fail $n/essence "element $i differs from the encoder's codestream"; i=-1; break; }
@@ -261,6 +281,15 @@ run_case dci2k-24-op1a mxf        2048 1080 24 2 xyz12le     "$DCI -profile:v dc
 run_case dci2k-48      mxf_opatom 2048 1080 48 3 xyz12le     "$DCI -profile:v dcinema_2k"      3      0 Progressive RGBA-X dci
 run_case dci4k-24      mxf_opatom 4096 2160 24 1 xyz12le     "$DCI -profile:v dcinema_4k"      4      0 Progressive RGBA-X dci
 run_case imf2k         mxf        1920 1080 24 2 yuv422p10le "-b:v 200M -profile:v imf_2k"     0x0400 0 Progressive CDCI   imf
+rsiz24=$LAST_RSIZ
+# 60 fps: more samples per second than IMF main level 1 allows, so a higher level (another
+# Rsiz and picture coding label) than at 24 fps; the descriptor follows the stream
+run_case imf2k-60      mxf        1920 1080 60 2 yuv422p10le "-b:v 400M -profile:v imf_2k"     0x0400 0 Progressive CDCI   imf
+if [ $(( LAST_RSIZ & 15 )) -gt $(( rsiz24 & 15 )) ]; then
+    ok imf2k-60/level "main level $(( LAST_RSIZ & 15 )) at 60 fps, $(( rsiz24 & 15 )) at 24 fps"
+else
+    fail imf2k-60/level "main level $(( LAST_RSIZ & 15 )) at 60 fps, not above 24 fps's $(( rsiz24 & 15 ))"
+fi
 run_case imf2k-r       mxf        1920 1080 24 2 gbrp12le    "-profile:v imf_2k_r"             0x0700 1 Progressive RGBA-R imf
 run_case imf4k         mxf        3840 2160 24 2 yuv422p10le "-b:v 400M -profile:v imf_4k"     0x0500 0 Progressive CDCI   imf
 run_case imf4k-r       mxf        3840 2160 24 2 yuv422p10le "-profile:v imf_4k_r"             0x0800 1 Progressive CDCI   imf
