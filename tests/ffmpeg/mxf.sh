@@ -56,6 +56,13 @@ UL_PIXLAYOUT=060e2b34010101..0401050306000000  # RGBA PixelLayout
 UL_SAMPLE_RATE=060e2b34010101..0406010100000000 # SampleRate (descriptor)
 UL_EDIT_RATE=060e2b34010101..0530040500000000  # EditRate (tracks)
 UL_INDEX_RATE=060e2b34010101..0530040600000000 # IndexEditRate
+UL_STORED_H=060e2b34010101..0401050201000000   # StoredHeight
+UL_SAMPLED_H=060e2b34010101..0401050107000000  # SampledHeight
+UL_DISPLAY_H=060e2b34010101..040105010b000000  # DisplayHeight
+UL_LINEMAP=060e2b34010101..0401030205000000    # VideoLineMap
+UL_DOMINANCE=060e2b34010101..0401030106000000  # FieldDominance
+UL_YSIZ=060e2b34010101..0401060303000000       # JPEG2000PictureSubDescriptor Ysiz
+UL_CONTAINER=060e2b34010101..0601010401020000  # EssenceContainer (descriptor)
 UL_RGBA_KEY=060e2b34025301010d01010101012900   # RGBA descriptor set key
 UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 
@@ -297,6 +304,167 @@ run_case bcast         mxf        1920 1080 25 2 yuv422p10le "-b:v 100M -profile
 run_case bcast-multi4  mxf        1920 1080 25 2 yuv422p10le "-b:v 200M -profile:v 0x0204"     0x0200 0 Progressive CDCI   imf
 run_case bcast-r7      mxf        1920 1080 25 2 yuv444p10le "-profile:v 0x0307"               0x0300 1 Progressive CDCI   imf
 
+# ---- interlaced sources: two field codestreams per edit unit ---------------------------------
+
+# SMPTE ST 422 wraps field-based JPEG 2000 as FrameLayout SeparateFields, both fields of a
+# frame in one KLV (I2): field 1 (the top field) first, FieldDominance saying which field is
+# displayed first. The codestreams must equal what the j2kc CLI writes for each field alone.
+J2KC=$BUILD/bin/j2kc
+[ -x "$J2KC" ] || skip fields/j2kc "$J2KC not built (make B=$BUILD): field codestreams not compared"
+if have mxf2raw; then
+    BMX=1
+else
+    BMX=
+    skip fields/bmx "bmx (mxf2raw) is not packaged for Debian 12 nor on PyPI: its field extraction is not checked; asdcplib and klvdump extract the edit units"
+fi
+
+# fields_of FILE DIR: splits an edit unit into DIR/1.j2c and DIR/2.j2c at the boundary EOC|SOC|SIZ
+# (ff d9 ff 4f ff 51: the marker codes ff 90..ff ff never occur inside coded data, ISO/IEC
+# 15444-1 Annex A.1)
+fields_of() {
+    local off
+    off=$(LC_ALL=C grep -obUaP '\xff\xd9\xff\x4f\xff\x51' "$1" | cut -d: -f1)
+    [ -n "$off" ] && [ "$(echo "$off" | wc -l)" = 1 ] || return 1
+    mkdir -p "$2"
+    head -c $(( off + 2 )) "$1" > "$2/1.j2c"
+    tail -c +$(( off + 3 )) "$1" > "$2/2.j2c"
+}
+
+# run_fields NAME FIELD_MODE PIX "ENC_OPTS" "J2KC_OPTS" LOSSLESS: 1080i25, two frames, each
+# coded as two 1920x540 field codestreams; J2KC_OPTS are the library parameters ENC_OPTS stand
+# for (at the field rate, 50/1), for j2kc to code each field alone.
+run_fields() {
+    local n=$1 mode=$2 pix=$3 opts=$4 jopts=$5 lossless=$6
+    local w=1920 h=1080 fh=540 rate=25 frames=2
+    local in=(-f rawvideo -pix_fmt "$pix" -s "${w}x$h" -framerate "$rate" -i "$WORK/src-$n.raw")
+    local out=$WORK/$n.mxf dump=$WORK/$n.klv v exp i f dom order fsz
+    src "src-$n" $w $h $rate $frames "$pix" || { fail $n "source: $(last_err)"; return; }
+    # shellcheck disable=SC2086
+    if ! ff "${in[@]}" -vf setparams=field_mode=$mode -c:v jpeg2000_cuda -flags:v +bitexact \
+            $opts -f mxf "$out"; then
+        fail $n "ffmpeg -f mxf failed: $(last_err)"; return
+    fi
+    mkdir -p "$WORK/$n.x"
+    if ! "$KLV" -x "$WORK/$n.x/" "$out" > "$dump" 2>"$WORK/klv.err"; then
+        fail $n/klv "$(cat "$WORK/klv.err")"; return
+    fi
+    ok $n/klv "long-form BER lengths throughout"
+
+    # --- descriptor: SeparateFields, a field's height (stored, sampled, displayed, Ysiz), the
+    # line map of 1080i (SMPTE ST 274: fields from lines 21 and 584), field 1 (tff) or field 2
+    # (bff) displayed first, ST 422's I2 container label (byte 15: 04), the frame rate
+    [ $mode = tff ] && dom=01 || dom=02
+    v="$(item "$dump" "$UL_LAYOUT") $(item "$dump" "$UL_STORED_H") $(item "$dump" "$UL_SAMPLED_H") $(item "$dump" "$UL_DISPLAY_H") $(item "$dump" "$UL_YSIZ")"
+    exp="01 $(printf '%08x %08x %08x %08x' $fh $fh $fh $fh)"
+    [ "$v" = "$exp" ] && ok $n/separate-fields "FrameLayout, StoredHeight, SampledHeight, DisplayHeight, Ysiz: $v" ||
+        fail $n/separate-fields "'$v', expected '$exp'"
+    v=$(item "$dump" "$UL_LINEMAP")
+    [ "$v" = 00000002000000040000001500000248 ] && ok $n/video-line-map "21, 584" ||
+        fail $n/video-line-map "VideoLineMap '$v', expected 2 x 4 bytes: 21, 584"
+    v=$(item "$dump" "$UL_DOMINANCE")
+    [ "$v" = $dom ] && ok $n/field-dominance "$v ($mode)" || fail $n/field-dominance "'$v', expected $dom ($mode)"
+    v=$(item "$dump" "$UL_CONTAINER")
+    [[ $v =~ ^060e2b34040101..0d010301020c0400$ ]] && ok $n/container-i2 "$v" ||
+        fail $n/container-i2 "EssenceContainer '$v', expected ST 422 I2 (...0d010301020c0400)"
+    rates "$dump" $rate && ok $n/rates "$rate/1 throughout: the edit unit is the frame" ||
+        fail $n/rates "$(rates_seen "$dump")"
+
+    # --- essence: each edit unit is field 1's codestream then field 2's, equal to j2kc's coding
+    # of that field (every other line of the source frame) alone
+    v=$(ls "$WORK/$n.x" | wc -l)
+    [ "$v" = $frames ] && ok $n/edit-units "$frames edit units for $frames frames" ||
+        fail $n/edit-units "$v edit units for $frames frames"
+    if [ -x "$J2KC" ]; then
+        "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=top -f rawvideo "$WORK/$n.f1.raw" 2>"$WORK/err" &&
+        "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=bottom -f rawvideo "$WORK/$n.f2.raw" 2>>"$WORK/err" ||
+            { fail $n/fields "field sources: $(last_err)"; return; }
+        fsz=$(( $(stat -c %s "$WORK/$n.f1.raw") / frames ))
+        for ((i = 0; i < frames; i++)); do
+            f=$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)
+            fields_of "$f" "$WORK/$n.fx$i" || { fail $n/fields "edit unit $i does not split into two codestreams"; i=-1; break; }
+            for fld in 1 2; do
+                dd if="$WORK/$n.f$fld.raw" of="$WORK/$n.in.raw" bs=$fsz skip=$i count=1 2>/dev/null
+                # shellcheck disable=SC2086
+                "$J2KC" -q -i "$WORK/$n.in.raw" --raw ${w}x$fh:$pix --fps $(( 2 * rate )) $jopts \
+                    -o "$WORK/$n.fx$i/cli$fld.j2c" 2>"$WORK/err" ||
+                    { fail $n/fields "j2kc: $(last_err)"; i=-1; break 2; }
+                cmp -s "$WORK/$n.fx$i/$fld.j2c" "$WORK/$n.fx$i/cli$fld.j2c" ||
+                    { fail $n/fields "edit unit $i, field $fld differs from j2kc's coding of that field"; i=-1; break 2; }
+            done
+        done
+        [ $i = $frames ] && ok $n/fields "$frames edit units = field 1 + field 2 codestreams, each equal to j2kc's"
+    fi
+
+    # --- asdcplib: as-02-info describes fields, as-02-unwrap extracts the edit units
+    if [ -n "$ASDCP" ]; then
+        if "$ASDCP/as-02-info" -d -c -t 100000 "$out" > "$WORK/$n.info" 2>&1; then
+            ok $n/as-02-info
+        else
+            fail $n/as-02-info "$(grep -v '^ ' "$WORK/$n.info" | head -n 3 | tr '\n' ' ')"
+        fi
+        grep -Eq "essence type is JPEG 2000 pictures, \($frames edit units\)" "$WORK/$n.info" &&
+            grep -Eq "FrameLayout = 1$" "$WORK/$n.info" && grep -Eq "StoredHeight = $fh$" "$WORK/$n.info" &&
+            grep -Eq "FieldDominance = $(( dom ))$" "$WORK/$n.info" &&
+            grep -Eq "VideoLineMap = 21,584$" "$WORK/$n.info" &&
+            ok $n/as-02-info-describes "$frames edit units, FrameLayout 1, StoredHeight $fh, FieldDominance $(( dom ))" ||
+            fail $n/as-02-info-describes "$(grep -E 'essence type|FrameLayout|StoredHeight|FieldDominance|VideoLineMap' "$WORK/$n.info" | tr -s ' \n' ' ')"
+        mkdir -p "$WORK/$n.u"
+        if (cd "$WORK/$n.u" && "$ASDCP/as-02-unwrap" "$out" f > "$WORK/$n.unwrap" 2>&1); then
+            for ((i = 0; i < frames; i++)); do
+                cmp -s "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" "$(printf '%s/f%06d.j2c' "$WORK/$n.u" $i)" ||
+                    { fail $n/as-02-unwrap "edit unit $i differs (or missing: $(ls "$WORK/$n.u" | head -n 3 | tr '\n' ' '))"; i=-1; break; }
+            done
+            [ $i = $frames ] && ok $n/as-02-unwrap "$frames edit units (both fields) byte-identical"
+        else
+            fail $n/as-02-unwrap "$(head -n 3 "$WORK/$n.unwrap" | tr '\n' ' ')"
+        fi
+    fi
+    if [ -n "$BMX" ]; then
+        if mxf2raw --info "$out" > "$WORK/$n.bmx" 2>&1; then ok $n/mxf2raw
+        else fail $n/mxf2raw "$(head -n 3 "$WORK/$n.bmx" | tr '\n' ' ')"; fi
+    fi
+
+    # --- mediainfo: interlaced, in the right order
+    if have mediainfo; then
+        [ $mode = tff ] && order=TFF || order=BFF
+        v=$(mediainfo --Inform='Video;%ScanType%|%ScanOrder%|%Height%' "$out" 2>&1)
+        [ "$v" = "Interlaced|$order|$h" ] && ok $n/mediainfo "$v" ||
+            fail $n/mediainfo "'$v', expected Interlaced|$order|$h"
+    fi
+
+    # --- FFmpeg reads interlaced frames back: full height, field order, frame flags
+    [ $mode = tff ] && order=tt || order=tb
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order -of csv=p=0 "$out" 2>&1)
+    [ "$v" = "$w,$h,$order" ] && ok $n/probe "$v" || fail $n/probe "'$v', expected $w,$h,$order"
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries frame=interlaced_frame,top_field_first -of csv=p=0 "$out" 2>&1 | sort | uniq -c | tr -s ' ')
+    [ $mode = tff ] && exp=" $frames 1,1" || exp=" $frames 1,0"
+    [ "$v" = "$exp" ] && ok $n/frame-flags "interlaced, top_field_first=$([ $mode = tff ] && echo 1 || echo 0) on every frame" ||
+        fail $n/frame-flags "'$v', expected '$exp' (count interlaced,top_field_first)"
+    if [ "$lossless" = 1 ]; then
+        "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -pix_fmt "$pix" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+        "$FFMPEG" -nostdin -hide_banner -loglevel error "${in[@]}" -f framemd5 "$WORK/$n.src.md5" 2>>"$WORK/err"
+        if [ -s "$WORK/err" ]; then
+            fail $n/lossless "errors while decoding: $(last_err)"
+        elif [ "$(frame_hashes < "$WORK/$n.dec.md5")" = "$(frame_hashes < "$WORK/$n.src.md5")" ] &&
+             [ "$(frame_hashes < "$WORK/$n.dec.md5" | wc -l)" = $frames ]; then
+            ok $n/lossless "$frames decoded frames equal the source frames"
+        else
+            fail $n/lossless "decoded frames differ from the source frames"
+        fi
+    else
+        "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+        v=$(frame_hashes < "$WORK/$n.dec.md5" | wc -l)
+        [ "$v" = $frames ] && [ ! -s "$WORK/err" ] && ok $n/decode "$frames frames, no errors" ||
+            fail $n/decode "$v frames decoded: $(last_err)"
+    fi
+}
+
+#          name         mode pix          encoder options                 j2kc options (per field)                                lossless
+run_fields i-bcast-tff  tff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
+run_fields i-bcast-bff  bff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
+run_fields i-imf-r-tff  tff  yuv422p10le "-profile:v imf_2k_r"            "--profile imf2k_r --lossless --mct 0"                        1
+run_fields i-imf-bff    bff  yuv422p10le "-b:v 200M -profile:v imf_2k"    "--profile imf2k --bytes 500000 --mct 0"                      0
+
 # ---- what the muxer refuses ----------------------------------------------------------------
 
 # refused NAME "why" PARTIAL FFMPEG_ARGS...: ffmpeg must fail and say why (a line matching the
@@ -318,13 +486,17 @@ refused() {
         ok $n "$(grep -E -m 1 "$why" "$WORK/err" | sed 's/^\[[^]]*\] //')"
     fi
 }
-# Interlaced frames: each field would need its own codestream (SMPTE ST 422); not written as
-# progressive frames.
+# Interlaced frames where fields cannot be carried: a D-Cinema profile (progressive only: the
+# encoder refuses), no profile (one progressive picture per frame, which MXF would mislabel:
+# the muxer refuses).
+src src-i 1920 1080 25 1 yuv422p10le
+IN_I=(-f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -framerate 25 -i "$WORK/src-i.raw")
 for fo in tff bff; do
-    src src-i 1920 1080 25 1 yuv422p10le
-    refused interlaced-$fo "Interlaced JPEG 2000" 0 -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 \
-        -framerate 25 -i "$WORK/src-i.raw" -vf setparams=field_mode=$fo -c:v jpeg2000_cuda \
-        -b:v 100M -profile:v broadcast -f mxf
+    refused interlaced-dci-$fo "D-Cinema profiles code progressive frames only" 0 -f rawvideo \
+        -pix_fmt xyz12le -s 2048x1080 -framerate 24 -i /dev/zero -frames:v 1 \
+        -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -b:v 200M -profile:v dcinema_2k -f mxf
+    refused interlaced-noprofile-$fo "does not hold two field codestreams" 0 "${IN_I[@]}" \
+        -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -f mxf
 done
 # Codestreams copied in: an Rsiz without a picture coding label (a Part 2 codestream), and
 # codestreams of two sizes in one track.
