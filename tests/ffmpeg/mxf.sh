@@ -488,7 +488,7 @@ refused() {
 }
 # Interlaced frames where fields cannot be carried: a D-Cinema profile (progressive only: the
 # encoder refuses), no profile (one progressive picture per frame, which MXF would mislabel:
-# the muxer refuses).
+# the muxer refuses), MOV (no standard way to hold two codestreams per sample: refused).
 src src-i 1920 1080 25 1 yuv422p10le
 IN_I=(-f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -framerate 25 -i "$WORK/src-i.raw")
 for fo in tff bff; do
@@ -498,6 +498,40 @@ for fo in tff bff; do
     refused interlaced-noprofile-$fo "does not hold two field codestreams" 0 "${IN_I[@]}" \
         -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -f mxf
 done
+rm -f "$WORK/i.mov"
+if ff "${IN_I[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 "$WORK/i.mov"; then
+    fail interlaced-mov "accepted"
+elif grep -q "two field codestreams per frame.*use MXF" "$WORK/err"; then
+    ok interlaced-mov "$(grep -m 1 'use MXF' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+else
+    fail interlaced-mov "no clear message: $(last_err)"
+fi
+
+# A profile for MXF track files into MOV/MP4: written, with a warning (the encoder cannot see
+# the container; the muxer sees the profile)
+for c in "dci-mov dcinema_2k xyz12le 2048x1080 mov D-Cinema" "imf-mp4 imf_2k yuv422p10le 1920x1080 mp4 IMF"; do
+    set -- $c
+    rm -f "$WORK/$1.$5"
+    if ! "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f rawvideo -pix_fmt $3 -s $4 \
+            -framerate 24 -i /dev/zero -frames:v 1 -c:v jpeg2000_cuda -b:v 200M -profile:v $2 \
+            "$WORK/$1.$5" 2>"$WORK/err"; then
+        fail profile-container/$1 "not written: $(last_err)"
+    elif ! grep -q "JPEG 2000 of an\? $6 profile in $5" "$WORK/err"; then
+        fail profile-container/$1 "no warning: $(last_err)"
+    elif [ "$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$WORK/$1.$5")" != jpeg2000 ]; then
+        fail profile-container/$1 "the file does not read back as JPEG 2000"
+    else
+        ok profile-container/$1 "$(grep -m 1 "$6 profile" "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    fi
+done
+# ... and a profile that fits: no warning
+if "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f rawvideo -pix_fmt yuv422p10le \
+        -s 1920x1080 -framerate 25 -i /dev/zero -frames:v 1 -c:v jpeg2000_cuda -b:v 100M \
+        -profile:v broadcast "$WORK/bcast.mov" 2>"$WORK/err" && ! grep -q "profile in" "$WORK/err"; then
+    ok profile-container/broadcast-mov "no warning"
+else
+    fail profile-container/broadcast-mov "$(last_err)"
+fi
 # Codestreams copied in: an Rsiz without a picture coding label (a Part 2 codestream), and
 # codestreams of two sizes in one track.
 "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 \
