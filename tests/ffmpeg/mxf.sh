@@ -507,6 +507,49 @@ else
     fail interlaced-mov "no clear message: $(last_err)"
 fi
 
+# ... nor image files (one codestream each): refused, nothing written
+rm -f "$WORK"/i-img*.j2c
+if ff "${IN_I[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 "$WORK/i-img%03d.j2c"; then
+    fail interlaced-image2 "accepted"
+elif grep -q "image file holds one: use MXF" "$WORK/err" && ! ls "$WORK"/i-img*.j2c >/dev/null 2>&1; then
+    ok interlaced-image2 "$(grep -m 1 'use MXF' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+else
+    fail interlaced-image2 "no clear message, or files written: $(last_err)"
+fi
+
+# Field pairs from elsewhere (-c copy, -field_order tt): two codestreams of different sizes, or
+# a truncated second one, in a packet are refused by the muxer; the decoder refuses a second
+# field whose SIZ (here Ysiz) differs from the first one's, with a message and no crash.
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/f64.j2c" 2>"$WORK/err" &&
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=80x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/f80.j2c" 2>>"$WORK/err" || fail field-pairs "sources: $(last_err)"
+mkdir -p "$WORK/pair-sizes" "$WORK/pair-cut"
+cat "$WORK/f64.j2c" "$WORK/f80.j2c" > "$WORK/pair-sizes/000001.j2c"
+cat "$WORK/f64.j2c" > "$WORK/pair-cut/000001.j2c"
+head -c 100 "$WORK/f64.j2c" >> "$WORK/pair-cut/000001.j2c"
+for p in sizes cut; do
+    refused field-pair-$p "does not hold two field codestreams of the same size" 0 -f image2 \
+        -framerate 25 -i "$WORK/pair-$p/%06d.j2c" -c copy -field_order tt -f mxf
+done
+if ff -f rawvideo -pix_fmt yuv422p10le -s 64x96 -framerate 25 -i /dev/zero -frames:v 1 \
+        -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf "$WORK/f2.mxf"; then
+    off=$(LC_ALL=C grep -obUaP '\xff\xd9\xff\x4f\xff\x51' "$WORK/f2.mxf" | head -n 1 | cut -d: -f1)
+    # field 2's Ysiz (SOC + 12) from 48 to 32 lines
+    printf '\000\000\000\040' | dd of="$WORK/f2.mxf" bs=1 seek=$(( off + 14 )) conv=notrunc 2>/dev/null
+    "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$WORK/f2.mxf" -f null - 2>"$WORK/err"
+    rc=$?
+    if signalled $rc; then
+        fail decode-field-sizes "crashed: $(last_err)"
+    elif grep -q "second field's codestream differs" "$WORK/err"; then
+        ok decode-field-sizes "$(grep -m 1 'second field' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    else
+        fail decode-field-sizes "no clear message: $(last_err)"
+    fi
+else
+    fail decode-field-sizes "source: $(last_err)"
+fi
+
 # A profile for MXF track files into MOV/MP4: written, with a warning (the encoder cannot see
 # the container; the muxer sees the profile)
 for c in "dci-mov dcinema_2k xyz12le 2048x1080 mov D-Cinema" "imf-mp4 imf_2k yuv422p10le 1920x1080 mp4 IMF"; do
