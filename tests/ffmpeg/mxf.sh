@@ -550,6 +550,29 @@ else
     fail decode-field-sizes "source: $(last_err)"
 fi
 
+# CUDA frames, interlaced (GPU only): each field read from the device frame (a line's offset,
+# twice the pitch) must give the codestreams the reference backend writes from system memory
+if have_gpu; then
+    packets() { "$FFMPEG" -nostdin -v error -i "$1" -c copy -f framemd5 - | frame_hashes; }
+    for f in yuv420p yuv444p16le; do
+        t=fields-cuda-frames-$f
+        if ! ff "${IN_I[@]}" -vf format=$f,setparams=field_mode=tff -c:v jpeg2000_cuda -backend ref \
+                -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-sw.mxf"; then
+            fail $t "the reference backend's encode failed: $(last_err)"
+        elif ! ff -init_hw_device cuda=gpu -filter_hw_device gpu "${IN_I[@]}" \
+                -vf format=$f,setparams=field_mode=tff,hwupload_cuda -c:v jpeg2000_cuda \
+                -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-hw.mxf"; then
+            fail $t "$(last_err)"
+        elif [ "$(packets "$WORK/$t-hw.mxf")" = "$(packets "$WORK/$t-sw.mxf")" ]; then
+            ok $t "the reference backend's field codestreams, from CUDA frames"
+        else
+            fail $t "field codestreams differ from the reference backend's"
+        fi
+    done
+else
+    skip fields-cuda-frames "no GPU (CUDA frames coded as fields)"
+fi
+
 # A profile for MXF track files into MOV/MP4: written, with a warning (the encoder cannot see
 # the container; the muxer sees the profile)
 for c in "dci-mov dcinema_2k xyz12le 2048x1080 mov D-Cinema" "imf-mp4 imf_2k yuv422p10le 1920x1080 mp4 IMF"; do
