@@ -465,6 +465,29 @@ run_fields i-bcast-bff  bff  yuv422p10le "-profile:v 0x0307"              "--pro
 run_fields i-imf-r-tff  tff  yuv422p10le "-profile:v imf_2k_r"            "--profile imf2k_r --lossless --mct 0"                        1
 run_fields i-imf-bff    bff  yuv422p10le "-b:v 200M -profile:v imf_2k"    "--profile imf2k --bytes 500000 --mct 0"                      0
 
+# OP-Atom of one interlaced frame: one element, one edit unit; FFmpeg reads it whole (not
+# through the parser, which would split the two fields), back to the source frame
+for fo in tff bff; do
+    n=i-opatom-1-$fo
+    src "src-$n" 1920 1080 25 1 yuv422p10le
+    if ! ff -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -framerate 25 -i "$WORK/src-$n.raw" \
+            -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf_opatom "$WORK/$n.mxf"; then
+        fail $n "ffmpeg -f mxf_opatom failed: $(last_err)"; continue
+    fi
+    "$FFMPEG" -nostdin -v error -i "$WORK/$n.mxf" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+    "$FFMPEG" -nostdin -v error -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -i "$WORK/src-$n.raw" \
+        -f framemd5 "$WORK/$n.src.md5" 2>>"$WORK/err"
+    v=$("$FFPROBE" -v error -show_entries stream=height,field_order -of csv=p=0 "$WORK/$n.mxf" 2>&1)
+    [ $fo = tff ] && exp=1080,tt || exp=1080,tb
+    if [ -s "$WORK/err" ]; then
+        fail $n "errors: $(last_err)"
+    elif [ "$v" = "$exp" ] && [ "$(frame_hashes < "$WORK/$n.dec.md5")" = "$(frame_hashes < "$WORK/$n.src.md5")" ]; then
+        ok $n "1 frame, $v, equal to the source"
+    else
+        fail $n "'$v' (expected $exp), $(frame_hashes < "$WORK/$n.dec.md5" | wc -l) decoded frames, equal to the source: $(cmp -s <(frame_hashes < "$WORK/$n.dec.md5") <(frame_hashes < "$WORK/$n.src.md5") && echo yes || echo no)"
+    fi
+done
+
 # ---- what the muxer refuses ----------------------------------------------------------------
 
 # refused NAME "why" PARTIAL FFMPEG_ARGS...: ffmpeg must fail and say why (a line matching the
