@@ -530,6 +530,23 @@ else
     fail interlaced-mov "no clear message: $(last_err)"
 fi
 
+# The field geometry is fixed when the encoder opens (from the first frame in ffmpeg): interlaced
+# frames after a progressive first one are coded as pictures, with a warning
+t=interlaced-later
+if "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f lavfi -i testsrc2=s=64x96:r=25:d=0.04 \
+        -f lavfi -i testsrc2=s=64x96:r=25:d=0.08 -filter_complex \
+        "[0]setparams=field_mode=prog[a];[1]setparams=field_mode=tff[b];[a][b]concat,format=yuv422p10le" \
+        -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf "$WORK/$t.mxf" 2>"$WORK/err"; then
+    v=$("$FFPROBE" -v error -show_entries stream=field_order,height -of csv=p=0 "$WORK/$t.mxf")
+    if grep -q "Interlaced frames coded as progressive pictures" "$WORK/err" && [ "$v" = 96,progressive ]; then
+        ok $t "$(grep -m 1 'Interlaced frames' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    else
+        fail $t "'$v', expected 96,progressive, and the warning: $(last_err)"
+    fi
+else
+    fail $t "$(last_err)"
+fi
+
 # ... nor image files (one codestream each): refused, nothing written
 rm -f "$WORK"/i-img*.j2c
 if ff "${IN_I[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 "$WORK/i-img%03d.j2c"; then
