@@ -53,6 +53,16 @@ UL_EQUATIONS=060e2b34010101..0401020101030100  # CodingEquations
 UL_PRIMARIES=060e2b34010101..0401020101060100  # ColorPrimaries
 UL_TRC=060e2b34010101..0401020101010200        # TransferCharacteristic
 UL_PIXLAYOUT=060e2b34010101..0401050306000000  # RGBA PixelLayout
+UL_SAMPLE_RATE=060e2b34010101..0406010100000000 # SampleRate (descriptor)
+UL_EDIT_RATE=060e2b34010101..0530040500000000  # EditRate (tracks)
+UL_INDEX_RATE=060e2b34010101..0530040600000000 # IndexEditRate
+UL_STORED_H=060e2b34010101..0401050201000000   # StoredHeight
+UL_SAMPLED_H=060e2b34010101..0401050107000000  # SampledHeight
+UL_DISPLAY_H=060e2b34010101..040105010b000000  # DisplayHeight
+UL_LINEMAP=060e2b34010101..0401030205000000    # VideoLineMap
+UL_DOMINANCE=060e2b34010101..0401030106000000  # FieldDominance
+UL_YSIZ=060e2b34010101..0401060303000000       # JPEG2000PictureSubDescriptor Ysiz
+UL_CONTAINER=060e2b34010101..0601010401020000  # EssenceContainer (descriptor)
 UL_RGBA_KEY=060e2b34025301010d01010101012900   # RGBA descriptor set key
 UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 
@@ -60,6 +70,20 @@ UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 item() { awk -v re="^$2\$" '$1 == "I" && $2 ~ re { print $3 }' "$1"; }
 # has_key DUMP KEY: whether a set with this key is present
 has_key() { awk -v k="$2" '$1 == "K" && $2 == k { f = 1 } END { exit !f }' "$1"; }
+
+# rates DUMP FPS: whether the descriptor's SampleRate, every track's EditRate and the index's
+# IndexEditRate are FPS/1 (and each is present)
+rates() {
+    local exp
+    exp=$(printf '%08x00000001' "$2")
+    for u in "$UL_SAMPLE_RATE" "$UL_EDIT_RATE" "$UL_INDEX_RATE"; do
+        [ "$(item "$1" "$u" | sort -u)" = "$exp" ] || return 1
+    done
+}
+rates_seen() {
+    echo "SampleRate $(item "$1" "$UL_SAMPLE_RATE" | sort -u | tr '\n' ' ')EditRate" \
+         "$(item "$1" "$UL_EDIT_RATE" | sort -u | tr '\n' ' ')IndexEditRate $(item "$1" "$UL_INDEX_RATE" | sort -u | tr '\n' ' ')"
+}
 
 # Picture coding label ...03.01.pp.ll of the JPEG 2000 profile with Rsiz $1 (independent of the
 # muxer's table: SMPTE ST 422 / asdcplib MDD.cpp).
@@ -107,6 +131,7 @@ run_case() {
     # Rsiz of the codestreams (SIZ follows SOC: bytes 6-7)
     local rsiz
     rsiz=0x$(od -An -v -tx1 -j6 -N2 "$WORK/$n.j2c/000001.j2c" | tr -d ' \n')
+    LAST_RSIZ=$rsiz
     if [ $(( profile )) -lt 256 ] && [ $(( rsiz )) != $(( profile )) ] ||
        [ $(( profile )) -ge 256 ] && [ $(( rsiz & 0xff00 )) != $(( profile )) ]; then
         fail $n "codestream Rsiz $rsiz, profile $profile asked for"; return
@@ -161,6 +186,8 @@ run_case() {
     [ "$v" = "$exp" ] && ok $n/aspect-ratio "$v" || fail $n/aspect-ratio "AspectRatio $v, expected $exp ($w:$h)"
     v=$(item "$dump" "$UL_LAYOUT")
     [ "$v" = 00 ] && ok $n/frame-layout "full frame" || fail $n/frame-layout "FrameLayout '$v'"
+    # every edit rate of the file (tracks, index) and the descriptor's sample rate: the stream's
+    rates "$dump" "$rate" && ok $n/rates "$rate/1 throughout" || fail $n/rates "$(rates_seen "$dump")"
     i=0
     for f in "$WORK/$n.j2c"/*.j2c; do
         cmp -s "$f" "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" || { fail $n/essence "element $i differs from the encoder's codestream"; i=-1; break; }
@@ -261,12 +288,205 @@ run_case dci2k-24-op1a mxf        2048 1080 24 2 xyz12le     "$DCI -profile:v dc
 run_case dci2k-48      mxf_opatom 2048 1080 48 3 xyz12le     "$DCI -profile:v dcinema_2k"      3      0 Progressive RGBA-X dci
 run_case dci4k-24      mxf_opatom 4096 2160 24 1 xyz12le     "$DCI -profile:v dcinema_4k"      4      0 Progressive RGBA-X dci
 run_case imf2k         mxf        1920 1080 24 2 yuv422p10le "-b:v 200M -profile:v imf_2k"     0x0400 0 Progressive CDCI   imf
+rsiz24=$LAST_RSIZ
+# 60 fps: more samples per second than IMF main level 1 allows, so a higher level (another
+# Rsiz and picture coding label) than at 24 fps; the descriptor follows the stream
+run_case imf2k-60      mxf        1920 1080 60 2 yuv422p10le "-b:v 400M -profile:v imf_2k"     0x0400 0 Progressive CDCI   imf
+if [ $(( LAST_RSIZ & 15 )) -gt $(( rsiz24 & 15 )) ]; then
+    ok imf2k-60/level "main level $(( LAST_RSIZ & 15 )) at 60 fps, $(( rsiz24 & 15 )) at 24 fps"
+else
+    fail imf2k-60/level "main level $(( LAST_RSIZ & 15 )) at 60 fps, not above 24 fps's $(( rsiz24 & 15 ))"
+fi
 run_case imf2k-r       mxf        1920 1080 24 2 gbrp12le    "-profile:v imf_2k_r"             0x0700 1 Progressive RGBA-R imf
 run_case imf4k         mxf        3840 2160 24 2 yuv422p10le "-b:v 400M -profile:v imf_4k"     0x0500 0 Progressive CDCI   imf
 run_case imf4k-r       mxf        3840 2160 24 2 yuv422p10le "-profile:v imf_4k_r"             0x0800 1 Progressive CDCI   imf
 run_case bcast         mxf        1920 1080 25 2 yuv422p10le "-b:v 100M -profile:v broadcast"  0x0100 0 Progressive CDCI   imf
 run_case bcast-multi4  mxf        1920 1080 25 2 yuv422p10le "-b:v 200M -profile:v 0x0204"     0x0200 0 Progressive CDCI   imf
 run_case bcast-r7      mxf        1920 1080 25 2 yuv444p10le "-profile:v 0x0307"               0x0300 1 Progressive CDCI   imf
+
+# ---- interlaced sources: two field codestreams per edit unit ---------------------------------
+
+# SMPTE ST 422 wraps field-based JPEG 2000 as FrameLayout SeparateFields, both fields of a
+# frame in one KLV (I2): field 1 (the top field) first, FieldDominance saying which field is
+# displayed first. The codestreams must equal what the j2kc CLI writes for each field alone.
+J2KC=$BUILD/bin/j2kc
+[ -x "$J2KC" ] || skip fields/j2kc "$J2KC not built (make B=$BUILD): field codestreams not compared"
+if have mxf2raw; then
+    BMX=1
+else
+    BMX=
+    skip fields/bmx "bmx (mxf2raw) is not packaged for Debian 12 nor on PyPI: its field extraction is not checked; asdcplib and klvdump extract the edit units"
+fi
+
+# fields_of FILE DIR: splits an edit unit into DIR/1.j2c and DIR/2.j2c at the boundary EOC|SOC|SIZ
+# (ff d9 ff 4f ff 51: the marker codes ff 90..ff ff never occur inside coded data, ISO/IEC
+# 15444-1 Annex A.1)
+fields_of() {
+    local off
+    off=$(LC_ALL=C grep -obUaP '\xff\xd9\xff\x4f\xff\x51' "$1" | cut -d: -f1)
+    [ -n "$off" ] && [ "$(echo "$off" | wc -l)" = 1 ] || return 1
+    mkdir -p "$2"
+    head -c $(( off + 2 )) "$1" > "$2/1.j2c"
+    tail -c +$(( off + 3 )) "$1" > "$2/2.j2c"
+}
+
+# run_fields NAME FIELD_MODE PIX "ENC_OPTS" "J2KC_OPTS" LOSSLESS: 1080i25, two frames, each
+# coded as two 1920x540 field codestreams; J2KC_OPTS are the library parameters ENC_OPTS stand
+# for (at the field rate, 50/1), for j2kc to code each field alone.
+run_fields() {
+    local n=$1 mode=$2 pix=$3 opts=$4 jopts=$5 lossless=$6
+    local w=1920 h=1080 fh=540 rate=25 frames=2
+    local in=(-f rawvideo -pix_fmt "$pix" -s "${w}x$h" -framerate "$rate" -i "$WORK/src-$n.raw")
+    local out=$WORK/$n.mxf dump=$WORK/$n.klv v exp i f dom order fsz
+    src "src-$n" $w $h $rate $frames "$pix" || { fail $n "source: $(last_err)"; return; }
+    # shellcheck disable=SC2086
+    if ! ff "${in[@]}" -vf setparams=field_mode=$mode -c:v jpeg2000_cuda -flags:v +bitexact \
+            $opts -f mxf "$out"; then
+        fail $n "ffmpeg -f mxf failed: $(last_err)"; return
+    fi
+    mkdir -p "$WORK/$n.x"
+    if ! "$KLV" -x "$WORK/$n.x/" "$out" > "$dump" 2>"$WORK/klv.err"; then
+        fail $n/klv "$(cat "$WORK/klv.err")"; return
+    fi
+    ok $n/klv "long-form BER lengths throughout"
+
+    # --- descriptor: SeparateFields, a field's height (stored, sampled, displayed, Ysiz), the
+    # line map of 1080i (SMPTE ST 274: fields from lines 21 and 584), field 1 (tff) or field 2
+    # (bff) displayed first, ST 422's I2 container label (byte 15: 04), the frame rate
+    [ $mode = tff ] && dom=01 || dom=02
+    v="$(item "$dump" "$UL_LAYOUT") $(item "$dump" "$UL_STORED_H") $(item "$dump" "$UL_SAMPLED_H") $(item "$dump" "$UL_DISPLAY_H") $(item "$dump" "$UL_YSIZ")"
+    exp="01 $(printf '%08x %08x %08x %08x' $fh $fh $fh $fh)"
+    [ "$v" = "$exp" ] && ok $n/separate-fields "FrameLayout, StoredHeight, SampledHeight, DisplayHeight, Ysiz: $v" ||
+        fail $n/separate-fields "'$v', expected '$exp'"
+    v=$(item "$dump" "$UL_LINEMAP")
+    [ "$v" = 00000002000000040000001500000248 ] && ok $n/video-line-map "21, 584" ||
+        fail $n/video-line-map "VideoLineMap '$v', expected 2 x 4 bytes: 21, 584"
+    v=$(item "$dump" "$UL_DOMINANCE")
+    [ "$v" = $dom ] && ok $n/field-dominance "$v ($mode)" || fail $n/field-dominance "'$v', expected $dom ($mode)"
+    v=$(item "$dump" "$UL_CONTAINER")
+    [[ $v =~ ^060e2b34040101..0d010301020c0400$ ]] && ok $n/container-i2 "$v" ||
+        fail $n/container-i2 "EssenceContainer '$v', expected ST 422 I2 (...0d010301020c0400)"
+    rates "$dump" $rate && ok $n/rates "$rate/1 throughout: the edit unit is the frame" ||
+        fail $n/rates "$(rates_seen "$dump")"
+
+    # --- essence: each edit unit is field 1's codestream then field 2's, equal to j2kc's coding
+    # of that field (every other line of the source frame) alone
+    v=$(ls "$WORK/$n.x" | wc -l)
+    [ "$v" = $frames ] && ok $n/edit-units "$frames edit units for $frames frames" ||
+        fail $n/edit-units "$v edit units for $frames frames"
+    if [ -x "$J2KC" ]; then
+        "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=top -f rawvideo "$WORK/$n.f1.raw" 2>"$WORK/err" &&
+        "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=bottom -f rawvideo "$WORK/$n.f2.raw" 2>>"$WORK/err" ||
+            { fail $n/fields "field sources: $(last_err)"; return; }
+        fsz=$(( $(stat -c %s "$WORK/$n.f1.raw") / frames ))
+        for ((i = 0; i < frames; i++)); do
+            f=$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)
+            fields_of "$f" "$WORK/$n.fx$i" || { fail $n/fields "edit unit $i does not split into two codestreams"; i=-1; break; }
+            for fld in 1 2; do
+                dd if="$WORK/$n.f$fld.raw" of="$WORK/$n.in.raw" bs=$fsz skip=$i count=1 2>/dev/null
+                # shellcheck disable=SC2086
+                "$J2KC" -q -i "$WORK/$n.in.raw" --raw ${w}x$fh:$pix --fps $(( 2 * rate )) $jopts \
+                    -o "$WORK/$n.fx$i/cli$fld.j2c" 2>"$WORK/err" ||
+                    { fail $n/fields "j2kc: $(last_err)"; i=-1; break 2; }
+                cmp -s "$WORK/$n.fx$i/$fld.j2c" "$WORK/$n.fx$i/cli$fld.j2c" ||
+                    { fail $n/fields "edit unit $i, field $fld differs from j2kc's coding of that field"; i=-1; break 2; }
+            done
+        done
+        [ $i = $frames ] && ok $n/fields "$frames edit units = field 1 + field 2 codestreams, each equal to j2kc's"
+    fi
+
+    # --- asdcplib: as-02-info describes fields, as-02-unwrap extracts the edit units
+    if [ -n "$ASDCP" ]; then
+        if "$ASDCP/as-02-info" -d -c -t 100000 "$out" > "$WORK/$n.info" 2>&1; then
+            ok $n/as-02-info
+        else
+            fail $n/as-02-info "$(grep -v '^ ' "$WORK/$n.info" | head -n 3 | tr '\n' ' ')"
+        fi
+        grep -Eq "essence type is JPEG 2000 pictures, \($frames edit units\)" "$WORK/$n.info" &&
+            grep -Eq "FrameLayout = 1$" "$WORK/$n.info" && grep -Eq "StoredHeight = $fh$" "$WORK/$n.info" &&
+            grep -Eq "FieldDominance = $(( dom ))$" "$WORK/$n.info" &&
+            grep -Eq "VideoLineMap = 21,584$" "$WORK/$n.info" &&
+            ok $n/as-02-info-describes "$frames edit units, FrameLayout 1, StoredHeight $fh, FieldDominance $(( dom ))" ||
+            fail $n/as-02-info-describes "$(grep -E 'essence type|FrameLayout|StoredHeight|FieldDominance|VideoLineMap' "$WORK/$n.info" | tr -s ' \n' ' ')"
+        mkdir -p "$WORK/$n.u"
+        if (cd "$WORK/$n.u" && "$ASDCP/as-02-unwrap" "$out" f > "$WORK/$n.unwrap" 2>&1); then
+            for ((i = 0; i < frames; i++)); do
+                cmp -s "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" "$(printf '%s/f%06d.j2c' "$WORK/$n.u" $i)" ||
+                    { fail $n/as-02-unwrap "edit unit $i differs (or missing: $(ls "$WORK/$n.u" | head -n 3 | tr '\n' ' '))"; i=-1; break; }
+            done
+            [ $i = $frames ] && ok $n/as-02-unwrap "$frames edit units (both fields) byte-identical"
+        else
+            fail $n/as-02-unwrap "$(head -n 3 "$WORK/$n.unwrap" | tr '\n' ' ')"
+        fi
+    fi
+    if [ -n "$BMX" ]; then
+        if mxf2raw --info "$out" > "$WORK/$n.bmx" 2>&1; then ok $n/mxf2raw
+        else fail $n/mxf2raw "$(head -n 3 "$WORK/$n.bmx" | tr '\n' ' ')"; fi
+    fi
+
+    # --- mediainfo: interlaced, in the right order
+    if have mediainfo; then
+        [ $mode = tff ] && order=TFF || order=BFF
+        v=$(mediainfo --Inform='Video;%ScanType%|%ScanOrder%|%Height%' "$out" 2>&1)
+        [ "$v" = "Interlaced|$order|$h" ] && ok $n/mediainfo "$v" ||
+            fail $n/mediainfo "'$v', expected Interlaced|$order|$h"
+    fi
+
+    # --- FFmpeg reads interlaced frames back: full height, field order, frame flags
+    [ $mode = tff ] && order=tt || order=tb
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order -of csv=p=0 "$out" 2>&1)
+    [ "$v" = "$w,$h,$order" ] && ok $n/probe "$v" || fail $n/probe "'$v', expected $w,$h,$order"
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries frame=interlaced_frame,top_field_first -of csv=p=0 "$out" 2>&1 | sort | uniq -c | tr -s ' ')
+    [ $mode = tff ] && exp=" $frames 1,1" || exp=" $frames 1,0"
+    [ "$v" = "$exp" ] && ok $n/frame-flags "interlaced, top_field_first=$([ $mode = tff ] && echo 1 || echo 0) on every frame" ||
+        fail $n/frame-flags "'$v', expected '$exp' (count interlaced,top_field_first)"
+    if [ "$lossless" = 1 ]; then
+        "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -pix_fmt "$pix" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+        "$FFMPEG" -nostdin -hide_banner -loglevel error "${in[@]}" -f framemd5 "$WORK/$n.src.md5" 2>>"$WORK/err"
+        if [ -s "$WORK/err" ]; then
+            fail $n/lossless "errors while decoding: $(last_err)"
+        elif [ "$(frame_hashes < "$WORK/$n.dec.md5")" = "$(frame_hashes < "$WORK/$n.src.md5")" ] &&
+             [ "$(frame_hashes < "$WORK/$n.dec.md5" | wc -l)" = $frames ]; then
+            ok $n/lossless "$frames decoded frames equal the source frames"
+        else
+            fail $n/lossless "decoded frames differ from the source frames"
+        fi
+    else
+        "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$out" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+        v=$(frame_hashes < "$WORK/$n.dec.md5" | wc -l)
+        [ "$v" = $frames ] && [ ! -s "$WORK/err" ] && ok $n/decode "$frames frames, no errors" ||
+            fail $n/decode "$v frames decoded: $(last_err)"
+    fi
+}
+
+#          name         mode pix          encoder options                 j2kc options (per field)                                lossless
+run_fields i-bcast-tff  tff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
+run_fields i-bcast-bff  bff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
+run_fields i-imf-r-tff  tff  yuv422p10le "-profile:v imf_2k_r"            "--profile imf2k_r --lossless --mct 0"                        1
+run_fields i-imf-bff    bff  yuv422p10le "-b:v 200M -profile:v imf_2k"    "--profile imf2k --bytes 500000 --mct 0"                      0
+
+# OP-Atom of one interlaced frame: one element, one edit unit; FFmpeg reads it whole (not
+# through the parser, which would split the two fields), back to the source frame
+for fo in tff bff; do
+    n=i-opatom-1-$fo
+    src "src-$n" 1920 1080 25 1 yuv422p10le
+    if ! ff -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -framerate 25 -i "$WORK/src-$n.raw" \
+            -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf_opatom "$WORK/$n.mxf"; then
+        fail $n "ffmpeg -f mxf_opatom failed: $(last_err)"; continue
+    fi
+    "$FFMPEG" -nostdin -v error -i "$WORK/$n.mxf" -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"
+    "$FFMPEG" -nostdin -v error -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -i "$WORK/src-$n.raw" \
+        -f framemd5 "$WORK/$n.src.md5" 2>>"$WORK/err"
+    v=$("$FFPROBE" -v error -show_entries stream=height,field_order -of csv=p=0 "$WORK/$n.mxf" 2>&1)
+    [ $fo = tff ] && exp=1080,tt || exp=1080,tb
+    if [ -s "$WORK/err" ]; then
+        fail $n "errors: $(last_err)"
+    elif [ "$v" = "$exp" ] && [ "$(frame_hashes < "$WORK/$n.dec.md5")" = "$(frame_hashes < "$WORK/$n.src.md5")" ]; then
+        ok $n "1 frame, $v, equal to the source"
+    else
+        fail $n "'$v' (expected $exp), $(frame_hashes < "$WORK/$n.dec.md5" | wc -l) decoded frames, equal to the source: $(cmp -s <(frame_hashes < "$WORK/$n.dec.md5") <(frame_hashes < "$WORK/$n.src.md5") && echo yes || echo no)"
+    fi
+done
 
 # ---- what the muxer refuses ----------------------------------------------------------------
 
@@ -289,14 +509,135 @@ refused() {
         ok $n "$(grep -E -m 1 "$why" "$WORK/err" | sed 's/^\[[^]]*\] //')"
     fi
 }
-# Interlaced frames: each field would need its own codestream (SMPTE ST 422); not written as
-# progressive frames.
+# Interlaced frames where fields cannot be carried: a D-Cinema profile (progressive only: the
+# encoder refuses), no profile (one progressive picture per frame, which MXF would mislabel:
+# the muxer refuses), MOV (no standard way to hold two codestreams per sample: refused).
+src src-i 1920 1080 25 1 yuv422p10le
+IN_I=(-f rawvideo -pix_fmt yuv422p10le -s 1920x1080 -framerate 25 -i "$WORK/src-i.raw")
 for fo in tff bff; do
-    src src-i 1920 1080 25 1 yuv422p10le
-    refused interlaced-$fo "Interlaced JPEG 2000" 0 -f rawvideo -pix_fmt yuv422p10le -s 1920x1080 \
-        -framerate 25 -i "$WORK/src-i.raw" -vf setparams=field_mode=$fo -c:v jpeg2000_cuda \
-        -b:v 100M -profile:v broadcast -f mxf
+    refused interlaced-dci-$fo "D-Cinema profiles code progressive frames only" 0 -f rawvideo \
+        -pix_fmt xyz12le -s 2048x1080 -framerate 24 -i /dev/zero -frames:v 1 \
+        -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -b:v 200M -profile:v dcinema_2k -f mxf
+    refused interlaced-noprofile-$fo "does not hold two field codestreams" 0 "${IN_I[@]}" \
+        -vf setparams=field_mode=$fo -c:v jpeg2000_cuda -f mxf
 done
+rm -f "$WORK/i.mov"
+if ff "${IN_I[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 "$WORK/i.mov"; then
+    fail interlaced-mov "accepted"
+elif grep -q "two field codestreams per frame.*use MXF" "$WORK/err"; then
+    ok interlaced-mov "$(grep -m 1 'use MXF' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+else
+    fail interlaced-mov "no clear message: $(last_err)"
+fi
+
+# The field geometry is fixed when the encoder opens (from the first frame in ffmpeg): interlaced
+# frames after a progressive first one are coded as pictures, with a warning
+t=interlaced-later
+if "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f lavfi -i testsrc2=s=64x96:r=25:d=0.04 \
+        -f lavfi -i testsrc2=s=64x96:r=25:d=0.08 -filter_complex \
+        "[0]setparams=field_mode=prog[a];[1]setparams=field_mode=tff[b];[a][b]concat,format=yuv422p10le" \
+        -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf "$WORK/$t.mxf" 2>"$WORK/err"; then
+    v=$("$FFPROBE" -v error -show_entries stream=field_order,height -of csv=p=0 "$WORK/$t.mxf")
+    if grep -q "Interlaced frames coded as progressive pictures" "$WORK/err" && [ "$v" = 96,progressive ]; then
+        ok $t "$(grep -m 1 'Interlaced frames' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    else
+        fail $t "'$v', expected 96,progressive, and the warning: $(last_err)"
+    fi
+else
+    fail $t "$(last_err)"
+fi
+
+# ... nor image files (one codestream each): refused, nothing written
+rm -f "$WORK"/i-img*.j2c
+if ff "${IN_I[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 "$WORK/i-img%03d.j2c"; then
+    fail interlaced-image2 "accepted"
+elif grep -q "image file holds one: use MXF" "$WORK/err" && ! ls "$WORK"/i-img*.j2c >/dev/null 2>&1; then
+    ok interlaced-image2 "$(grep -m 1 'use MXF' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+else
+    fail interlaced-image2 "no clear message, or files written: $(last_err)"
+fi
+
+# Field pairs from elsewhere (-c copy, -field_order tt): two codestreams of different sizes, or
+# a truncated second one, in a packet are refused by the muxer; the decoder refuses a second
+# field whose SIZ (here Ysiz) differs from the first one's, with a message and no crash.
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/f64.j2c" 2>"$WORK/err" &&
+"$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=80x48 -frames:v 1 \
+    -c:v jpeg2000_cuda "$WORK/f80.j2c" 2>>"$WORK/err" || fail field-pairs "sources: $(last_err)"
+mkdir -p "$WORK/pair-sizes" "$WORK/pair-cut"
+cat "$WORK/f64.j2c" "$WORK/f80.j2c" > "$WORK/pair-sizes/000001.j2c"
+cat "$WORK/f64.j2c" > "$WORK/pair-cut/000001.j2c"
+head -c 100 "$WORK/f64.j2c" >> "$WORK/pair-cut/000001.j2c"
+for p in sizes cut; do
+    refused field-pair-$p "does not hold two field codestreams of the same size" 0 -f image2 \
+        -framerate 25 -i "$WORK/pair-$p/%06d.j2c" -c copy -field_order tt -f mxf
+done
+if ff -f rawvideo -pix_fmt yuv422p10le -s 64x96 -framerate 25 -i /dev/zero -frames:v 1 \
+        -vf setparams=field_mode=tff -c:v jpeg2000_cuda -profile:v 0x0307 -f mxf "$WORK/f2.mxf"; then
+    off=$(LC_ALL=C grep -obUaP '\xff\xd9\xff\x4f\xff\x51' "$WORK/f2.mxf" | head -n 1 | cut -d: -f1)
+    # field 2's Ysiz (SOC + 12) from 48 to 32 lines
+    printf '\000\000\000\040' | dd of="$WORK/f2.mxf" bs=1 seek=$(( off + 14 )) conv=notrunc 2>/dev/null
+    "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$WORK/f2.mxf" -f null - 2>"$WORK/err"
+    rc=$?
+    if signalled $rc; then
+        fail decode-field-sizes "crashed: $(last_err)"
+    elif grep -q "second field's codestream differs" "$WORK/err"; then
+        ok decode-field-sizes "$(grep -m 1 'second field' "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    else
+        fail decode-field-sizes "no clear message: $(last_err)"
+    fi
+else
+    fail decode-field-sizes "source: $(last_err)"
+fi
+
+# CUDA frames, interlaced (GPU only): each field read from the device frame (a line's offset,
+# twice the pitch) must give the codestreams the reference backend writes from system memory
+if have_gpu; then
+    packets() { "$FFMPEG" -nostdin -v error -i "$1" -c copy -f framemd5 - | frame_hashes; }
+    for f in yuv420p yuv444p16le; do
+        t=fields-cuda-frames-$f
+        if ! ff "${IN_I[@]}" -vf format=$f,setparams=field_mode=tff -c:v jpeg2000_cuda -backend ref \
+                -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-sw.mxf"; then
+            fail $t "the reference backend's encode failed: $(last_err)"
+        elif ! ff -init_hw_device cuda=gpu -filter_hw_device gpu "${IN_I[@]}" \
+                -vf format=$f,setparams=field_mode=tff,hwupload_cuda -c:v jpeg2000_cuda \
+                -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-hw.mxf"; then
+            fail $t "$(last_err)"
+        elif [ "$(packets "$WORK/$t-hw.mxf")" = "$(packets "$WORK/$t-sw.mxf")" ]; then
+            ok $t "the reference backend's field codestreams, from CUDA frames"
+        else
+            fail $t "field codestreams differ from the reference backend's"
+        fi
+    done
+else
+    skip fields-cuda-frames "no GPU (CUDA frames coded as fields)"
+fi
+
+# A profile for MXF track files into MOV/MP4: written, with a warning (the encoder cannot see
+# the container; the muxer sees the profile)
+for c in "dci-mov dcinema_2k xyz12le 2048x1080 mov D-Cinema" "imf-mp4 imf_2k yuv422p10le 1920x1080 mp4 IMF"; do
+    set -- $c
+    rm -f "$WORK/$1.$5"
+    if ! "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f rawvideo -pix_fmt $3 -s $4 \
+            -framerate 24 -i /dev/zero -frames:v 1 -c:v jpeg2000_cuda -b:v 200M -profile:v $2 \
+            "$WORK/$1.$5" 2>"$WORK/err"; then
+        fail profile-container/$1 "not written: $(last_err)"
+    elif ! grep -q "JPEG 2000 of an\? $6 profile in $5" "$WORK/err"; then
+        fail profile-container/$1 "no warning: $(last_err)"
+    elif [ "$("$FFPROBE" -v error -show_entries stream=codec_name -of csv=p=0 "$WORK/$1.$5")" != jpeg2000 ]; then
+        fail profile-container/$1 "the file does not read back as JPEG 2000"
+    else
+        ok profile-container/$1 "$(grep -m 1 "$6 profile" "$WORK/err" | sed 's/^\[[^]]*\] //')"
+    fi
+done
+# ... and a profile that fits: no warning
+if "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -f rawvideo -pix_fmt yuv422p10le \
+        -s 1920x1080 -framerate 25 -i /dev/zero -frames:v 1 -c:v jpeg2000_cuda -b:v 100M \
+        -profile:v broadcast "$WORK/bcast.mov" 2>"$WORK/err" && ! grep -q "profile in" "$WORK/err"; then
+    ok profile-container/broadcast-mov "no warning"
+else
+    fail profile-container/broadcast-mov "$(last_err)"
+fi
 # Codestreams copied in: an Rsiz without a picture coding label (a Part 2 codestream), and
 # codestreams of two sizes in one track.
 "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f lavfi -i testsrc2=s=64x48 -frames:v 1 \
