@@ -199,7 +199,8 @@ extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_
 {
     variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), max_w, max_h);
     if (variant == J2KI_T1_CUDA_PAR)
-        return max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";   /* t1p_layout().ws */
+        return max_w > 64 ? "t1p_chunk_kernel<2, groups>"                    /* t1p_layout().nc, gr */
+               : max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";
     switch (variant) {
     case J2KI_T1_CUDA_SMEM + 8: return "t1_smem_kernel<8>";
     case J2KI_T1_CUDA_SMEM + 4: return "t1_smem_kernel<4>";
@@ -685,8 +686,10 @@ static double t1p_resident_warps(int max_w, int max_h)
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = lay.ws == 64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
-                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
+        e = lay.gr        ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false, true>, 128,
+                                                                          dyn)
+            : lay.nc == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
+                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
     if (e != cudaSuccess || sms <= 0 || per <= 0) {
         (void)cudaGetLastError();
         return 0.0;
@@ -890,10 +893,16 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
                  return t1s_step(fr->stop, d_cblks, nb_cblks, B.f[fr - frames].nbps, NULL, fr->d_passes, step, fs);
              })) != cudaSuccess)
             return e;
-        if (lay.ws == 64 && nb_frames > 1)
+        if (lay.gr && nb_frames > 1)        /* blocks wider than 64: groups of 64 columns */
+            t1p_chunk_kernel<2, true, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
+                                                                     bypass_start, lay, c, q, flat, raw_sep);
+        else if (lay.gr)
+            t1p_chunk_kernel<2, false, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
+                                                                      bypass_start, lay, c, q, flat, raw_sep);
+        else if (lay.nc == 2 && nb_frames > 1)
             t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
                                                                c, q, flat, raw_sep);
-        else if (lay.ws == 64)
+        else if (lay.nc == 2)
             t1p_chunk_kernel<2, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
                                                                 c, q, flat, raw_sep);
         else if (nb_frames > 1)

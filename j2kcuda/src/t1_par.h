@@ -78,7 +78,9 @@
  * mask as the ballot), the prefix-sum ordering of the symbols, integer distortion partial
  * sums, the update of the padding columns if the words are compared, and the stripe order.
  * For w > 32 a lane takes columns x and x + 32 (the left neighbour of column 32 is lane 31's
- * first column); the words fit in registers, the symbols of a stripe in shared memory.
+ * first column); for w > 64 the stripe is coded in groups of 64 columns, in column order,
+ * the final mask of a group's last column being the left mask of the next group's first
+ * (t1p_model_warp in t1_par_cuda.cuh).
  */
 #ifndef J2KI_T1_PAR_H
 #define J2KI_T1_PAR_H
@@ -88,7 +90,7 @@
 
 #include "t1_core.h"
 
-#define J2KI_T1P_MAX_W     1024   /* widest code-block (Part 1: 2^10); the GPU port: 64 */
+#define J2KI_T1P_MAX_W     1024   /* widest code-block (Part 1: 2^10), the GPU port's too */
 #define J2KI_T1P_COL_SYMS  10     /* run-length + 2 uniform + sign + 3 x (zero coding + sign) */
 #define J2KI_T1P_MAX_SYMS  10240  /* 2 * 4096 + 2 * 1024: symbols of one pass, <= 4096 samples */
 #define J2KI_T1P_CX_RAW    31     /* context field of a raw (bypass) bit */
