@@ -13,7 +13,7 @@
  * classes, frac_bits 0 and 5, capacity overflows and too many bit-planes, 14 code-block
  * styles. First, the BYPASS raw packer t1p_pack_raw alone against j2ki_mqc_raw_put (test_pack).
  * Not a GPU: memory ordering, timing and the device compiler are not tested here
- * (check_cuda does that on a device: the variant is the default for blocks of up to 32x32).
+ * (check_cuda does that on a device: the variant is the default for every code-block shape).
  * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
  * Usage: t1p_emu [blocks style bypass_start seed [max_bits [stops [shape_w shape_h]]]] (one
  * configuration; none: all of them).

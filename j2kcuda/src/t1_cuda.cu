@@ -6,7 +6,7 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. Coding, by the default for 32x32 and smaller blocks (J2KI_T1_CUDA_PAR, see
+ * 3. Coding, by the default for every code-block shape (J2KI_T1_CUDA_PAR, see
  *    t1_par_cuda.cuh): the context modelling column-parallel, one warp per block (t1_par.h,
  *    lane x codes column x of each stripe), separated from the MQ coding of its symbol lists,
  *    one thread per block (j2ki_t1p_code_pass, the driver the host's j2ki_t1p_code runs), in
@@ -164,9 +164,13 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
 }
 
 /* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
- * the environment (a measuring aid, as check_cuda --bench), else the measured default
- * (t1_cuda.h); J2KI_T1_CUDA_PAR where it does not apply (blocks wider than 64, or words that
- * do not fit its shared memory) falls back to the serial default for the size. */
+ * the environment (a measuring aid, as check_cuda --bench), else J2KI_T1_CUDA_PAR, the
+ * column-parallel coder, for every code-block shape. J2KI_T1_CUDA_PAR where it does not apply
+ * falls back to the serial default for the size: t1p_usable refuses only blocks wider than
+ * J2KI_T1P_MAX_W or whose stripe-column words exceed a launch's shared memory, and neither
+ * happens for a legal code-block (Part 1 A.6.1: xcb, ycb <= 10, xcb + ycb <= 12, so at most
+ * 1024 wide and 4,096 samples, 4 KB of words per warp); the fallback stays for callers that
+ * pass other sizes. */
 static int t1_resolve_variant(int variant, int max_w, int max_h)
 {
     const char *env = getenv("J2KC_CUDA_T1_VARIANT");
@@ -174,9 +178,9 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
     if (variant < 0 && env && *env >= '0' && *env <= '9')
         variant = atoi(env);
     if (variant < 0)
-        variant = area <= 1024 ? J2KI_T1_CUDA_PAR : J2KI_T1_CUDA_SMEM + 4;
+        variant = J2KI_T1_CUDA_PAR;
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
-        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;   /* e.g. 128 x 8 blocks: 8 lanes, as before */
+        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
     return variant;
 }
 
