@@ -49,6 +49,51 @@
  * slot went from 598 to 779 MB), at the price of 9 launches per frame, most of them nearly
  * empty.
  *
+ * Code-blocks above 32 x 32 (64 x 64 is the library's default, and what most encoders and
+ * archives use). The context modelling scales: a warp codes 64 columns as two per lane, a
+ * wider block in groups of 64 columns, a taller one stripe after stripe, so a sample costs
+ * about what it costs in a 32 x 32 block (narrow blocks, under 32 wide, leave lanes idle: a
+ * 4 x 1024 block uses 4 of 32). The MQ coding does not scale: without TERMALL a block is one
+ * arithmetic codeword, coded by one thread decision after decision (each decision's A, C and
+ * context state depend on the previous one's). Counted on the host by test_t1_par
+ * (mq_chains: the 1024 x 1024 green crop of the corpus picture, 3-level 5/3, reversible
+ * indices, chunks of 4 planes, warps of 32 blocks in key order, one loop per chunk):
+ *                                  32 x 32       64 x 64
+ *     blocks (MQ threads)            1,008           252
+ *     symbols                    8,063,200     8,212,145    (+ 2 %)
+ *     warp iterations              287,061       297,078    (+ 3 %)
+ *     longest block                 10,459        41,241    (x 3.9)
+ *     longest warp                  11,646        45,151    (x 3.9)
+ *     symbols per block, chunks 0 / 1 / 2: 3,397 / 4,205 / 397 against 11,738 / 17,750 /
+ *     3,100 (the longest block's: 4,758 / 4,928 / 4,335 against 18,392 / 19,504 / 17,593)
+ * The same MQ work, in 4 times fewer chains, each 4 times longer. Where the SMs hold enough
+ * MQ warps (many frames in flight, batches of frames per launch) the warp iterations set the
+ * time, nearly the same for both sizes; a frame alone waits for its longest warp: a 4K frame
+ * of 64 x 64 blocks has about 200 MQ warps, fewer than an H100 has warp schedulers (528), so
+ * each runs as a lone dependent chain, 3.9 times as long as with 32 x 32 blocks.
+ * What keeps the bytes, and what it can give a frame alone:
+ *   - the MQ coding of chunk c - 1 beside the modelling of chunk c (done), or finer chunks:
+ *     they hide the modelling, the chain stays;
+ *   - the largest blocks first (the key sort, done): the longest chain starts at once, it
+ *     does not get shorter;
+ *   - a shorter step per decision: each decision waits on two dependent shared-memory loads
+ *     (the context's state, then its table entry) before its arithmetic. Loading the next
+ *     decision's context before storing this one's (forwarding the new state when both use
+ *     the same context) and keeping table entries instead of state indices in the context
+ *     array would take loads off the chain, with the same arithmetic (exact). It shortens
+ *     the chains of 32 x 32 blocks as much, so the ratio stays;
+ *   - splitting the coder: the context states, A and the renormalisation shifts depend only
+ *     on the decisions and on A, so one thread could run them and C's additions (a sum of
+ *     the Qe added, each shifted by the later renormalisations), carries and BYTEOUTs could
+ *     follow in parallel (bytes and bit-stuffing as t1p_pack_raw packs raw bits). But the
+ *     serial part keeps both table loads and most of the arithmetic of a decision (of about
+ *     25 instructions, C's part is 3 plus the BYTEOUT every 8 to 16 decisions): some tens of
+ *     percent, not the factor 3 that 1.33 times the 32 x 32 latency would need;
+ *   - only the code-block style shortens the chain itself (TERMALL: a codeword per pass),
+ *     and that is the user's choice, not the encoder's.
+ * So one MQ chain per code-block bounds a frame alone with 64 x 64 blocks at about 4 times the
+ * 32 x 32 chain; what is left to measure is how much of a frame's tier-1 time that chain is.
+ *
  * Warp discipline: every lane of the model kernel's warp takes part in every shuffle and
  * ballot (lanes whose columns lie beyond w carry zero words, masks and counts); the only
  * early exits are whole-warp (a block index or a block state the 32 lanes read alike). Each

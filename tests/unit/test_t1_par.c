@@ -24,6 +24,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "test.h"
 #include "t1_core.h"
@@ -97,6 +98,10 @@ static uint8_t chunk_syms[3 * CHUNK_PLANES * J2KI_T1P_MAX_SYMS];
 static J2kiT1pStripe chunk_sc;
 static double max_fill;
 
+/* when set, code_chunked stores each chunk's symbol count there (mq_chains) */
+#define MQ_CHUNKS 8
+static uint32_t *chunk_count;
+
 static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int frac, uint8_t *buf,
                         uint32_t cap, J2kiPass *passes, uint32_t *len)
 {
@@ -122,6 +127,8 @@ static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int fra
         }
         CHECK(pos <= bound, "%dx%d chunk at plane %d: %u symbols > bound %u", st->w, st->h, k0,
               pos, bound);
+        if (chunk_count && k0 / CHUNK_PLANES < MQ_CHUNKS)
+            chunk_count[k0 / CHUNK_PLANES] = pos;
         if ((double)pos / bound > max_fill)
             max_fill = (double)pos / bound;
         for (pos = 0, i = i0; i < i1; i++) {
@@ -285,6 +292,8 @@ static void synth_picture(int32_t *img, int nw, int nh)
         }
 }
 
+static void mq_chains(const char *name, int32_t *img, int nw, int nh, int levels, int q, int cw, int ch);
+
 static void test_corpus(void)
 {
     static int32_t img[1024 * 1024];
@@ -343,6 +352,101 @@ static void test_corpus(void)
     code_subbands(D_CORPUS, img, 1024, 1024, 3, 2, J2KI_CBLK_RESET | J2KI_CBLK_PTERM, 1, 256, 16);
     code_subbands(D_CORPUS, img, 1024, 1024, 3, 2, 0, 1, 16, 256);
     printf("%s corpus dwt blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+    /* the MQ chains of its 3-level subbands as 32x32 and 64x64 blocks, lossless and >> 3 */
+    mq_chains("corpus q0", img, 1024, 1024, 3, 0, 32, 32);
+    mq_chains("corpus q0", img, 1024, 1024, 3, 0, 64, 64);
+    mq_chains("corpus q3", img, 1024, 1024, 3, 3, 32, 32);
+    mq_chains("corpus q3", img, 1024, 1024, 3, 3, 64, 64);
+}
+
+/*
+ * What the MQ threads of J2KI_T1_CUDA_PAR face (t1_par_cuda.cuh: one thread per code-block,
+ * 32 blocks per warp in the order of the key w h numbps, the chunk's symbols of a block in
+ * one loop): the subbands of a DWT'd picture (nw x nh, `levels`, indices >> q) coded in cw x
+ * ch blocks by the chunked driver, and per chunk of 4 bit-planes: the symbols, the longest
+ * block (its MQ chain), the warps' iterations (the sum over warps of their longest block:
+ * what the SMs run) and the longest warp. Printed as comment lines; the design comment of
+ * t1_par_cuda.cuh quotes them.
+ */
+typedef struct MqBlock {
+    uint32_t key, cnt[MQ_CHUNKS];
+} MqBlock;
+
+static int mq_key_cmp(const void *a, const void *b)
+{
+    const MqBlock *x = a, *y = b;
+    return x->key < y->key ? 1 : x->key > y->key ? -1 : 0;
+}
+
+static void mq_chains(const char *name, int32_t *img, int nw, int nh, int levels, int q, int cw, int ch)
+{
+    static int32_t blk[MAXN];
+    static MqBlock bl[16384];
+    uint64_t tot[MQ_CHUNKS] = { 0 }, iters[MQ_CHUNKS] = { 0 }, all = 0, all_iters = 0;
+    uint32_t lmax[MQ_CHUNKS] = { 0 }, bmax = 0, wmax = 0;
+    int n = 0, l, b, x0, y0, x, y, c, i;
+    for (l = 1; l <= levels; l++) {
+        int mw = nw >> l, mh = nh >> l;
+        for (b = 1; b <= 3; b++) {
+            int bx = b & 1 ? mw : 0, by = b & 2 ? mh : 0;
+            for (y0 = 0; y0 < mh; y0 += ch)
+                for (x0 = 0; x0 < mw && n < 16384; x0 += cw) {
+                    int bw = j2ki_imin(cw, mw - x0), bh = j2ki_imin(ch, mh - y0), numbps;
+                    uint32_t len = 0, acc;
+                    for (y = 0; y < bh; y++)
+                        for (x = 0; x < bw; x++) {
+                            int32_t v = img[(ptrdiff_t)(by + y0 + y) * nw + bx + x0 + x];
+                            blk[y * bw + x] = v < 0 ? -((-v) >> q) : v >> q;
+                        }
+                    st2.flags = fl2;
+                    st2.mag = mg2;
+                    acc = j2ki_t1_load(&st2, blk, bw, bw, bh, b, 0);
+                    numbps = j2ki_t1_nbits(acc);
+                    memset(&bl[n], 0, sizeof(bl[n]));
+                    bl[n].key = (uint32_t)(bw * bh * numbps);
+                    if (numbps) {
+                        j2ki_t1_build_cols(&st2);
+                        chunk_count = bl[n].cnt;
+                        code_chunked(&st2, numbps, 0, 1, 0, buf2, CAP, ps2, &len);
+                        chunk_count = NULL;
+                    }
+                    n++;
+                }
+        }
+    }
+    qsort(bl, (size_t)n, sizeof(bl[0]), mq_key_cmp);
+    for (i = 0; i < n; i++) {
+        uint32_t t = 0;
+        for (c = 0; c < MQ_CHUNKS; c++) {
+            tot[c] += bl[i].cnt[c];
+            t += bl[i].cnt[c];
+            if (bl[i].cnt[c] > lmax[c])
+                lmax[c] = bl[i].cnt[c];
+        }
+        all += t;
+        if (t > bmax)
+            bmax = t;
+    }
+    for (i = 0; i < n; i += 32) {          /* warps of 32 sorted blocks */
+        uint32_t wt = 0;
+        for (c = 0; c < MQ_CHUNKS; c++) {
+            uint32_t m = 0;
+            int k;
+            for (k = i; k < n && k < i + 32; k++)
+                m = bl[k].cnt[c] > m ? bl[k].cnt[c] : m;
+            iters[c] += m;
+            wt += m;
+        }
+        all_iters += wt;
+        if (wt > wmax)
+            wmax = wt;
+    }
+    printf("# mq %s %dx%d blocks: %d blocks, %d warps, %llu symbols, longest block %u, "
+           "warp iterations %llu (longest warp %u)\n", name, cw, ch, n, (n + 31) / 32,
+           (unsigned long long)all, bmax, (unsigned long long)all_iters, wmax);
+    for (c = 0; c < MQ_CHUNKS && tot[c]; c++)
+        printf("#   chunk %d: %llu symbols, %.0f per block, longest block %u, warp iterations %llu\n", c,
+               (unsigned long long)tot[c], (double)tot[c] / n, lmax[c], (unsigned long long)iters[c]);
 }
 
 static void print_stats(void)
