@@ -382,6 +382,8 @@ int main(int argc, char **argv)
                                    { 0x08, 1, 6 }, { 0x10, 1, 7 }, { 0x20, 1, 8 }, { 0x02, 1, 9 }, { 0x19, 2, 10 },
                                    { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
     int fails = argc > 4 ? 0 : test_pack();      /* one configuration: not the packer's trials */
+    if (getenv("T1P_EMU_FLAT"))     /* one configuration: j2ki_t1p_code_run's loop (0, 1, 2) */
+        g_flat = atoi(getenv("T1P_EMU_FLAT"));
     if (argc > 8) {                 /* ... stops shape_w shape_h */
         g_shape_w = atoi(argv[7]);
         g_shape_h = atoi(argv[8]);
@@ -404,6 +406,15 @@ int main(int argc, char **argv)
     g_flat = 0;
     fails += run_cfg(40, 0x00, 1, 12345u * 29, 14, 0);
     fails += run_cfg(40, 0x10, 1, 12345u * 30, 20, 1);
+    /* and the flat loop with the context states read one decision ahead (J2KC_CUDA_T1_FLAT=2):
+     * plain, VCAUSAL, PTERM with stops, and 64 x 64 blocks */
+    g_flat = 2;
+    fails += run_cfg(40, 0x00, 1, 12345u * 31, 14, 0);
+    fails += run_cfg(40, 0x08, 1, 12345u * 32, 16, 0);
+    fails += run_cfg(40, 0x10, 1, 12345u * 33, 20, 1);
+    g_shape_w = g_shape_h = 64;
+    fails += run_cfg(11, 0x00, 1, 12345u * 34, 16, 1);
+    g_shape_w = g_shape_h = 0;
     g_flat = 1;
     /* BYPASS's three-kernel strategy on every BYPASS configuration above, with and without stops */
     int nraw = 0;
@@ -455,6 +466,6 @@ int main(int argc, char **argv)
            g_cta_skipped > 0 ? "ok" : "FAIL", g_cta_skipped);
     fails += g_cta_skipped == 0;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3 + nraw + nshape);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 7 + nraw + nshape);
     return fails != 0;
 }

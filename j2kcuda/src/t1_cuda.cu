@@ -871,9 +871,10 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
     int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
     int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
     /* J2KC_CUDA_T1_FLAT=0: the MQ threads code a loop per pass (j2ki_t1p_code_run), a
-     * measuring aid for A/B runs; the bytes are the same either way */
+     * measuring aid for A/B runs; =2: the flat loop with each decision's context state read
+     * one decision ahead (j2ki_t1p_code_run, not measured yet); the bytes are the same */
     const char *flat_env = getenv("J2KC_CUDA_T1_FLAT");
-    const int flat = !flat_env || atoi(flat_env) != 0;
+    const int flat = !flat_env ? 1 : atoi(flat_env) == 2 ? 2 : atoi(flat_env) != 0;
     for (int c = 0; c <= T1P_CHUNKS; c++) {
         if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
             if (c > 0) {
