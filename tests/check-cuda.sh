@@ -34,13 +34,15 @@ if [ $rc -eq 77 ]; then
     echo "check-cuda: no CUDA device on this machine" >&2
     exit 1
 fi
-# forced SETTING WHAT CASE...: each case again with the environment SETTING (VAR=VALUE); it
-# must pass with every check identical and, when WHAT is given, name WHAT on its tier-1 line.
+# forced SETTING WHAT CASE...: each case again with the environment SETTING (VAR=VALUE, or
+# several separated by spaces); it must pass with every check identical and, when WHAT is
+# given, name WHAT on its tier-1 line.
 forced() {
     local set=$1 what=$2 c out r pat
     shift 2
     for c in "$@"; do
-        out=$(env "$set" "$BIN" --only "$c" 2>&1)
+        # shellcheck disable=SC2086
+        out=$(env $set "$BIN" --only "$c" 2>&1)
         r=$?
         pat="^ok   $c end-to-end"
         [ -n "$what" ] && pat="^ok   $c tier-1 .*$what"
@@ -57,24 +59,28 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     # BYPASS on the column-parallel tier-1: the API chooses a strategy (t1_cuda.h,
     # j2ki_t1_cuda_bypass_strategy); end to end with each forced, the same bytes.
     for s in 1 2 3; do
-        forced J2KC_CUDA_T1_BYPASS=$s "" bypass-32-97 bypass-64x16-97 style-all-32-53
+        forced J2KC_CUDA_T1_BYPASS=$s "" bypass-32-97 bypass-64x16-97 style-all-32-53 cblk-256x16-all \
+            bypass-64-budget
     done
+    # the MQ threads' flat loop with the context states read a decision ahead (t1_par.h,
+    # j2ki_t1p_code_run): the same bytes
+    forced J2KC_CUDA_T1_FLAT=2 "" hd-97 hd-53 try-12bit-97 cblk-64-16bit-53 cblk-128x32-97
     # Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a
     # 64x64 block's words take 67,584 bytes) beyond the device's limit must fall back to fewer
     # lanes (Turing: 64 KB) or to words in global memory, with the same bytes.
     # J2KC_CUDA_SMEM_OPTIN lowers the limit the library sees; the tier-1 lines name the kernel
-    # that ran (the default variant, so not when J2KC_CUDA_T1_VARIANT chooses another).
-    forced J2KC_CUDA_SMEM_OPTIN=65536 "t1_smem_kernel<1>" hd-97 hd-53    # 64x64 code-blocks
-    forced J2KC_CUDA_SMEM_OPTIN=16384 "t1_lanes_kernel<4>" hd-97 hd-53
+    # that ran. The column-parallel coder is the default for every shape, so the serial one
+    # with shared words and 4 lanes (J2KI_T1_CUDA_SMEM + 4 = 68) is chosen here.
+    forced "J2KC_CUDA_T1_VARIANT=68 J2KC_CUDA_SMEM_OPTIN=65536" "t1_smem_kernel<1>" hd-97 hd-53
+    forced "J2KC_CUDA_T1_VARIANT=68 J2KC_CUDA_SMEM_OPTIN=16384" "t1_lanes_kernel<4>" hd-97 hd-53
     # Rate control sizing several thresholds per guided step (rc.h, j2ki_rc_multi_probes; both
     # backends read the setting): the byte-budget cases, the same bytes as the reference.
     for n in 32 3; do
         forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97
     done
-    # tier-1 batches end to end (the encodes keep 3 frames in flight, and code 2; the cases with
-    # code-blocks of at most 1,024 samples, the column-parallel coder's): both frames
-    # in one batch (graphs, then direct launches), and a batch of 3 that never fills (the
-    # receive codes its pending frames alone)
+    # tier-1 batches end to end (the encodes keep 3 frames in flight, and code 2; the
+    # column-parallel coder's, every shape): both frames in one batch (graphs, then direct
+    # launches), and a batch of 3 that never fills (the receive codes its pending frames alone)
     batch() {
         local set=$1 want=$2 c out
         shift 2
@@ -90,6 +96,7 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
         done
     }
     cases="odd-97-ict offset-tiles-97 empty-prec-97 bypass-32-97 bypass-64x16-97 style-all-32-53 try-12bit-97 try-again-32-97"
+    cases="$cases style-all-97 cblk-128x32-97 cblk-16x256-97 bypass-64-budget"
     batch J2KC_CUDA_T1_BATCH=2 2 $cases
     batch "J2KC_CUDA_T1_BATCH=2 J2KC_CUDA_GRAPH=0" 2 odd-97-ict bypass-32-97 try-again-32-97
     batch J2KC_CUDA_T1_BATCH=3 1 odd-97-ict bypass-32-97 try-again-32-97
@@ -106,7 +113,7 @@ if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sa
     # memory, and the second coding runs the same kernels (device-verify with it in the racecheck
     # list ran past its 600 s call in that phase; memcheck of it passed)
     for tool in memcheck racecheck synccheck initcheck; do
-        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97"
+        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97 cblk-256x16-all cblk-8x512-tall"
         [ $tool = memcheck ] && cases="$cases try-again-97"
         echo "compute-sanitizer --tool $tool ($cases)"
         for c in $cases; do

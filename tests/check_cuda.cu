@@ -19,7 +19,7 @@
  * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
  * tier-1 kernel variant N everywhere (the per-stage check, its overflow check and the end to
  * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial
- * kernel where the default is J2KI_T1_CUDA_PAR (blocks of up to 32x32).
+ * kernel where the default is J2KI_T1_CUDA_PAR (every code-block shape).
  * Exit status 0 only when every check passed; 77 when no CUDA device is present.
  */
 extern "C" {
@@ -110,11 +110,24 @@ static const Cfg cfgs[] = {
     { "try-again-32-97",   3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=145000 qstep_try=5" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
-    /* 8 x 512 blocks clipped to 350 rows: the column-parallel tier-1's words would need more
-     * shared memory than a launch gets, so the serial kernel must take them (t1p_usable) */
+    /* 8 x 512 blocks clipped to 350 rows: 88 stripes (the column-parallel tier-1's words at
+     * ws = max_w: 11 KB for the thread block's 4 warps) */
     { "cblk-8x512-tall",   1,   40,  700, 0, 0,  8, 0, 0, 0, 0, "cblk=8x512 levels=1 lossless=1" },
-    /* 128 x 8 blocks: area 1024 but wider than the column-parallel tier-1 takes: 8 lanes */
+    /* 128 x 8 blocks: two groups of 64 columns per stripe (t1p_model_warp) */
     { "cblk-128x8",        1,  300,   40, 0, 0,  8, 0, 0, 0, 0, "cblk=128x8 levels=2" },
+    /* every legal code-block shape on the column-parallel tier-1: wide ones in groups of 64
+     * columns, tall ones with many stripes, every style, BYPASS under a budget (the early stop),
+     * 16-bit lossless at 64 x 64 */
+    { "cblk-128x32-97",    3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "cblk=128x32 levels=3" },
+    { "cblk-32x128-53",    3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "lossless=1 cblk=32x128 levels=3" },
+    { "cblk-64x32-97",     3,  301,  203, 0, 0, 10, 0, 0, 0, 0, "cblk=64x32 levels=4 vcausal=1" },
+    { "cblk-256x16-all",   3,  520,  130, 0, 0, 12, 0, 0, 0, 0, "bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1 cblk=256x16 levels=2" },
+    { "cblk-16x256-97",    1,  130,  520, 0, 0, 12, 0, 0, 0, 0, "cblk=16x256 levels=2 segmark=1" },
+    { "cblk-512x8-bypass", 1, 1100,   40, 0, 0, 12, 0, 0, 0, 0, "bypass=1 cblk=512x8 levels=1 bytes=20000" },
+    { "cblk-1024x4-53",    1, 2100,   20, 0, 0, 16, 0, 0, 0, 0, "lossless=1 cblk=1024x4 levels=1" },
+    { "cblk-4x1024-53",    1,   20, 2100, 0, 0, 16, 0, 0, 0, 0, "lossless=1 cblk=4x1024 levels=1 reset=1" },
+    { "cblk-64-16bit-53",  1,  300,  200, 0, 0, 16, 0, 0, 0, 0, "lossless=1 levels=3" },
+    { "bypass-64-budget",  3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "bypass=1 levels=4 bytes=60000" },
 };
 
 static int verbose;

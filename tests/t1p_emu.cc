@@ -8,14 +8,15 @@
  * serial coder (j2ki_t1_load + j2ki_t1_code): result, data bytes, nothing written past the
  * capacity, every pass's rate, distortion (bit for bit), term and slope, the error flag.
  * Blocks of 13 sizes up to 64 wide (odd seeds: up to 32 wide and 128 high), so both kernels
- * (1 and 2 columns per lane), four magnitude
+ * (1 and 2 columns per lane), then every legal code-block shape from 1024 x 4 to 4 x 1024 with
+ * its edge blocks (column groups, many stripes), four magnitude
  * classes, frac_bits 0 and 5, capacity overflows and too many bit-planes, 14 code-block
  * styles. First, the BYPASS raw packer t1p_pack_raw alone against j2ki_mqc_raw_put (test_pack).
  * Not a GPU: memory ordering, timing and the device compiler are not tested here
- * (check_cuda does that on a device: the variant is the default for blocks of up to 32x32).
+ * (check_cuda does that on a device: the variant is the default for every code-block shape).
  * Build and run: make B=build check-t1p-emu (g++ with C++20, the CUDA headers; no GPU).
- * Usage: t1p_emu [blocks style bypass_start seed [max_bits]] (one configuration; none: the
- * 16, two of them with magnitudes of up to 31 bits, every chunk).
+ * Usage: t1p_emu [blocks style bypass_start seed [max_bits [stops [shape_w shape_h]]]] (one
+ * configuration; none: all of them).
  */
 #include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
 
@@ -124,6 +125,12 @@ static int g_flat = 1;   /* j2ki_t1p_code_run's flat loop (styles without BYPASS
 static int g_raw_sep = 0;
 static long g_raw_warps;  /* raw-pass warps that found a block to pack */
 
+/* shape_w x shape_h: every block of the run is a code-block of that nominal size (Part 1
+ * A.6.1: widths and heights 4..1024, at most 4,096 samples) or an edge block of it (narrower,
+ * shorter or both, as at a band's edge), so that the layout is the one t1_cuda.cu gives a
+ * frame of that code-block size; 0 x 0: the 13 mixed sizes of the tables below */
+static int g_shape_w = 0, g_shape_h = 0;
+
 static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, int stops)
 {
     rnd_state = seed ? seed : 1;
@@ -138,6 +145,15 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
     const int (*sz)[2] = (seed & 1) ? narrow : wide;
     for (int i = 0; i < nblk; i++) {
         int w = sz[i % 13][0], h = sz[i % 13][1], mb = 1 + rnd() % (uint32_t)max_bits, cls = rnd() % 4;
+        if (g_shape_w) {
+            const int e = i % 5;   /* 0, 1, 4: full; 2: narrower and shorter; 3: narrower or shorter */
+            w = g_shape_w;
+            h = g_shape_h;
+            if (e == 2 || (e == 3 && rnd() % 2))
+                w = 1 + (int)(rnd() % (uint32_t)g_shape_w);
+            if (e == 2 || (e == 3 && w == g_shape_w))
+                h = 1 + (int)(rnd() % (uint32_t)g_shape_h);
+        }
         cb[i].w = (uint16_t)w; cb[i].h = (uint16_t)h; cb[i].stride = (uint32_t)w + 3;
         cb[i].buf = samples.size();
         cb[i].orient = (uint8_t)(rnd() % 4);
@@ -190,7 +206,9 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
     uint32_t flag = 0;
     /* the launches of t1p_chunk_kernel: launch c models chunk c and MQ-codes chunk c - 1
      * (here the model first, so that a wrong copy of the counts or symbols shows) */
-    static uint32_t words[4][8 * 64 * 33];
+    std::vector<uint32_t> wbuf(4 * (size_t)lay.ns * lay.ws);
+    uint32_t *words[4] = { &wbuf[0], &wbuf[(size_t)lay.ns * lay.ws], &wbuf[2 * (size_t)lay.ns * lay.ws],
+                           &wbuf[3 * (size_t)lay.ns * lay.ws] };
     uint16_t mq_ctx[T1P_CTX_STEP];
     for (int c = 0; c <= T1P_CHUNKS; c++) {
         for (uint32_t i = 0; i < n; i++)           /* decision step c - 1 */
@@ -214,12 +232,16 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
                 for (unsigned l = 0; l < 32; l++)
                     th.emplace_back([&, l, wb, b] {
                         t_lane = l;
-                        if (lay.ws == 64)
-                            t1p_model_warp<2>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
+                        if (lay.gr)
+                            t1p_model_warp<2, true>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(),
+                                                    n, style, bps, passes.data(), nbps.data(), stat.data(),
+                                                    slots.data(), lay, c, stops ? lim.data() : NULL, g_raw_sep);
+                        else if (lay.nc == 2)
+                            t1p_model_warp<2, false>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
                                               lay, c, stops ? lim.data() : NULL, g_raw_sep);
                         else
-                            t1p_model_warp<1>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
+                            t1p_model_warp<1, false>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
                                               lay, c, stops ? lim.data() : NULL, g_raw_sep);
                     });
@@ -259,7 +281,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
         }
     }
     /* reference */
-    static uint16_t fl[66 * 130]; static uint32_t mg[66 * 130];
+    static uint16_t fl[1 << 15]; static uint32_t mg[1 << 15];   /* (w + 2)(h + 2) <= 6156 */
     static J2kiT1State st; static uint8_t rbuf[1 << 16]; static J2kiPass rp[J2KI_T1_MAX_PASSES];
     int bad = 0, nerr = 0; uint32_t rflag = 0; size_t bytes = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -301,7 +323,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
         maxnb = (int)nbps[i] > maxnb ? (int)nbps[i] : maxnb;
     printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u%s), %d failing as the reference, %d stopped "
            "early, %zu bytes identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n,
-           lay.ws == 64 ? "NC 2" : "NC 1", maxnb, style, bps, seed, g_raw_sep ? ", raw passes by their own warps" : "",
+           lay.gr ? "NC 2, groups" : lay.nc == 2 ? "NC 2" : "NC 1", maxnb, style, bps, seed, g_raw_sep ? ", raw passes by their own warps" : "",
            nerr, nstop, bytes, g_exchanges);
     return bad != 0;
 }
@@ -359,7 +381,13 @@ int main(int argc, char **argv)
     static const int cfgs[][3] = { { 0x00, 1, 1 }, { 0x3f, 1, 2 }, { 0x01, 1, 3 }, { 0x01, 3, 4 }, { 0x05, 2, 5 },
                                    { 0x08, 1, 6 }, { 0x10, 1, 7 }, { 0x20, 1, 8 }, { 0x02, 1, 9 }, { 0x19, 2, 10 },
                                    { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
-    int fails = test_pack();
+    int fails = argc > 4 ? 0 : test_pack();      /* one configuration: not the packer's trials */
+    if (getenv("T1P_EMU_FLAT"))     /* one configuration: j2ki_t1p_code_run's loop (0, 1, 2) */
+        g_flat = atoi(getenv("T1P_EMU_FLAT"));
+    if (argc > 8) {                 /* ... stops shape_w shape_h */
+        g_shape_w = atoi(argv[7]);
+        g_shape_h = atoi(argv[8]);
+    }
     if (argc > 4)
         return run_cfg(atoi(argv[1]), (int)strtol(argv[2], 0, 0), atoi(argv[3]), (uint32_t)atoi(argv[4]),
                        argc > 5 ? atoi(argv[5]) : 14, argc > 6 ? atoi(argv[6]) : 0);
@@ -378,6 +406,15 @@ int main(int argc, char **argv)
     g_flat = 0;
     fails += run_cfg(40, 0x00, 1, 12345u * 29, 14, 0);
     fails += run_cfg(40, 0x10, 1, 12345u * 30, 20, 1);
+    /* and the flat loop with the context states read one decision ahead (J2KC_CUDA_T1_FLAT=2):
+     * plain, VCAUSAL, PTERM with stops, and 64 x 64 blocks */
+    g_flat = 2;
+    fails += run_cfg(40, 0x00, 1, 12345u * 31, 14, 0);
+    fails += run_cfg(40, 0x08, 1, 12345u * 32, 16, 0);
+    fails += run_cfg(40, 0x10, 1, 12345u * 33, 20, 1);
+    g_shape_w = g_shape_h = 64;
+    fails += run_cfg(11, 0x00, 1, 12345u * 34, 16, 1);
+    g_shape_w = g_shape_h = 0;
     g_flat = 1;
     /* BYPASS's three-kernel strategy on every BYPASS configuration above, with and without stops */
     int nraw = 0;
@@ -398,6 +435,27 @@ int main(int argc, char **argv)
     printf("%s t1p_emu: raw-pass warps of the three-kernel strategy that packed a block: %ld\n",
            g_raw_warps > 0 ? "ok" : "FAIL", g_raw_warps);
     fails += g_raw_warps == 0;
+    /* every legal code-block shape (Part 1 A.6.1: 4..1024, at most 4,096 samples) with its edge
+     * blocks: the column groups of blocks wider than 64 (t1p_model_warp), the many stripes of
+     * the tall ones, the words at ws = max_w; styles and BYPASS strategies in turn, and the
+     * early stop on every other shape */
+    static const int shapes[][2] = { { 64, 64 }, { 128, 32 }, { 32, 128 }, { 64, 32 }, { 32, 64 }, { 256, 16 },
+                                     { 16, 256 }, { 512, 8 }, { 8, 512 }, { 1024, 4 }, { 4, 1024 }, { 4, 4 },
+                                     { 128, 16 }, { 16, 16 } };
+    static const int sstyles[] = { 0x00, 0x3f, 0x01, 0x08, 0x2e, 0x11, 0x04, 0x20, 0x19, 0x10, 0x02, 0x3f, 0x0c,
+                                   0x01 };
+    int nshape = 0;
+    for (int si = 0; si < (int)(sizeof(shapes) / sizeof(shapes[0])); si++) {
+        g_shape_w = shapes[si][0];
+        g_shape_h = shapes[si][1];
+        g_raw_sep = si % 4 == 2;
+        /* the tall shapes' stripes cost the emulation most: fewer planes there */
+        const int area = g_shape_w * g_shape_h, mb = g_shape_h >= 256 ? 8 : area >= 2048 ? 12 : 16;
+        fails += run_cfg(area >= 2048 ? 6 : 11, sstyles[si], 1 + si % 4, 777u + 31u * (uint32_t)si, mb, si % 2);
+        nshape++;
+    }
+    g_shape_w = g_shape_h = 0;
+    g_raw_sep = 0;
     /* the quiet-stripe shortcuts of the model warp must have run (sparse and half-empty blocks) */
     const int quiet_ok = g_quiet[0] > 0 && g_quiet[1] > 0 && g_quiet[2] > 0;
     printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
@@ -408,6 +466,6 @@ int main(int argc, char **argv)
            g_cta_skipped > 0 ? "ok" : "FAIL", g_cta_skipped);
     fails += g_cta_skipped == 0;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 3 + nraw);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 7 + nraw + nshape);
     return fails != 0;
 }

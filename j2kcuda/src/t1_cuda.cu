@@ -6,7 +6,7 @@
  * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
- * 3. Coding, by the default for 32x32 and smaller blocks (J2KI_T1_CUDA_PAR, see
+ * 3. Coding, by the default for every code-block shape (J2KI_T1_CUDA_PAR, see
  *    t1_par_cuda.cuh): the context modelling column-parallel, one warp per block (t1_par.h,
  *    lane x codes column x of each stripe), separated from the MQ coding of its symbol lists,
  *    one thread per block (j2ki_t1p_code_pass, the driver the host's j2ki_t1p_code runs), in
@@ -164,9 +164,13 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
 }
 
 /* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
- * the environment (a measuring aid, as check_cuda --bench), else the measured default
- * (t1_cuda.h); J2KI_T1_CUDA_PAR where it does not apply (blocks wider than 64, or words that
- * do not fit its shared memory) falls back to the serial default for the size. */
+ * the environment (a measuring aid, as check_cuda --bench), else J2KI_T1_CUDA_PAR, the
+ * column-parallel coder, for every code-block shape. J2KI_T1_CUDA_PAR where it does not apply
+ * falls back to the serial default for the size: t1p_usable refuses only blocks wider than
+ * J2KI_T1P_MAX_W or whose stripe-column words exceed a launch's shared memory, and neither
+ * happens for a legal code-block (Part 1 A.6.1: xcb, ycb <= 10, xcb + ycb <= 12, so at most
+ * 1024 wide and 4,096 samples, 4 KB of words per warp); the fallback stays for callers that
+ * pass other sizes. */
 static int t1_resolve_variant(int variant, int max_w, int max_h)
 {
     const char *env = getenv("J2KC_CUDA_T1_VARIANT");
@@ -174,9 +178,9 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
     if (variant < 0 && env && *env >= '0' && *env <= '9')
         variant = atoi(env);
     if (variant < 0)
-        variant = area <= 1024 ? J2KI_T1_CUDA_PAR : J2KI_T1_CUDA_SMEM + 4;
+        variant = J2KI_T1_CUDA_PAR;
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
-        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;   /* e.g. 128 x 8 blocks: 8 lanes, as before */
+        variant = area <= 1024 ? 8 : J2KI_T1_CUDA_SMEM + 4;
     return variant;
 }
 
@@ -199,7 +203,8 @@ extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_
 {
     variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), max_w, max_h);
     if (variant == J2KI_T1_CUDA_PAR)
-        return max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";   /* t1p_layout().ws */
+        return max_w > 64 ? "t1p_chunk_kernel<2, groups>"                    /* t1p_layout().nc, gr */
+               : max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";
     switch (variant) {
     case J2KI_T1_CUDA_SMEM + 8: return "t1_smem_kernel<8>";
     case J2KI_T1_CUDA_SMEM + 4: return "t1_smem_kernel<4>";
@@ -685,8 +690,10 @@ static double t1p_resident_warps(int max_w, int max_h)
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = lay.ws == 64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
-                         : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
+        e = lay.gr        ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false, true>, 128,
+                                                                          dyn)
+            : lay.nc == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
+                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
     if (e != cudaSuccess || sms <= 0 || per <= 0) {
         (void)cudaGetLastError();
         return 0.0;
@@ -864,9 +871,10 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
     int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
     int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
     /* J2KC_CUDA_T1_FLAT=0: the MQ threads code a loop per pass (j2ki_t1p_code_run), a
-     * measuring aid for A/B runs; the bytes are the same either way */
+     * measuring aid for A/B runs; =2: the flat loop with each decision's context state read
+     * one decision ahead (j2ki_t1p_code_run, not measured yet); the bytes are the same */
     const char *flat_env = getenv("J2KC_CUDA_T1_FLAT");
-    const int flat = !flat_env || atoi(flat_env) != 0;
+    const int flat = !flat_env ? 1 : atoi(flat_env) == 2 ? 2 : atoi(flat_env) != 0;
     for (int c = 0; c <= T1P_CHUNKS; c++) {
         if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
             if (c > 0) {
@@ -890,10 +898,16 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
                  return t1s_step(fr->stop, d_cblks, nb_cblks, B.f[fr - frames].nbps, NULL, fr->d_passes, step, fs);
              })) != cudaSuccess)
             return e;
-        if (lay.ws == 64 && nb_frames > 1)
+        if (lay.gr && nb_frames > 1)        /* blocks wider than 64: groups of 64 columns */
+            t1p_chunk_kernel<2, true, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
+                                                                     bypass_start, lay, c, q, flat, raw_sep);
+        else if (lay.gr)
+            t1p_chunk_kernel<2, false, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
+                                                                      bypass_start, lay, c, q, flat, raw_sep);
+        else if (lay.nc == 2 && nb_frames > 1)
             t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
                                                                c, q, flat, raw_sep);
-        else if (lay.ws == 64)
+        else if (lay.nc == 2)
             t1p_chunk_kernel<2, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
                                                                 c, q, flat, raw_sep);
         else if (nb_frames > 1)

@@ -142,8 +142,11 @@ int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint
  *  same with the stripe-column words in shared memory; J2KI_T1_CUDA_PAR: the column-parallel
  *  context modelling of t1_par.h (one warp per block) and the MQ coding of its symbol lists
  *  (one thread per block), in chunks of 4 bit-planes, the MQ coding of one chunk beside the
- *  modelling of the next, for blocks at most 64 wide (else the serial default for the size).
- *  J2KI_T1_CUDA_DEFAULT (-1) chooses from the code-block size, as measured on an H100
+ *  modelling of the next, for every legal code-block shape (1024 x 4 to 4 x 1024; blocks
+ *  wider than 64 in groups of 64 columns, t1_par_cuda.cuh). J2KI_T1_CUDA_DEFAULT (-1) is
+ *  J2KI_T1_CUDA_PAR for every shape; the serial kernels remain as J2KC_CUDA_T1_VARIANT choices
+ *  and for sizes the column-parallel coder refuses (none legal: t1_resolve_variant). Measured
+ *  before that, when the default chose from the code-block size, on an H100
  *  (2026-11-22, bench frames, tier-1 time of one frame alone): 32x32 blocks, J2KI_T1_CUDA_PAR:
  *  4K DCI 10.3 ms against 17.0 for 8 lanes (112 against 72 frames/s with 8 in flight), 2K DCI
  *  7.4 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on

@@ -78,7 +78,9 @@
  * mask as the ballot), the prefix-sum ordering of the symbols, integer distortion partial
  * sums, the update of the padding columns if the words are compared, and the stripe order.
  * For w > 32 a lane takes columns x and x + 32 (the left neighbour of column 32 is lane 31's
- * first column); the words fit in registers, the symbols of a stripe in shared memory.
+ * first column); for w > 64 the stripe is coded in groups of 64 columns, in column order,
+ * the final mask of a group's last column being the left mask of the next group's first
+ * (t1p_model_warp in t1_par_cuda.cuh).
  */
 #ifndef J2KI_T1_PAR_H
 #define J2KI_T1_PAR_H
@@ -88,7 +90,7 @@
 
 #include "t1_core.h"
 
-#define J2KI_T1P_MAX_W     1024   /* widest code-block (Part 1: 2^10); the GPU port: 64 */
+#define J2KI_T1P_MAX_W     1024   /* widest code-block (Part 1: 2^10), the GPU port's too */
 #define J2KI_T1P_COL_SYMS  10     /* run-length + 2 uniform + sign + 3 x (zero coding + sign) */
 #define J2KI_T1P_MAX_SYMS  10240  /* 2 * 4096 + 2 * 1024: symbols of one pass, <= 4096 samples */
 #define J2KI_T1P_CX_RAW    31     /* context field of a raw (bypass) bit */
@@ -719,6 +721,14 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
  * The symbols are read a 32-bit word at a time, the next word loaded 4 symbols ahead (the
  * loads stay off the coder's dependency chain: context state -> Qe -> A, C), and never a word
  * that holds no symbol of the list; decisions by j2ki_mqc_encode_sel.
+ *
+ * flat == 2 (J2KC_CUDA_T1_FLAT=2, a measuring choice): the flat loop reads each decision's
+ * symbol and context state one decision ahead, before the current decision's new state is
+ * stored, and takes the new state instead when both decisions use the same context. A
+ * decision then waits on one shared-memory load (its table entry) instead of the store of
+ * the previous state, the load of its own and its table entry's (t1_par_cuda.cuh: the MQ
+ * chain of a block is what a frame of large blocks waits for). The same states in the same
+ * order, so the same bytes (t1p_emu runs it).
  */
 J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb_passes, int cblk_style,
                               int bypass_start, const uint8_t *syms, const uint32_t *cnt, const uint32_t *stride,
@@ -734,6 +744,8 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
         const uint32_t *w = (const uint32_t *)((uintptr_t)syms & ~(uintptr_t)3);
         J2kiMqcReg r;
         int p = i0, stop = 0;
+        const int fwd = flat == 2;
+        uint32_t sym = 0, st = 0;      /* fwd: symbol k, its context's state */
         for (pi = i0; pi < i1; pi++)
             total += cnt[pi - i0];
         j2ki_t1_seg_open(sg, m, i0, 0, buf, cap);   /* only the block's first pass opens one */
@@ -742,6 +754,12 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
             left = 4 - o;
             cur = w[0] >> (8 * o);
             nxt = left < total ? w[1] : 0;
+            if (fwd) {                 /* symbol 0 read ahead */
+                sym = cur & 0xFF;
+                cur >>= 8;
+                left--;
+                st = q.ctx[sym >> 1];
+            }
         }
         end = cnt[0];
         r = j2ki_mqc_reg_get(m);
@@ -761,6 +779,29 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
                 stop = m->overflow;
                 p++;
                 end += p < i1 ? cnt[p - i0] : 0;
+            } else if (k < total && fwd) {
+                /* flat == 2: symbol k is sym, its context's state st; symbol k + 1 and its
+                 * context's state are read before symbol k's state is stored, and the new
+                 * state forwarded when both symbols share the context */
+                uint32_t s2 = 0, st2 = 0;
+                uint16_t sv = (uint16_t)st;
+                if (k + 1 < total) {
+                    if (!left) {               /* symbol k + 1 starts word w + 1 */
+                        cur = nxt;
+                        left = 4;
+                        w++;
+                        nxt = k + 5 < total ? w[1] : 0;
+                    }
+                    s2 = cur & 0xFF;
+                    cur >>= 8;
+                    left--;
+                    st2 = q.ctx[s2 >> 1];
+                }
+                j2ki_mqc_encode_sel(m, &r, &sv, (int)(sym & 1));
+                q.ctx[sym >> 1] = sv;
+                st = (s2 >> 1) == (sym >> 1) ? sv : st2;
+                sym = s2;
+                k++;
             } else if (k < total) {
                 if (!left) {                   /* symbol k starts word w + 1 */
                     cur = nxt;

@@ -15,7 +15,8 @@
  * bit-planes, a warp or thread whose block has none left in the chunk leaves at once), launch
  * c running the MQ coding of chunk c - 1 beside the context modelling of chunk c:
  *   t1p_model_warp<NC>: one warp per code-block (lane x codes column x, and x + 32 when
- *     NC = 2), stripe by stripe, pass by pass, the phases of t1_par.h: the pass's symbols
+ *     NC = 2; a block wider than 64 in groups of 64 columns, one after the other inside each
+ *     stripe), stripe by stripe, pass by pass, the phases of t1_par.h: the pass's symbols
  *     (cx << 1 | d, raw bits as J2KI_T1P_CX_RAW << 1 | bit) go to the block's symbol buffer,
  *     the per-pass counts to its count array, the distortion (an integer warp sum, so
  *     exactly the serial sum) to passes[].dist;
@@ -47,6 +48,51 @@
  * the coder, about 450 MB for 4K DCI's 26,292 blocks; the device memory of a 4K DCI frame
  * slot went from 598 to 779 MB), at the price of 9 launches per frame, most of them nearly
  * empty.
+ *
+ * Code-blocks above 32 x 32 (64 x 64 is the library's default, and what most encoders and
+ * archives use). The context modelling scales: a warp codes 64 columns as two per lane, a
+ * wider block in groups of 64 columns, a taller one stripe after stripe, so a sample costs
+ * about what it costs in a 32 x 32 block (narrow blocks, under 32 wide, leave lanes idle: a
+ * 4 x 1024 block uses 4 of 32). The MQ coding does not scale: without TERMALL a block is one
+ * arithmetic codeword, coded by one thread decision after decision (each decision's A, C and
+ * context state depend on the previous one's). Counted on the host by test_t1_par
+ * (mq_chains: the 1024 x 1024 green crop of the corpus picture, 3-level 5/3, reversible
+ * indices, chunks of 4 planes, warps of 32 blocks in key order, one loop per chunk):
+ *                                  32 x 32       64 x 64
+ *     blocks (MQ threads)            1,008           252
+ *     symbols                    8,063,200     8,212,145    (+ 2 %)
+ *     warp iterations              287,061       297,078    (+ 3 %)
+ *     longest block                 10,459        41,241    (x 3.9)
+ *     longest warp                  11,646        45,151    (x 3.9)
+ *     symbols per block, chunks 0 / 1 / 2: 3,397 / 4,205 / 397 against 11,738 / 17,750 /
+ *     3,100 (the longest block's: 4,758 / 4,928 / 4,335 against 18,392 / 19,504 / 17,593)
+ * The same MQ work, in 4 times fewer chains, each 4 times longer. Where the SMs hold enough
+ * MQ warps (many frames in flight, batches of frames per launch) the warp iterations set the
+ * time, nearly the same for both sizes; a frame alone waits for its longest warp: a 4K frame
+ * of 64 x 64 blocks has about 200 MQ warps, fewer than an H100 has warp schedulers (528), so
+ * each runs as a lone dependent chain, 3.9 times as long as with 32 x 32 blocks.
+ * What keeps the bytes, and what it can give a frame alone:
+ *   - the MQ coding of chunk c - 1 beside the modelling of chunk c (done), or finer chunks:
+ *     they hide the modelling, the chain stays;
+ *   - the largest blocks first (the key sort, done): the longest chain starts at once, it
+ *     does not get shorter;
+ *   - a shorter step per decision: each decision waits on two dependent shared-memory loads
+ *     (the context's state, then its table entry) before its arithmetic. Loading the next
+ *     decision's context before storing this one's (forwarding the new state when both use
+ *     the same context) and keeping table entries instead of state indices in the context
+ *     array would take loads off the chain, with the same arithmetic (exact). It shortens
+ *     the chains of 32 x 32 blocks as much, so the ratio stays;
+ *   - splitting the coder: the context states, A and the renormalisation shifts depend only
+ *     on the decisions and on A, so one thread could run them and C's additions (a sum of
+ *     the Qe added, each shifted by the later renormalisations), carries and BYTEOUTs could
+ *     follow in parallel (bytes and bit-stuffing as t1p_pack_raw packs raw bits). But the
+ *     serial part keeps both table loads and most of the arithmetic of a decision (of about
+ *     25 instructions, C's part is 3 plus the BYTEOUT every 8 to 16 decisions): some tens of
+ *     percent, not the factor 3 that 1.33 times the 32 x 32 latency would need;
+ *   - only the code-block style shortens the chain itself (TERMALL: a codeword per pass),
+ *     and that is the user's choice, not the encoder's.
+ * So one MQ chain per code-block bounds a frame alone with 64 x 64 blocks at about 4 times the
+ * 32 x 32 chain; what is left to measure is how much of a frame's tier-1 time that chain is.
  *
  * Warp discipline: every lane of the model kernel's warp takes part in every shuffle and
  * ballot (lanes whose columns lie beyond w carry zero words, masks and counts); the only
@@ -123,7 +169,7 @@ typedef struct T1pBlock {
 } T1pBlock;
 
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
- * stripe k at k * ws + x, ws = 32 NC), T1pBlock, per-pass counts of a chunk (then, for the
+ * stripe k at k * ws + x, ws = max_w), T1pBlock, per-pass counts of a chunk (then, for the
  * three-kernel BYPASS strategy, T1P_STRIDE words later, each pass's symbol count: the bytes a
  * raw pass packed by t1p_raw_warp still spans) and its symbols, both twice: chunk c uses copy
  * c & 1, so that the context modelling of chunk c runs while
@@ -133,6 +179,8 @@ typedef struct T1pBlock {
 typedef struct T1pLayout {
     size_t   words, block, cnt, cnt_step, syms, syms_step, bits, slot;
     uint32_t syms_cap, ws, ns;
+    uint32_t nc;              /* columns per lane and group (t1p_model_warp<NC>): 1, or 2 above 32 */
+    uint32_t gr;              /* blocks wider than 64: in groups of 64 columns (t1p_model_warp<2, true>) */
     uint32_t bitw;            /* words of the raw-bit buffer at offset bits (t1p_pack_raw) */
 } T1pLayout;
 
@@ -141,7 +189,9 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 static T1pLayout t1p_layout(int max_w, int max_h)
 {
     T1pLayout l;
-    l.ws = max_w > 32 ? 64 : 32;
+    l.nc = max_w > 32 ? 2 : 1;
+    l.gr = max_w > 64;
+    l.ws = (uint32_t)(max_w > 0 ? max_w : 1);
     l.ns = (uint32_t)(max_h + 3) >> 2;
     /* a raw pass has at most 2 bits per sample (a zero-coding bit and a sign), plus up to 7
      * waiting bits, plus the guard word */
@@ -174,13 +224,14 @@ static size_t t1p_smem(const T1pLayout *l)
 #define T1P_SMEM_TABLES 2304
 #define T1P_SMEM_STATIC T1P_SMEM_TABLES
 
-/* The variant applies: blocks at most 64 wide, words of 4 warps and the static shared memory
- * within the 48 KB a launch gets without opting in (a code-block 8 x 512 in a band 350 rows
- * high needs 88 stripes: 45 KB of words, so the serial kernels code it). */
+/* The variant applies: blocks at most J2KI_T1P_MAX_W wide, words of 4 warps and the static
+ * shared memory within the 48 KB a launch gets without opting in. The words of a warp are
+ * ceil(max_h / 4) x max_w, at most 4 KB for every legal code-block (w h <= 4096, Part 1
+ * A.6.1), 16 KB for the thread block: every legal shape, 1024 x 4 to 4 x 1024, passes. */
 static int t1p_usable(int max_w, int max_h)
 {
     T1pLayout l = t1p_layout(max_w, max_h);
-    return max_w <= 64 && t1p_smem(&l) + T1P_SMEM_STATIC <= 48 * 1024;
+    return max_w <= J2KI_T1P_MAX_W && t1p_smem(&l) + T1P_SMEM_STATIC <= 48 * 1024;
 }
 
 /* Scratch of the variant beyond the keys, indices and sort storage: numbps and status per
@@ -201,36 +252,38 @@ __device__ __forceinline__ int t1p_valid(const J2kiCblkDev &cb, int numbps)
 }
 
 /* Values of the columns left (x - 1) and right (x + 1) of each of the lane's NC columns
- * (x = lane + 32 c; column 32's left is lane 31's first column), 0 beyond the block: every
- * lane must call it, with v = 0 for columns >= w. */
+ * (x = x0 + lane + 32 c, the lane's columns in the column group at x0; column x0 + 32's left
+ * is lane 31's first column); lb: the value of column x0 - 1 (for lane 0's first column), rb:
+ * of column x0 + 32 NC (lane 31's last), 0 beyond the block: every lane must call it, with
+ * v = 0 for columns >= w. */
 template <int NC>
 __device__ __forceinline__ void t1p_nbrs(const uint32_t (&v)[NC], uint32_t (&l)[NC], uint32_t (&r)[NC],
-                                         uint32_t lane)
+                                         uint32_t lane, uint32_t lb, uint32_t rb)
 {
     uint32_t up0 = __shfl_up_sync(T1P_ALL, v[0], 1), dn0 = __shfl_down_sync(T1P_ALL, v[0], 1);
     if constexpr (NC == 1) {
-        l[0] = lane ? up0 : 0;
-        r[0] = lane < 31 ? dn0 : 0;
+        l[0] = lane ? up0 : lb;
+        r[0] = lane < 31 ? dn0 : rb;
     } else {
         uint32_t up1 = __shfl_up_sync(T1P_ALL, v[NC - 1], 1), dn1 = __shfl_down_sync(T1P_ALL, v[NC - 1], 1);
         uint32_t last0 = __shfl_sync(T1P_ALL, v[0], 31), first1 = __shfl_sync(T1P_ALL, v[NC - 1], 0);
-        l[0] = lane ? up0 : 0;
+        l[0] = lane ? up0 : lb;
         r[0] = lane < 31 ? dn0 : first1;
         l[NC - 1] = lane ? up1 : last0;
-        r[NC - 1] = lane < 31 ? dn1 : 0;
+        r[NC - 1] = lane < 31 ? dn1 : rb;
     }
 }
 
 /* Only the left values of t1p_nbrs (one shuffle per column instead of two). */
 template <int NC>
-__device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[NC], uint32_t lane)
+__device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[NC], uint32_t lane, uint32_t lb)
 {
     const uint32_t up0 = __shfl_up_sync(T1P_ALL, v[0], 1);
     if constexpr (NC == 1) {
-        l[0] = lane ? up0 : 0;
+        l[0] = lane ? up0 : lb;
     } else {
         const uint32_t up1 = __shfl_up_sync(T1P_ALL, v[NC - 1], 1), last0 = __shfl_sync(T1P_ALL, v[0], 31);
-        l[0] = lane ? up0 : 0;
+        l[0] = lane ? up0 : lb;
         l[NC - 1] = lane ? up1 : last0;
     }
 }
@@ -319,9 +372,27 @@ __device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out,
  * Context modelling of chunk `chunk` of every code-block (see above). order: blocks in
  * decreasing work; nbps: numbps per block (t1_prep_kernel); stat: status per block. Words
  * in shared memory for the chunk (built from the coefficients in chunk 0, else loaded from
- * the slot; stored back when planes remain).
+ * the slot; stored back when planes remain), column x of stripe k at k ws + x (ws = max_w).
+ *
+ * Column groups: the warp's lanes hold 32 NC columns at a time; a wider block (128 x 32,
+ * 256 x 16, 512 x 8, 1024 x 4) is coded group by group inside each stripe, the groups in
+ * column order, which is the serial order (D.3, Figure D.2: column by column inside a stripe).
+ * What crosses the boundary at column x0 (a group's first column) is what crosses between
+ * two lanes inside a group:
+ *   - lin, the new-significance mask of column x0 - 1, final when the group before it ended:
+ *     the left mask L of column x0 (phase 1 starts from it; t1p_left passes it to lane 0);
+ *   - the chi bits of columns x0 - 1 and x0 + 32 NC (sign contexts), read from the words:
+ *     chi never changes, so the earlier group's update of column x0 - 1 does not matter;
+ *   - the symbol base (the running total of the scan, phase 3);
+ *   - phase 5: the new sigma bits of column x0 in the word of column x0 - 1 (its east
+ *     neighbour; rows 1..4, row 5 of the stripe above, row 0 of the stripe below), which
+ *     lane 0 adds once its group has the masks (the group before could not know them).
+ * A quiet SPP or cleanup group (the shortcuts below) also needs lin = 0: a sample that
+ * became significant in column x0 - 1 is a significant neighbour of column x0 too.
+ * A block at most 32 NC wide is one group with lin = 0: exactly the code before groups (GR
+ * false, the kernels of blocks up to 64 wide, compile to that).
  */
-template <int NC>
+template <int NC, bool GR>
 __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32_t *words,
                                                const int32_t *samples, const J2kiCblkDev *cblks,
                                                const uint32_t *order, uint32_t nb_cblks, int cblk_style,
@@ -338,25 +409,26 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i] || (lim && lim[i]))
         return;
     const int w = cb.w, h = cb.h, ns = (h + 3) >> 2, ws = (int)lay.ws, nb_passes = 3 * numbps - 2;
+    /* columns of a group, and groups: GR only where max_w > 64 (T1pLayout.gr), else one
+     * group, and the compiler drops the boundary code (the registers it holds cost the
+     * kernels of the smaller blocks spills) */
+    const int gw = 32 * NC, ng = GR ? (w + gw - 1) / gw : 1;
     const int32_t *coefs = samples + cb.buf;
     uint8_t *slot = slots + (size_t)i * lay.slot;
     uint32_t *gwords = (uint32_t *)(slot + lay.words);
     uint32_t *cnt = (uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
     uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
-    int x[NC], act[NC];
-    uint32_t *wcol[NC];                                 /* the lane's columns of the words */
-    for (int c = 0; c < NC; c++) {
-        x[c] = (int)lane + 32 * c;
-        act[c] = x[c] < w;
-        wcol[c] = words + x[c];
-    }
     /* coefficients of row 4k + r, column x at coefs[4k stride + r stride + x], in 32-bit
      * offsets (the band buffer of one code-block is far below 4 GB) */
     const uint32_t cst = cb.stride;
 
-    /* words of the lane's columns: chi bits (signs of rows 4k - 1 .. 4k + 4, as
-     * t1_load_cols) in chunk 0, else as the previous chunk left them */
-    for (int c = 0; c < NC; c++) {
+    /* words of the lane's columns (x = lane + 32 m): chi bits (signs of rows 4k - 1 .. 4k + 4,
+     * as t1_load_cols) in chunk 0, else as the previous chunk left them; nothing beyond w
+     * (ws may be narrower than the warp) */
+    for (int m = 0; m < NC * ng; m++) {
+        const int xx = (int)lane + 32 * m;
+        if (xx >= w)
+            break;
         for (int k = 0; k < ns; k++) {
             uint32_t wd = 0;
             if (chunk == 0) {
@@ -364,13 +436,13 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                 const int j0 = k ? 0 : 1, j1 = j2ki_imin(5, h - 4 * k);
 #pragma unroll
                 for (int jj = 0; jj < 6; jj++)
-                    if (act[c] && jj >= j0 && jj <= j1)
-                        wd |= ((uint32_t)coefs[(uint32_t)(4 * k + jj - 1) * cst + (uint32_t)x[c]] >> 31) << jj;
+                    if (jj >= j0 && jj <= j1)
+                        wd |= ((uint32_t)coefs[(uint32_t)(4 * k + jj - 1) * cst + (uint32_t)xx] >> 31) << jj;
                 wd <<= 18;
             } else {
-                wd = gwords[k * ws + x[c]];
+                wd = gwords[k * ws + xx];
             }
-            words[k * ws + x[c]] = wd;
+            words[k * ws + xx] = wd;
         }
     }
     __syncwarp();
@@ -389,178 +461,207 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         int64_t sum = 0;
         for (int k = 0; k < ns; k++) {
             const int nr = j2ki_imin(4, h - 4 * k);
-            /* quiet SPP / MRP stripes: with no significant sample in any column's 3 x 6 window
-             * (SPP) or in the stripe itself (MRP), the pass codes nothing there and changes no
-             * word (an SPP codes only samples with a significant neighbour, and the first of
-             * them in a stripe has one that was significant before the pass), so the warp
-             * skips the stripe before loading any magnitude (whole warp: one ballot) */
-            if (type != 2) {
-                const uint32_t qm = type == 0 ? J2KI_T1_SIGMA_ALL : T1P_SIGMA_OWN;
-                uint32_t busy = 0;
-                for (int c = 0; c < NC; c++)
-                    busy |= act[c] ? wcol[c][k * ws] & qm : 0u;
-                if (!__any_sync(T1P_ALL, busy)) {
-                    T1P_QUIET_HOOK(type, lane);
-                    continue;
+            uint32_t lin = 0;                             /* the group's left mask (whole warp) */
+            for (int gi = 0, x0 = 0; gi < ng; gi++, x0 += gw) {
+                int x[NC], act[NC];
+                uint32_t *wcol[NC];                         /* the lane's columns of the words */
+                for (int c = 0; c < NC; c++) {
+                    x[c] = x0 + (int)lane + 32 * c;
+                    act[c] = x[c] < w;
+                    wcol[c] = words + x[c];
                 }
-            }
-            uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
-            /* phase 0: the column's word and magnitudes (coalesced along x) */
-            for (int c = 0; c < NC; c++) {
-                /* the stripe's column as one 64-bit pointer, the rows at 32-bit offsets from it */
-                const int32_t *sp = coefs + ((uint32_t)k * 4u * cst + (uint32_t)x[c]);
-                word[c] = act[c] ? wcol[c][k * ws] : 0;
-                bits[c] = 0;
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    int32_t v = act[c] && r < nr ? __ldg(sp + (uint32_t)r * cst) : 0;
-                    mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-                    bits[c] |= ((mg[c][r] >> s) & 1) << r;
-                }
-            }
-            /* quiet cleanup stripes: a full stripe whose words hold no significant sample and
-             * no SPP-coded row and whose magnitudes have no bit at s codes one run-length 0
-             * per column (j2ki_t1p_cup_col) and changes no word (pi is already clear): the
-             * symbols are written directly (whole warp: ballots) */
-            if (type == 2 && nr == 4) {
-                uint32_t busy = 0;
-                for (int c = 0; c < NC; c++)
-                    busy |= act[c] && ((word[c] & (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL)) || bits[c]);
-                if (!__any_sync(T1P_ALL, busy)) {
-                    const uint32_t below = (1u << lane) - 1u;
-                    uint32_t tot = 0;
-                    for (int c = 0; c < NC; c++) {
-                        const uint32_t m = __ballot_sync(T1P_ALL, act[c]);
-                        const uint32_t off = pos + base + tot + (uint32_t)__popc(m & below);
-                        if (act[c]) {
-                            if (off < lay.syms_cap)
-                                syms[off] = J2KI_T1P_SYM(J2KI_T1_CTX_RL, 0);
-                            else
-                                bad = 1;
-                        }
-                        tot += (uint32_t)__popc(m);
-                    }
-                    base += tot;
-                    T1P_QUIET_HOOK(type, lane);
-                    __syncwarp();
-                    continue;
-                }
-            }
-            if (type != 1) {                      /* the MRP reads no neighbour */
-                t1p_nbrs<NC>(word, cl, cr, lane); /* only their chi bits are read */
-            } else {
-                for (int c = 0; c < NC; c++)
-                    cl[c] = cr[c] = 0;
-            }
-            /* phase 1: new-significance masks (t1_par.h): cleanup from the word; SPP by rounds
-             * until no lane's assumed left mask changed (the ballot); MRP none */
-            for (int c = 0; c < NC; c++) {
-                left[c] = 0;
-                sig[c] = type == 2 && act[c] ? j2ki_t1p_cup_sig(&p, word[c], bits[c]) : 0;
-            }
-            if (type == 0) {
-                uint32_t changed, nb[NC], pr[NC];
-                for (int c = 0; c < NC; c++) {   /* what the rounds do not change */
-                    nb[c] = j2ki_t1p_spp_nb(&p, word[c]);
-                    pr[c] = act[c] ? bits[c] & j2ki_t1p_ins(word[c]) : 0;
-                }
-                do {
-                    uint32_t nl[NC];
+                /* quiet SPP / MRP groups: with no significant sample in any column's 3 x 6 window
+                 * (SPP; and none new in column x0 - 1) or in the stripe itself (MRP), the pass
+                 * codes nothing there and changes no word (an SPP codes only samples with a
+                 * significant neighbour, and the first of them in a group has one that was
+                 * significant before the pass or became so in column x0 - 1), so the warp skips
+                 * the group before loading any magnitude (whole warp: one ballot) */
+                if (type != 2 && !lin) {
+                    const uint32_t qm = type == 0 ? J2KI_T1_SIGMA_ALL : T1P_SIGMA_OWN;
+                    uint32_t busy = 0;
                     for (int c = 0; c < NC; c++)
-                        sig[c] = j2ki_t1p_spp_fill(nb[c], pr[c], left[c]);
-                    t1p_left<NC>(sig, nl, lane);
-                    changed = 0;
-                    for (int c = 0; c < NC; c++) {
-                        changed |= nl[c] != left[c];
-                        left[c] = nl[c];
+                        busy |= act[c] ? wcol[c][k * ws] & qm : 0u;
+                    if (!__any_sync(T1P_ALL, busy)) {
+                        T1P_QUIET_HOOK(type, lane);
+                        continue;                           /* lin stays 0 */
                     }
-                } while (__ballot_sync(T1P_ALL, changed));
-            } else if (type == 2) {
-                t1p_left<NC>(sig, left, lane);
-            }
-            __syncwarp();
-            /* phase 2: each lane codes its columns with the final left masks */
-            J2kiT1pCol o[NC];
-            uint32_t n[NC], osig[NC], incl[NC];
-            for (int c = 0; c < NC; c++) {
-                j2ki_t1p_col_clear(&o[c]);
-                if (act[c]) {
-                    if (type == 0)
-                        j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], bits[c], nr);
-                    else if (type == 1)
-                        j2ki_t1p_mrp_col(&p, &o[c], word[c], mg[c], nr);
-                    else
-                        j2ki_t1p_cup_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
                 }
-                n[c] = (uint32_t)o[c].n;
-                osig[c] = o[c].sig;
-            }
-            /* phase 3: inclusive prefix sum of the counts in column order (lane's first
-             * columns, then its second ones), and the stripe's total: a count is at most
-             * J2KI_T1P_COL_SYMS < 16, so by its 4 bits, a ballot each, counted below the lane */
-            uint32_t tot = 0;
-            const uint32_t below = (1u << lane) - 1u;
-            for (int c = 0; c < NC; c++) {
-                uint32_t ex = 0, all = 0;
-                for (int b = 0; b < 4; b++) {
-                    const uint32_t m = __ballot_sync(T1P_ALL, (n[c] >> b) & 1);
-                    ex += (uint32_t)__popc(m & below) << b;
-                    all += (uint32_t)__popc(m) << b;
-                }
-                incl[c] = tot + ex + n[c];
-                tot += all;
-            }
-            /* phase 4: emit at base + exclusive offset; distortion terms (integers) */
-            for (int c = 0; c < NC; c++) {
-                uint32_t off = pos + base + incl[c] - n[c];
-                if (off + n[c] <= lay.syms_cap) {
-                    /* a predicated store per possible symbol, at a constant offset from
-                     * dst (a loop over a lane's own count diverges, and picking symbol q
-                     * out of the queue at a run-time position costs a dozen instructions) */
-                    uint32_t wq[3];
-                    uint8_t *dst = syms + off;
-                    j2ki_t1p_col_words(&o[c], wq);
+                uint32_t word[NC], bits[NC], mg[NC][4], sig[NC], left[NC], cl[NC], cr[NC];
+                /* phase 0: the column's word and magnitudes (coalesced along x) */
+                for (int c = 0; c < NC; c++) {
+                    /* the stripe's column as one 64-bit pointer, the rows at 32-bit offsets from it */
+                    const int32_t *sp = coefs + ((uint32_t)k * 4u * cst + (uint32_t)x[c]);
+                    word[c] = act[c] ? wcol[c][k * ws] : 0;
+                    bits[c] = 0;
 #pragma unroll
-                    for (int q = 0; q < J2KI_T1P_COL_SYMS; q++)
-                        if ((uint32_t)q < n[c])
-                            dst[q] = (uint8_t)(wq[q >> 2] >> (8 * (q & 3)));
-                } else {
-                    bad = 1;
+                    for (int r = 0; r < 4; r++) {
+                        int32_t v = act[c] && r < nr ? __ldg(sp + (uint32_t)r * cst) : 0;
+                        mg[c][r] = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+                        bits[c] |= ((mg[c][r] >> s) & 1) << r;
+                    }
                 }
-                sum += o[c].sum;
-            }
-            base += tot;
-            /* phase 5: the words of the lane's columns (t1_par.h, j2ki_t1p_update): sigma of
-             * rows 1..4 from the masks of x - 1, x, x + 1, pi / mu, pi cleared by the cleanup,
-             * row 5 of the stripe above, row 0 of the stripe below */
-            if (type == 1) {                      /* the MRP only sets mu bits */
-                for (int c = 0; c < NC; c++)
-                    if (act[c])
-                        wcol[c][k * ws] = word[c] | o[c].set;
+                /* quiet cleanup groups: a full stripe whose words hold no significant sample and
+                 * no SPP-coded row, whose magnitudes have no bit at s and whose column x0 - 1 got
+                 * no new significant sample codes one run-length 0 per column (j2ki_t1p_cup_col)
+                 * and changes no word (pi is already clear): the symbols are written directly
+                 * (whole warp: ballots) */
+                if (type == 2 && nr == 4 && !lin) {
+                    uint32_t busy = 0;
+                    for (int c = 0; c < NC; c++)
+                        busy |= act[c] && ((word[c] & (J2KI_T1_SIGMA_ALL | J2KI_T1_PI_ALL)) || bits[c]);
+                    if (!__any_sync(T1P_ALL, busy)) {
+                        const uint32_t below = (1u << lane) - 1u;
+                        uint32_t tot = 0;
+                        for (int c = 0; c < NC; c++) {
+                            const uint32_t m = __ballot_sync(T1P_ALL, act[c]);
+                            const uint32_t off = pos + base + tot + (uint32_t)__popc(m & below);
+                            if (act[c]) {
+                                if (off < lay.syms_cap)
+                                    syms[off] = J2KI_T1P_SYM(J2KI_T1_CTX_RL, 0);
+                                else
+                                    bad = 1;
+                            }
+                            tot += (uint32_t)__popc(m);
+                        }
+                        base += tot;
+                        T1P_QUIET_HOOK(type, lane);
+                        __syncwarp();
+                        continue;                           /* lin stays 0 */
+                    }
+                }
+                if (type != 1) {                      /* the MRP reads no neighbour */
+                    /* only their chi bits are read: columns x0 - 1 and x0 + 32 NC from the words */
+                    const uint32_t wl = gi > 0 ? words[k * ws + x0 - 1] : 0u;
+                    const uint32_t wr = gi + 1 < ng ? words[k * ws + x0 + gw] : 0u;
+                    t1p_nbrs<NC>(word, cl, cr, lane, wl, wr);
+                } else {
+                    for (int c = 0; c < NC; c++)
+                        cl[c] = cr[c] = 0;
+                }
+                /* phase 1: new-significance masks (t1_par.h): cleanup from the word; SPP by rounds
+                 * until no lane's assumed left mask changed (the ballot); MRP none. Lane 0's first
+                 * column starts from lin, which is final. */
+                for (int c = 0; c < NC; c++) {
+                    left[c] = c == 0 && lane == 0 ? lin : 0u;
+                    sig[c] = type == 2 && act[c] ? j2ki_t1p_cup_sig(&p, word[c], bits[c]) : 0;
+                }
+                if (type == 0) {
+                    uint32_t changed, nb[NC], pr[NC];
+                    for (int c = 0; c < NC; c++) {   /* what the rounds do not change */
+                        nb[c] = j2ki_t1p_spp_nb(&p, word[c]);
+                        pr[c] = act[c] ? bits[c] & j2ki_t1p_ins(word[c]) : 0;
+                    }
+                    do {
+                        uint32_t nl[NC];
+                        for (int c = 0; c < NC; c++)
+                            sig[c] = j2ki_t1p_spp_fill(nb[c], pr[c], left[c]);
+                        t1p_left<NC>(sig, nl, lane, lin);
+                        changed = 0;
+                        for (int c = 0; c < NC; c++) {
+                            changed |= nl[c] != left[c];
+                            left[c] = nl[c];
+                        }
+                    } while (__ballot_sync(T1P_ALL, changed));
+                } else if (type == 2) {
+                    t1p_left<NC>(sig, left, lane, lin);
+                }
                 __syncwarp();
-                continue;
+                /* phase 2: each lane codes its columns with the final left masks */
+                J2kiT1pCol o[NC];
+                uint32_t n[NC], osig[NC], incl[NC];
+                for (int c = 0; c < NC; c++) {
+                    j2ki_t1p_col_clear(&o[c]);
+                    if (act[c]) {
+                        if (type == 0)
+                            j2ki_t1p_spp_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], bits[c], nr);
+                        else if (type == 1)
+                            j2ki_t1p_mrp_col(&p, &o[c], word[c], mg[c], nr);
+                        else
+                            j2ki_t1p_cup_col(&p, &o[c], word[c], left[c], cl[c], cr[c], mg[c], nr);
+                    }
+                    n[c] = (uint32_t)o[c].n;
+                    osig[c] = o[c].sig;
+                }
+                /* phase 3: inclusive prefix sum of the counts in column order (lane's first
+                 * columns, then its second ones), and the group's total: a count is at most
+                 * J2KI_T1P_COL_SYMS < 16, so by its 4 bits, a ballot each, counted below the lane */
+                uint32_t tot = 0;
+                const uint32_t below = (1u << lane) - 1u;
+                for (int c = 0; c < NC; c++) {
+                    uint32_t ex = 0, all = 0;
+                    for (int b = 0; b < 4; b++) {
+                        const uint32_t m = __ballot_sync(T1P_ALL, (n[c] >> b) & 1);
+                        ex += (uint32_t)__popc(m & below) << b;
+                        all += (uint32_t)__popc(m) << b;
+                    }
+                    incl[c] = tot + ex + n[c];
+                    tot += all;
+                }
+                /* phase 4: emit at base + exclusive offset; distortion terms (integers) */
+                for (int c = 0; c < NC; c++) {
+                    uint32_t off = pos + base + incl[c] - n[c];
+                    if (off + n[c] <= lay.syms_cap) {
+                        /* a predicated store per possible symbol, at a constant offset from
+                         * dst (a loop over a lane's own count diverges, and picking symbol q
+                         * out of the queue at a run-time position costs a dozen instructions) */
+                        uint32_t wq[3];
+                        uint8_t *dst = syms + off;
+                        j2ki_t1p_col_words(&o[c], wq);
+#pragma unroll
+                        for (int q = 0; q < J2KI_T1P_COL_SYMS; q++)
+                            if ((uint32_t)q < n[c])
+                                dst[q] = (uint8_t)(wq[q >> 2] >> (8 * (q & 3)));
+                    } else {
+                        bad = 1;
+                    }
+                    sum += o[c].sum;
+                }
+                base += tot;
+                /* phase 5: the words of the lane's columns (t1_par.h, j2ki_t1p_update): sigma of
+                 * rows 1..4 from the masks of x - 1, x, x + 1, pi / mu, pi cleared by the cleanup,
+                 * row 5 of the stripe above, row 0 of the stripe below */
+                if (type == 1) {                      /* the MRP only sets mu bits */
+                    for (int c = 0; c < NC; c++)
+                        if (act[c])
+                            wcol[c][k * ws] = word[c] | o[c].set;
+                    __syncwarp();
+                    continue;                         /* lin stays 0 */
+                }
+                /* the masks spread once (row r to bit 3r) and then shuffled: the new sigma bits
+                 * of rows r and columns x - 1, x, x + 1 are bits 3r, 3r + 1, 3r + 2 of `all`
+                 * (column x0 - 1's from lin; column x0 + 32 NC's are added by the next group) */
+                uint32_t os[NC], nw[NC], ne[NC];
+                for (int c = 0; c < NC; c++)
+                    os[c] = j2ki_t1p_spread(osig[c]);
+                t1p_nbrs<NC>(os, nw, ne, lane, j2ki_t1p_spread(lin), 0u);
+                for (int c = 0; c < NC; c++) {
+                    if (!act[c])
+                        continue;
+                    uint32_t *cp = wcol[c] + k * ws;
+                    const uint32_t all = nw[c] | os[c] << 1 | ne[c] << 2;
+                    uint32_t wd = word[c] | all << 3 | o[c].set;
+                    if (type == 2)
+                        wd &= ~J2KI_T1_PI_ALL;
+                    *cp = wd;
+                    if (k > 0 && (all & 7u))
+                        cp[-ws] |= (all & 7u) << 15;          /* row 5 of the stripe above */
+                    if (k + 1 < ns && (all >> 9 & 7u))
+                        cp[ws] |= (all >> 9) & 7u;            /* row 0 of the stripe below */
+                }
+                if (gi > 0 && lane == 0 && os[0]) {
+                    /* column x0's new sigma bits as the east neighbour of column x0 - 1 */
+                    uint32_t *cp = words + k * ws + x0 - 1;
+                    const uint32_t e = os[0] << 2;
+                    *cp |= e << 3;
+                    if (k > 0 && (e & 7u))
+                        cp[-ws] |= (e & 7u) << 15;
+                    if (k + 1 < ns && (e >> 9 & 7u))
+                        cp[ws] |= (e >> 9) & 7u;
+                }
+                if (gi + 1 < ng)                            /* whole warp */
+                    lin = __shfl_sync(T1P_ALL, osig[NC - 1], 31);  /* column x0 + 32 NC - 1's mask */
+                __syncwarp();
             }
-            /* the masks spread once (row r to bit 3r) and then shuffled: the new sigma bits
-             * of rows r and columns x - 1, x, x + 1 are bits 3r, 3r + 1, 3r + 2 of `all` */
-            uint32_t os[NC], nw[NC], ne[NC];
-            for (int c = 0; c < NC; c++)
-                os[c] = j2ki_t1p_spread(osig[c]);
-            t1p_nbrs<NC>(os, nw, ne, lane);
-            for (int c = 0; c < NC; c++) {
-                if (!act[c])
-                    continue;
-                uint32_t *cp = wcol[c] + k * ws;
-                const uint32_t all = nw[c] | os[c] << 1 | ne[c] << 2;
-                uint32_t wd = word[c] | all << 3 | o[c].set;
-                if (type == 2)
-                    wd &= ~J2KI_T1_PI_ALL;
-                *cp = wd;
-                if (k > 0 && (all & 7u))
-                    cp[-ws] |= (all & 7u) << 15;          /* row 5 of the stripe above */
-                if (k + 1 < ns && (all >> 9 & 7u))
-                    cp[ws] |= (all >> 9) & 7u;            /* row 0 of the stripe below */
-            }
-            __syncwarp();
         }
         /* the pass's distortion: warp sum of the lanes' integer sums, scaled as j2ki_t1p_pass */
         for (int d = 16; d > 0; d >>= 1)
@@ -597,9 +698,13 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     }
     __syncwarp();
     if (k1 < numbps) {                                  /* planes remain: keep the words */
-        for (int c = 0; c < NC; c++)
+        for (int m = 0; m < NC * ng; m++) {
+            const int xx = (int)lane + 32 * m;
+            if (xx >= w)
+                break;
             for (int k = 0; k < ns; k++)
-                gwords[k * ws + x[c]] = words[k * ws + x[c]];
+                gwords[k * ws + xx] = words[k * ws + xx];
+        }
     }
 }
 
@@ -841,7 +946,7 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
-template <int NC, bool MULTI>
+template <int NC, bool MULTI, bool GR = false>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pBatch B,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
@@ -873,7 +978,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant
     } else {
         const uint32_t w = threadIdx.x >> 5;
         const T1pFrameDev F = t1p_batch_at<MULTI>(B, (blockIdx.x - qblocks) * 4 + w, &j);
-        t1p_model_warp<NC>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
+        t1p_model_warp<NC, GR>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
                            F.order, nb_cblks, cblk_style, bypass_start, F.passes, F.nbps, F.stat, F.slots, lay, c,
                            F.lim, raw_sep);
     }

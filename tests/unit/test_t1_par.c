@@ -4,9 +4,12 @@
  * + j2ki_t1p_code, and everything is compared: return code, data bytes, length, every pass's
  * rate, distortion (bit for bit) and term flag, the final stripe-column words (padding
  * columns included) and the final MQ context states.
- *  - sizes 1x1, 1xN, Nx1, 5x3, 32x32, 64x64, 16x64, 64x16 and others, up to 1024x4 / 4x1024;
+ *  - sizes 1x1, 1xN, Nx1, 5x3, 32x32, 64x64, 16x64, 64x16 and others, every legal code-block
+ *    shape (widths and heights 4..1024, at most 4,096 samples: 1024x4 ... 4x1024) and edge
+ *    blocks of them;
  *  - magnitudes: very sparse, sparse, Laplacian-like, uniform, mixed dense, and the subbands
- *    of a synthetic image after a 2-level 5/3 DWT; 1..20 bit-planes, frac_bits 0 and 6;
+ *    of a synthetic image after a 2-level 5/3 DWT, coded in blocks of every legal shape;
+ *    1..20 bit-planes, frac_bits 0 and 6;
  *  - all 64 combinations of BYPASS, RESET, TERMALL, VCAUSAL, PTERM, SEGMARK, bypass_start
  *    1..6, all four orientations;
  *  - buffers too small: both coders fail the same way;
@@ -21,6 +24,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "test.h"
 #include "t1_core.h"
@@ -94,6 +98,10 @@ static uint8_t chunk_syms[3 * CHUNK_PLANES * J2KI_T1P_MAX_SYMS];
 static J2kiT1pStripe chunk_sc;
 static double max_fill;
 
+/* when set, code_chunked stores each chunk's symbol count there (mq_chains) */
+#define MQ_CHUNKS 8
+static uint32_t *chunk_count;
+
 static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int frac, uint8_t *buf,
                         uint32_t cap, J2kiPass *passes, uint32_t *len)
 {
@@ -119,6 +127,8 @@ static int code_chunked(J2kiT1State *st, int numbps, int style, int bps, int fra
         }
         CHECK(pos <= bound, "%dx%d chunk at plane %d: %u symbols > bound %u", st->w, st->h, k0,
               pos, bound);
+        if (chunk_count && k0 / CHUNK_PLANES < MQ_CHUNKS)
+            chunk_count[k0 / CHUNK_PLANES] = pos;
         if ((double)pos / bound > max_fill)
             max_fill = (double)pos / bound;
         for (pos = 0, i = i0; i < i1; i++) {
@@ -221,35 +231,36 @@ static void dwt53_1d(int32_t *x, int n, ptrdiff_t step, int32_t *tmp)
         x[(nl + i) * step] = tmp[2 * i + 1];
 }
 
-/* `levels` levels of the 2-D 5/3 on img (n x n, n a power of 2, in place, Mallat layout) */
-static void dwt53_2d(int32_t *img, int n, int levels)
+/* `levels` levels of the 2-D 5/3 on img (nw x nh, powers of 2, in place, Mallat layout) */
+static void dwt53_2d(int32_t *img, int nw, int nh, int levels)
 {
     static int32_t tmp[4096];
-    int l, i, m = n;
-    for (l = 0; l < levels; l++, m >>= 1) {
-        for (i = 0; i < m; i++)
-            dwt53_1d(img + (ptrdiff_t)i * n, m, 1, tmp);
-        for (i = 0; i < m; i++)
-            dwt53_1d(img + i, m, n, tmp);
+    int l, i, mw = nw, mh = nh;
+    for (l = 0; l < levels; l++, mw >>= 1, mh >>= 1) {
+        for (i = 0; i < mh; i++)
+            dwt53_1d(img + (ptrdiff_t)i * nw, mw, 1, tmp);
+        for (i = 0; i < mw; i++)
+            dwt53_1d(img + i, mh, nw, tmp);
     }
 }
 
-/* codes every 64 x 64 block of the subbands of a DWT'd n x n picture, indices >> q */
-static void code_subbands(int cls, int32_t *img, int n, int levels, int q, int style, int bps)
+/* codes every cw x ch block of the subbands of a DWT'd nw x nh picture, indices >> q */
+static void code_subbands(int cls, int32_t *img, int nw, int nh, int levels, int q, int style, int bps,
+                          int cw, int ch)
 {
     static int32_t blk[MAXN];
     int l, b, x0, y0, x, y;
     for (l = 1; l <= levels; l++) {
-        int m = n >> l;
+        int mw = nw >> l, mh = nh >> l;
         for (b = 1; b <= 3; b++) {          /* HL, LH, HH */
-            int bx = b & 1 ? m : 0, by = b & 2 ? m : 0;
+            int bx = b & 1 ? mw : 0, by = b & 2 ? mh : 0;
             int orient = b;
-            for (y0 = 0; y0 < m; y0 += 64)
-                for (x0 = 0; x0 < m; x0 += 64) {
-                    int bw = j2ki_imin(64, m - x0), bh = j2ki_imin(64, m - y0);
+            for (y0 = 0; y0 < mh; y0 += ch)
+                for (x0 = 0; x0 < mw; x0 += cw) {
+                    int bw = j2ki_imin(cw, mw - x0), bh = j2ki_imin(ch, mh - y0);
                     for (y = 0; y < bh; y++)
                         for (x = 0; x < bw; x++) {
-                            int32_t v = img[(ptrdiff_t)(by + y0 + y) * n + bx + x0 + x];
+                            int32_t v = img[(ptrdiff_t)(by + y0 + y) * nw + bx + x0 + x];
                             blk[y * bw + x] = v < 0 ? -((-v) >> q) : v >> q;
                         }
                     run_block(cls, blk, bw, bw, bh, orient, style, bps, 0, CAP);
@@ -258,28 +269,30 @@ static void code_subbands(int cls, int32_t *img, int n, int levels, int q, int s
     }
 }
 
-/* synthetic 128 x 128 picture: gradient, sharp rectangles, a texture, noise; 12 bits */
-static void synth_picture(int32_t *img, int n)
+/* synthetic nw x nh picture: gradient, sharp rectangles, a texture, noise; 12 bits */
+static void synth_picture(int32_t *img, int nw, int nh)
 {
     int x, y, i;
     int rx[4], ry[4], rw[4], rh[4], rv[4];
     for (i = 0; i < 4; i++) {
-        rx[i] = (int)(test_rand() % (uint32_t)n);
-        ry[i] = (int)(test_rand() % (uint32_t)n);
+        rx[i] = (int)(test_rand() % (uint32_t)nw);
+        ry[i] = (int)(test_rand() % (uint32_t)nh);
         rw[i] = 4 + (int)(test_rand() % 40u);
         rh[i] = 4 + (int)(test_rand() % 40u);
         rv[i] = (int)(test_rand() % 1500u);
     }
-    for (y = 0; y < n; y++)
-        for (x = 0; x < n; x++) {
+    for (y = 0; y < nh; y++)
+        for (x = 0; x < nw; x++) {
             double v = 1500 + 6 * x - 4 * y + 200 * sin(x * 0.31) * cos(y * 0.17);
             for (i = 0; i < 4; i++)
                 if (x >= rx[i] && x < rx[i] + rw[i] && y >= ry[i] && y < ry[i] + rh[i])
                     v += rv[i];
             v += (int)(test_rand() % 17u) + (int)(test_rand() % 17u) - 16;
-            img[y * n + x] = (int32_t)(v < 0 ? 0 : v > 4095 ? 4095 : v);
+            img[y * nw + x] = (int32_t)(v < 0 ? 0 : v > 4095 ? 4095 : v);
         }
 }
+
+static void mq_chains(const char *name, int32_t *img, int nw, int nh, int levels, int q, int cw, int ch);
 
 static void test_corpus(void)
 {
@@ -332,11 +345,108 @@ static void test_corpus(void)
         printf("# corpus picture short: skipped\n");
         return;
     }
-    dwt53_2d(img, 1024, 3);
-    code_subbands(D_CORPUS, img, 1024, 3, 0, 0, 1);
-    code_subbands(D_CORPUS, img, 1024, 3, 3, J2KI_CBLK_VCAUSAL | J2KI_CBLK_SEGMARK, 1);
-    code_subbands(D_CORPUS, img, 1024, 3, 1, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL, 4);
+    dwt53_2d(img, 1024, 1024, 3);
+    code_subbands(D_CORPUS, img, 1024, 1024, 3, 0, 0, 1, 64, 64);
+    code_subbands(D_CORPUS, img, 1024, 1024, 3, 3, J2KI_CBLK_VCAUSAL | J2KI_CBLK_SEGMARK, 1, 64, 64);
+    code_subbands(D_CORPUS, img, 1024, 1024, 3, 1, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL, 4, 64, 64);
+    code_subbands(D_CORPUS, img, 1024, 1024, 3, 2, J2KI_CBLK_RESET | J2KI_CBLK_PTERM, 1, 256, 16);
+    code_subbands(D_CORPUS, img, 1024, 1024, 3, 2, 0, 1, 16, 256);
     printf("%s corpus dwt blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+    /* the MQ chains of its 3-level subbands as 32x32 and 64x64 blocks, lossless and >> 3 */
+    mq_chains("corpus q0", img, 1024, 1024, 3, 0, 32, 32);
+    mq_chains("corpus q0", img, 1024, 1024, 3, 0, 64, 64);
+    mq_chains("corpus q3", img, 1024, 1024, 3, 3, 32, 32);
+    mq_chains("corpus q3", img, 1024, 1024, 3, 3, 64, 64);
+}
+
+/*
+ * What the MQ threads of J2KI_T1_CUDA_PAR face (t1_par_cuda.cuh: one thread per code-block,
+ * 32 blocks per warp in the order of the key w h numbps, the chunk's symbols of a block in
+ * one loop): the subbands of a DWT'd picture (nw x nh, `levels`, indices >> q) coded in cw x
+ * ch blocks by the chunked driver, and per chunk of 4 bit-planes: the symbols, the longest
+ * block (its MQ chain), the warps' iterations (the sum over warps of their longest block:
+ * what the SMs run) and the longest warp. Printed as comment lines; the design comment of
+ * t1_par_cuda.cuh quotes them.
+ */
+typedef struct MqBlock {
+    uint32_t key, cnt[MQ_CHUNKS];
+} MqBlock;
+
+static int mq_key_cmp(const void *a, const void *b)
+{
+    const MqBlock *x = a, *y = b;
+    return x->key < y->key ? 1 : x->key > y->key ? -1 : 0;
+}
+
+static void mq_chains(const char *name, int32_t *img, int nw, int nh, int levels, int q, int cw, int ch)
+{
+    static int32_t blk[MAXN];
+    static MqBlock bl[16384];
+    uint64_t tot[MQ_CHUNKS] = { 0 }, iters[MQ_CHUNKS] = { 0 }, all = 0, all_iters = 0;
+    uint32_t lmax[MQ_CHUNKS] = { 0 }, bmax = 0, wmax = 0;
+    int n = 0, l, b, x0, y0, x, y, c, i;
+    for (l = 1; l <= levels; l++) {
+        int mw = nw >> l, mh = nh >> l;
+        for (b = 1; b <= 3; b++) {
+            int bx = b & 1 ? mw : 0, by = b & 2 ? mh : 0;
+            for (y0 = 0; y0 < mh; y0 += ch)
+                for (x0 = 0; x0 < mw && n < 16384; x0 += cw) {
+                    int bw = j2ki_imin(cw, mw - x0), bh = j2ki_imin(ch, mh - y0), numbps;
+                    uint32_t len = 0, acc;
+                    for (y = 0; y < bh; y++)
+                        for (x = 0; x < bw; x++) {
+                            int32_t v = img[(ptrdiff_t)(by + y0 + y) * nw + bx + x0 + x];
+                            blk[y * bw + x] = v < 0 ? -((-v) >> q) : v >> q;
+                        }
+                    st2.flags = fl2;
+                    st2.mag = mg2;
+                    acc = j2ki_t1_load(&st2, blk, bw, bw, bh, b, 0);
+                    numbps = j2ki_t1_nbits(acc);
+                    memset(&bl[n], 0, sizeof(bl[n]));
+                    bl[n].key = (uint32_t)(bw * bh * numbps);
+                    if (numbps) {
+                        j2ki_t1_build_cols(&st2);
+                        chunk_count = bl[n].cnt;
+                        code_chunked(&st2, numbps, 0, 1, 0, buf2, CAP, ps2, &len);
+                        chunk_count = NULL;
+                    }
+                    n++;
+                }
+        }
+    }
+    qsort(bl, (size_t)n, sizeof(bl[0]), mq_key_cmp);
+    for (i = 0; i < n; i++) {
+        uint32_t t = 0;
+        for (c = 0; c < MQ_CHUNKS; c++) {
+            tot[c] += bl[i].cnt[c];
+            t += bl[i].cnt[c];
+            if (bl[i].cnt[c] > lmax[c])
+                lmax[c] = bl[i].cnt[c];
+        }
+        all += t;
+        if (t > bmax)
+            bmax = t;
+    }
+    for (i = 0; i < n; i += 32) {          /* warps of 32 sorted blocks */
+        uint32_t wt = 0;
+        for (c = 0; c < MQ_CHUNKS; c++) {
+            uint32_t m = 0;
+            int k;
+            for (k = i; k < n && k < i + 32; k++)
+                m = bl[k].cnt[c] > m ? bl[k].cnt[c] : m;
+            iters[c] += m;
+            wt += m;
+        }
+        all_iters += wt;
+        if (wt > wmax)
+            wmax = wt;
+    }
+    printf("# mq %s %dx%d blocks: %d blocks, %d warps, %llu symbols, longest block %u, "
+           "warp iterations %llu (longest warp %u)\n", name, cw, ch, n, (n + 31) / 32,
+           (unsigned long long)all, bmax, (unsigned long long)all_iters, wmax);
+    for (c = 0; c < MQ_CHUNKS && tot[c]; c++)
+        printf("#   chunk %d: %llu symbols, %.0f per block, longest block %u, warp iterations %llu\n", c,
+               (unsigned long long)tot[c], (double)tot[c] / n, lmax[c], (unsigned long long)iters[c]);
 }
 
 static void print_stats(void)
@@ -365,11 +475,21 @@ int main(void)
     static const int sizes[][2] = {
         { 1, 1 }, { 1, 7 }, { 1, 64 }, { 7, 1 }, { 64, 1 }, { 5, 3 }, { 3, 5 }, { 4, 4 },
         { 8, 3 }, { 13, 9 }, { 32, 32 }, { 64, 64 }, { 16, 64 }, { 64, 16 }, { 33, 17 },
-        { 64, 63 }, { 256, 16 }, { 1024, 4 }, { 4, 1024 }, { 128, 32 }
+        { 64, 63 }, { 256, 16 }, { 1024, 4 }, { 4, 1024 }, { 128, 32 },
+        /* the rest of the legal shapes (Part 1 A.6.1: 4..1024, at most 4,096 samples) */
+        { 32, 128 }, { 64, 32 }, { 32, 64 }, { 16, 256 }, { 512, 8 }, { 8, 512 }, { 128, 16 },
+        { 4, 4 }, { 1000, 4 }, { 5, 700 }, { 100, 40 }
+    };
+    /* the code-block shapes of the synthetic DWT pictures: every legal shape of 32 x 32 or more
+     * samples, and 16 x 16, 4 x 4 */
+    static const int cshapes[][2] = {
+        { 64, 64 }, { 128, 32 }, { 32, 128 }, { 64, 32 }, { 32, 64 }, { 256, 16 }, { 16, 256 },
+        { 512, 8 }, { 8, 512 }, { 1024, 4 }, { 4, 1024 }, { 32, 32 }, { 16, 16 }, { 4, 4 },
+        { 128, 16 }, { 16, 128 }
     };
     const int nb_sizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
-    static int32_t pic[128 * 128];
-    int si, cls, style, it, before;
+    static int32_t pic[128 * 128 + 4 * 4096 * 16];
+    int si, cls, style, it, before, nb_dwt;
     test_seed("t1_par", 0x7131A2u);
 
     /* random blocks: every size x class x style */
@@ -391,12 +511,24 @@ int main(void)
     /* synthetic picture, 2-level 5/3, various quantisations and styles */
     before = nb_mismatch_blocks;
     for (it = 0; it < 24; it++) {
-        synth_picture(pic, 128);
-        dwt53_2d(pic, 128, 2);
-        code_subbands(D_DWT, pic, 128, 2, (int)(test_rand() % 4u), (int)(test_rand() % 64u),
-                      1 + (int)(test_rand() % 6u));
+        synth_picture(pic, 128, 128);
+        dwt53_2d(pic, 128, 128, 2);
+        code_subbands(D_DWT, pic, 128, 128, 2, (int)(test_rand() % 4u), (int)(test_rand() % 64u),
+                      1 + (int)(test_rand() % 6u), 64, 64);
     }
-    printf("%s synthetic dwt blocks\n", nb_mismatch_blocks == before ? "ok" : "FAIL");
+    /* a picture of 4 x 4 code-blocks of each shape, 2 levels: the level-1 subbands hold 2 x 2
+     * full blocks, the level-2 ones one */
+    nb_dwt = nb_blocks;
+    for (si = 0; si < (int)(sizeof(cshapes) / sizeof(cshapes[0])); si++)
+        for (it = 0; it < 2; it++) {
+            const int cw = cshapes[si][0], ch = cshapes[si][1];
+            synth_picture(pic, 4 * cw, 4 * ch);
+            dwt53_2d(pic, 4 * cw, 4 * ch, 2);
+            code_subbands(D_DWT, pic, 4 * cw, 4 * ch, 2, (int)(test_rand() % 4u), (int)(test_rand() % 64u),
+                          1 + (int)(test_rand() % 6u), cw, ch);
+        }
+    printf("%s synthetic dwt blocks (%d of every legal shape from 4 x 4 to 1024 x 4 and 4 x 1024)\n",
+           nb_mismatch_blocks == before ? "ok" : "FAIL", nb_blocks - nb_dwt);
 
     /* too small buffers: the same error from both */
     before = nb_mismatch_blocks;
