@@ -169,7 +169,8 @@ int main(int argc, char **argv)
     if (!nb_in || n < 0 || reps < 1 || reps > MAX_REPS || warmup < 0) { usage(); return 2; }
     if (out && nb_in > 1 && !strstr(out, "%d")) {
         fprintf(stderr, "-o with several frames needs a %%d in the name\n");
-        return 2;
+        ret = 2;
+        goto end;
     }
     for (int k = 0; k < nb_in; k++) {
         if (bench_frame_load(&fr[k], in[k], fmt, w, h))
