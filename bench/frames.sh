@@ -8,7 +8,15 @@
 # Prepared frames SRC_DIR/<name>.{ppm,yuv}.xz, when present, are used as they are.
 # Environment: PEERS (folder with bin/ and lib/ from fetch-peers.sh; else tools on PATH),
 #              PYTHON (a python3 with numpy; else the first python3 on PATH that has it).
+#
+# frames.sh --classes CLASS NB SRC_DIR OUT_DIR: the NB frames of one content class
+# (bench/classes.py) in OUT_DIR, from the photographs and the console font in SRC_DIR.
 set -eu
+MODE=frames
+if [ "${1:-}" = --classes ]; then
+    MODE=classes CLASS=$2 NB=$3
+    shift 3
+fi
 SRC=$(cd "$1" && pwd)
 OUT=$2
 mkdir -p "$OUT"
@@ -24,6 +32,30 @@ if [ -z "${PYTHON:-}" ]; then
     for p in python3 /usr/bin/python3 /opt/torch/.venv/bin/python3; do
         if "$p" -c 'import numpy' >/dev/null 2>&1; then PYTHON=$p; break; fi
     done
+fi
+
+if [ $MODE = classes ]; then
+    [ -n "${PYTHON:-}" ] || { echo "frames: no python3 with numpy" >&2; exit 1; }
+    mkdir -p "$OUT/src"
+    for p in Aqua Garden LadyBird TwoWings YellowFlower Wood; do
+        case $CLASS in noise|flat|cg|text) break ;; esac
+        [ -f "$SRC/$p.jpg" ] || { echo "frames: $SRC/$p.jpg missing (run tools/fetch-peers.sh)" >&2; exit 1; }
+        $DJPEG -pnm -outfile "$OUT/src/$p.ppm" "$SRC/$p.jpg"
+    done
+    font=$SRC/Uni2-Terminus32x16.psf.gz
+    [ "$CLASS" != text ] || [ -f "$font" ] || { echo "frames: $font missing (run tools/fetch-peers.sh)" >&2; exit 1; }
+    "$PYTHON" "$(dirname "$0")/classes.py" --frames "$NB" --only "$CLASS" "$OUT/src" "$font" "$OUT" > /dev/null
+    rm -rf "$OUT/src"
+    # the checksums were made with 12 frames a class (the photographs' pans depend on NB)
+    if [ "$NB" = 12 ] && [ -f "$SRC/SHA256SUMS-classes" ] && grep -q " ${CLASS}_" "$SRC/SHA256SUMS-classes"; then
+        if (cd "$OUT" && grep " ${CLASS}_" "$SRC/SHA256SUMS-classes" | sha256sum --quiet -c - >/dev/null 2>&1); then
+            echo "frames: $CLASS: sha256 match SHA256SUMS-classes"
+        else
+            echo "frames: WARNING: $CLASS frames differ from SHA256SUMS-classes (other numpy/libm?)"
+        fi
+    fi
+    ls "$OUT" | grep -c "^${CLASS}_" | sed "s/^/frames: $CLASS: /; s/$/ frames/"
+    exit 0
 fi
 
 for f in "$SRC"/*.ppm.xz "$SRC"/*.yuv.xz; do

@@ -8,7 +8,10 @@
 # Without a GPU (or without a CUDA build) the GPU rows are skipped with a message.
 #
 # Environment:
-#   BENCH_CASES   frames to run, default "dci4k dci2k grain imf4k"
+#   BENCH_CASES   frames to run, default "dci4k dci2k grain imf4k" ("none": none)
+#   BENCH_CLASSES content classes (bench/classes.sh; "all" or a list), default none;
+#                 BENCH_CLASS_FRAMES, BENCH_CLASS_CBLK, BENCH_CLASS_BUDGETS, BENCH_CLASS_FULL,
+#                 BENCH_CLASS_THREADS
 #   BENCH_QUICK=1 fewer repetitions (harness testing)
 #   BENCH_REF=0   skip the reference backend;  BENCH_PEERS=0 skip Grok/OpenJPEG
 #   BENCH_OUT, BENCH_WORK (scratch, default /dev/shm), PEERS (default .dev/peers),
@@ -79,8 +82,12 @@ else
 fi
 
 # ---- frames ----------------------------------------------------------------------------
-say "frames: from $FRAMES_SRC"
-PEERS=$PEERS sh bench/frames.sh "$FRAMES_SRC" "$SCR/frames" | sed 's/^/    /' || { say "frames failed"; exit 1; }
+if [ "$CASES" = none ]; then
+    CASES=
+else
+    say "frames: from $FRAMES_SRC"
+    PEERS=$PEERS sh bench/frames.sh "$FRAMES_SRC" "$SCR/frames" | sed 's/^/    /' || { say "frames failed"; exit 1; }
+fi
 F=$SCR/frames
 
 # per case: file, j2kbench format args, our params, peer args, nvj args, label
@@ -338,7 +345,7 @@ nvj() {
 # Warm-up, not reported: the first GPU row of a run on a machine that had been idle comes out
 # slower than the rows after it, so one throw-away encode of the first case comes first
 # (bench/results/history.md#bench-warm-up).
-if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ] && [ "$QUICK" != 1 ]; then
+if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ] && [ "$QUICK" != 1 ] && [ -n "$CASES" ]; then
     case_setup "${CASES%% *}"
     if [ -n "$C_FILE" ]; then
         say "warm-up: ${CASES%% *}, 200 frames (not reported)"
@@ -416,6 +423,11 @@ for cs in $CASES; do
 done
 mv -f "$OUTD/cases.tsv.tmp" "$OUTD/cases.tsv" 2>/dev/null
 
+# ---- content classes -------------------------------------------------------------------
+rm -f "$OUTD/classes.tsv"
+. bench/classes.sh
+run_classes
+
 # ---- report ----------------------------------------------------------------------------
 say "report"
 PY=
@@ -429,7 +441,7 @@ for p in python3 /usr/bin/python3; do command -v $p >/dev/null 2>&1 && { PY=$p; 
     echo "- peers: OpenJPEG $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), Grok $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2) (Debian bookworm); nvJPEG2000 $(awk '/NVJPEG2K_VER_(MAJOR|MINOR|PATCH|BUILD)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$NVJ/include/nvjpeg2k_version.h" 2>/dev/null) (PyPI nvidia-nvjpeg2k-cu13)"
     echo
     [ -n "$BYTE_EXACT" ] && echo "- CUDA vs reference backend codestreams:$BYTE_EXACT" && echo
-    $PY bench/report.py "$RES" "$OUTD/cases.tsv"
+    $PY bench/report.py "$RES" "$OUTD/cases.tsv" "$OUTD/classes.tsv"
 } > "$OUTD/bench.md"
 cat "$OUTD/bench.md"
 say "done: $OUTD/bench.md"

@@ -11,7 +11,10 @@
 #   .dev/frames/    compact sources of the benchmark frames (bench/README.md, "Frames"):
 #                   Elephants_5640x3172.jpg (Debian mate-backgrounds), the DCI 2K codestreams
 #                   X_4/X_5 of ../shared/corpus when present, and SHA256SUMS of the frames that
-#                   bench/mkframes.py and opj_decompress make from them (checked on the device)
+#                   bench/mkframes.py and opj_decompress make from them (checked on the device);
+#                   for the content classes (bench/classes.py): six nature photographs of
+#                   mate-backgrounds, the Terminus 32x16 console font of Debian
+#                   console-setup-linux, and SHA256SUMS-classes of the class frames
 #
 # Usage: tools/fetch-peers.sh [--no-frames]     (from the repository root or anywhere in it)
 set -eu
@@ -34,7 +37,7 @@ DEBS=$tmp/debs
 mkdir -p "$DEBS"
 
 echo "fetch-peers: downloading Debian packages (apt-get download)"
-(cd "$DEBS" && apt-get download $PEER_PKGS mate-backgrounds >/dev/null 2>&1) || {
+(cd "$DEBS" && apt-get download $PEER_PKGS mate-backgrounds console-setup-linux >/dev/null 2>&1) || {
     echo "fetch-peers: apt-get download failed (run apt-get update?)" >&2; exit 1; }
 
 echo "fetch-peers: unpacking into .dev/peers"
@@ -49,7 +52,7 @@ done
 # shared libraries only (no perl modules, no docs): the tools load nothing else at run time
 find "$tmp/x/lib" "$tmp/x/usr/lib" -maxdepth 2 -name '*.so*' \( -type f -o -type l \) \
     -exec cp -P {} "$DEV/peers/lib/" \;
-ls -1 "$DEBS" | grep -v mate-backgrounds > "$DEV/peers/PACKAGES"
+ls -1 "$DEBS" | grep -v -e mate-backgrounds -e console-setup-linux > "$DEV/peers/PACKAGES"
 
 # check: every library a peer needs resolves inside .dev/peers or is a base-system library
 # present on any glibc distribution (libc, libm, libstdc++, libgcc_s, the loader)
@@ -92,6 +95,19 @@ if [ $with_frames = 1 ]; then
     PEERS="$DEV/peers" sh "$ROOT/bench/frames.sh" "$DEV/frames" "$tmp/f" >/dev/null
     (cd "$tmp/f" && sha256sum *.ppm *.yuv) > "$DEV/frames/SHA256SUMS"
     cat "$DEV/frames/SHA256SUMS"
+    # the content classes' sources and checksums (bench/classes.py, 12 frames a class)
+    dpkg-deb --fsys-tarfile "$(ls "$DEBS"/mate-backgrounds_*.deb | head -n 1)" | tar -x -C "$tmp" --wildcards '*/nature/*.jpg'
+    for p in Aqua Garden LadyBird TwoWings YellowFlower Wood; do
+        cp "$tmp/usr/share/backgrounds/mate/nature/$p.jpg" "$DEV/frames/"
+    done
+    dpkg-deb --fsys-tarfile "$(ls "$DEBS"/console-setup-linux_*.deb | head -n 1)" |
+        tar -x -O --wildcards '*/consolefonts/Uni2-Terminus32x16.psf.gz' > "$DEV/frames/Uni2-Terminus32x16.psf.gz"
+    : > "$DEV/frames/SHA256SUMS-classes"
+    for c in grain photo cg text noise dark flat hdrpq; do
+        rm -rf "$tmp/c" && mkdir -p "$tmp/c"
+        PEERS="$DEV/peers" sh "$ROOT/bench/frames.sh" --classes $c 12 "$DEV/frames" "$tmp/c" >/dev/null
+        (cd "$tmp/c" && sha256sum ${c}_*.ppm) >> "$DEV/frames/SHA256SUMS-classes"
+    done
 fi
 du -sh "$DEV/peers" "$DEV/nvjpeg2k" "$DEV/frames"
 echo "fetch-peers: carry .dev/peers .dev/nvjpeg2k .dev/frames ($(du -scm "$DEV/peers" "$DEV/nvjpeg2k" "$DEV/frames" | tail -n 1 | cut -f1) MB)"
