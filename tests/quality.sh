@@ -196,7 +196,7 @@ onoff_case() {
     fi
 }
 # tier-1's early stop (on below 1 bit/sample) against coding every pass (t1_stop=0)
-stop_case() { local name=$1; shift; onoff_case "$name" t1_stop "$STOP_TOL" "early stop" "every pass" "" "$@"; }
+stop_case() { local name=$1; shift; onoff_case "$name" t1_stop "$STOP_TOL" "early stop" "every pass" "" "$@" --set t1_stop=1; }
 stop_case t1stop_gen12_150k "$W/gen12.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_150k "$W/gen8.ppm" $LAYOUT --bytes 150000
 stop_case t1stop_gen8_60k "$W/gen8.ppm" $LAYOUT --bytes 60000

@@ -110,9 +110,9 @@ void j2kc_params_free(J2kcParams **p);
  *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
  *               (default), 1..256
- *   t1_stop qstep_rate   0|1 ; qstep_try 0..5   speed under a byte budget, on by default: tier-1
- *               stops early, the 9/7 steps skip the bit-planes the budget cannot reach, a first
- *               coding with coarser steps (the help text says when each applies)
+ *   t1_stop qstep_rate   0|1 ; qstep_try 0..5   speed under a byte budget: tier-1 stops early
+ *               (off by default), the 9/7 steps skip the bit-planes the budget cannot reach and
+ *               a first coding tries coarser steps (both on); the help text says when each applies
  */
 int j2kc_params_set(J2kcParams *p, const char *key, const char *value);
 

@@ -63,8 +63,8 @@ static const char help_text[] =
     "              may run on); the bytes are the same for every count [0]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once its passes reach well below the estimated rate-control\n"
-    "              threshold (same bytes on both backends; 0 codes every pass, for a full\n"
-    "              PCRD-opt search) [1]\n"
+    "              threshold (faster; same bytes on both backends; it can cost quality on\n"
+    "              near-black frames, hence off; 0 codes every pass) [0]\n"
     "  qstep_rate  0|1: with a byte budget (9/7), the quantisation steps are coarsened by the\n"
     "              bit-planes that budget cannot reach (at most 5; none above 1.11 bit per\n"
     "              sample at 12 bits, 0.22 at 8 bits), and tier-1 does not code them (0: the\n"
@@ -94,7 +94,10 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->backend      = J2KI_BACKEND_AUTO;
     cp->gpu          = -1;
     cp->async_depth  = 2;
-    cp->t1_stop      = 1;
+    /* off by default: on near-black frames the early stop (t1_stop.h) stops code-blocks whose
+     * later passes rate control would have chosen (DCI 4K at 250 Mb/s: 44.9-46.7 dB instead of
+     * 64.2; broadcast 2K at 150 Mb/s likewise, bench/results/recode-classes.md) */
+    cp->t1_stop      = 0;
     cp->qstep_rate   = 1;
     cp->qstep_try    = 3;
 }

@@ -35,7 +35,8 @@
  * sums are integers; the hull is rc_core.h's, bit-identical on host and device.
  *
  * Only J2KI_RC_BYTES uses it, below J2KI_T1S_MAX_BPS bits per sample (J2kcParams key
- * "t1_stop", on by default); SLOPE and PSNR rate control and lossless coding code every pass.
+ * "t1_stop", off by default: params.c says why); SLOPE and PSNR rate control and lossless
+ * coding code every pass.
  *
  * Measured on the bench frames (reference backend, DCI profiles at 250 Mb/s): the codestreams
  * are byte for byte those of the full search; the 4K DCI frame codes 301,773 passes instead of

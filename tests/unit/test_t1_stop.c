@@ -104,15 +104,16 @@ static void test_enabled(void)
         { "12000", "1", 1 },     /* 0.98 bit/sample */
         { "12288", "1", 0 },     /* 1.0 */
         { "4000", "0", 0 },      /* switched off */
+        { "4000", NULL, 0 },     /* the default: off (params.c) */
     };
     for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
         J2kcParams *p = j2kc_params_alloc();
         j2kc_params_set_log(p, NULL, NULL, 0);
-        CHECK(j2kc_params_set(p, "bytes", c[i].bytes) == 0 && j2kc_params_set(p, "t1_stop", c[i].stop) == 0,
-              "params");
+        CHECK(j2kc_params_set(p, "bytes", c[i].bytes) == 0 &&
+              (!c[i].stop || j2kc_params_set(p, "t1_stop", c[i].stop) == 0), "params");
         CHECK(j2ki_params_finalize(&cp, p, &d, &log) == 0, "finalize");
-        CHECK(j2ki_t1s_enabled(&cp) == c[i].on, "bytes %s t1_stop %s: enabled %d", c[i].bytes, c[i].stop,
-              j2ki_t1s_enabled(&cp));
+        CHECK(j2ki_t1s_enabled(&cp) == c[i].on, "bytes %s t1_stop %s: enabled %d", c[i].bytes,
+              c[i].stop ? c[i].stop : "default", j2ki_t1s_enabled(&cp));
         j2kc_params_free(&p);
     }
     J2kcParams *p = j2kc_params_alloc();
