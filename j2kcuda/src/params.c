@@ -94,9 +94,9 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->backend      = J2KI_BACKEND_AUTO;
     cp->gpu          = -1;
     cp->async_depth  = 2;
-    /* off by default: on near-black frames the early stop (t1_stop.h) stops code-blocks whose
-     * later passes rate control would have chosen (DCI 4K at 250 Mb/s: 44.9-46.7 dB instead of
-     * 64.2; broadcast 2K at 150 Mb/s likewise, bench/results/recode-classes.md) */
+    /* off by default: after a pass that increases distortion the early stop (t1_stop.h) can
+     * stop a code-block whose later passes rate control would choose, which near-black frames
+     * show (doc/open-work.md; bench/results/recode-classes.md) */
     cp->t1_stop      = 0;
     cp->qstep_rate   = 1;
     cp->qstep_try    = 3;
