@@ -41,6 +41,7 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
+#include "cuda_util.h"
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
 #include "quant_cuda.h"
@@ -48,6 +49,8 @@ extern "C" {
 #include "t1_stop_host.h"
 #include "test.h"
 
+/* Device buffers come from j2ki_cuda_malloc, zeroed as the library's are (cuda_fault.cu): the
+ * kernels read whole 32-bit words of byte lists, so initcheck sees the same memory as in use. */
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
     fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
     exit(1); } } while (0)
@@ -224,7 +227,7 @@ static void frame_make(Frame *fr, const J2kcImageDesc *img, const Cfg *cfg)
     for (int c = 0; c < J2KC_MAX_COMPS; c++) {
         if (!fr->buf[c])
             continue;
-        CK(cudaMalloc(&fr->d_buf[c], fr->size[c]));
+        CK(j2ki_cuda_malloc((void **)&fr->d_buf[c], fr->size[c]));
         CK(cudaMemcpy(fr->d_buf[c], fr->buf[c], fr->size[c], cudaMemcpyHostToDevice));
     }
     for (int c = 0; c < img->nb_comps; c++) {
@@ -537,7 +540,7 @@ static double *t1_weights_dev(const J2kiPlan *plan)
     double *w = (double *)malloc((n ? n : 1) * sizeof(double)), *d_w;
     for (uint32_t i = 0; i < n; i++)
         w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-    CK(cudaMalloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
+    CK(j2ki_cuda_malloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
     CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
     free(w);
     return d_w;
@@ -614,13 +617,13 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     uint32_t *d_flag, flag = 0;
     void *d_scratch;
     size_t ss = j2ki_t1_cuda_scratch_size(n, plan->max_cblk_w, plan->max_cblk_h);
-    CK(cudaMalloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+    CK(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
     CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
-    CK(cudaMalloc((void **)&d_data, data_off + 1));
-    CK(cudaMalloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
-    CK(cudaMalloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
-    CK(cudaMalloc((void **)&d_flag, 4));
-    CK(cudaMalloc(&d_scratch, ss));
+    CK(j2ki_cuda_malloc((void **)&d_data, data_off + 1));
+    CK(j2ki_cuda_malloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
+    CK(j2ki_cuda_malloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
+    CK(j2ki_cuda_malloc((void **)&d_flag, 4));
+    CK(j2ki_cuda_malloc((void **)&d_scratch, ss));
 
     /* the reference, every block fully */
     int bad = 0, nb_stopped = 0;
@@ -634,7 +637,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         stop.budget = full_bytes * (uint64_t)stop_pct / 100;
         stop.d_weight = d_w;
         stop.scratch_size = j2ki_t1s_cuda_scratch_size(n);
-        CK(cudaMalloc(&stop.d_scratch, stop.scratch_size));
+        CK(j2ki_cuda_malloc((void **)&stop.d_scratch, stop.scratch_size));
         stopp = &stop;
         if ((nb_stopped = t1_ref_stop(cp, plan, t1, h, s, stop.budget, hlim, rret)) < 0) {
             printf("FAIL %s tier-1 stop: j2ki_t1s_plan_host\n", cfg->name);
@@ -901,7 +904,7 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
     int bad = 0, nb_stopped = 0;
     size_t total_bytes = 0, total_passes = 0;
 
-    CK(cudaMalloc((void **)&d_cb, n * sizeof(*h)));
+    CK(j2ki_cuda_malloc((void **)&d_cb, n * sizeof(*h)));
     CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
     CK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming));
     if (stop_pct > 0)
@@ -910,15 +913,15 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
         fs[f] = (int32_t *)malloc(ns * 4);
         for (size_t k = 0; k < ns; k++)
             fs[f][k] = f == 0 ? s[k] : f == 1 ? s[k] / 2 : -s[k];
-        CK(cudaMalloc(&d_s[f], ns * 4));
+        CK(j2ki_cuda_malloc((void **)&d_s[f], ns * 4));
         CK(cudaMemcpy(d_s[f], fs[f], ns * 4, cudaMemcpyHostToDevice));
-        CK(cudaMalloc((void **)&d_data[f], data_off + 1));
+        CK(j2ki_cuda_malloc((void **)&d_data[f], data_off + 1));
         CK(cudaMemset(d_data[f], 0xA5, data_off + 1));
-        CK(cudaMalloc((void **)&d_passes[f], (pass_off + 1) * sizeof(J2kiPass)));
-        CK(cudaMalloc((void **)&d_res[f], n * sizeof(J2kiCblkRes)));
-        CK(cudaMalloc((void **)&d_flag[f], 4));
+        CK(j2ki_cuda_malloc((void **)&d_passes[f], (pass_off + 1) * sizeof(J2kiPass)));
+        CK(j2ki_cuda_malloc((void **)&d_res[f], n * sizeof(J2kiCblkRes)));
+        CK(j2ki_cuda_malloc((void **)&d_flag[f], 4));
         CK(cudaMemset(d_flag[f], 0, 4));
-        CK(cudaMalloc(&d_scratch[f], ss));
+        CK(j2ki_cuda_malloc((void **)&d_scratch[f], ss));
         CK(cudaStreamCreateWithFlags(&st[f], cudaStreamNonBlocking));
         memset(&fr[f], 0, sizeof(fr[f]));
         fr[f].d_samples = d_s[f];
@@ -938,7 +941,7 @@ static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan 
             stop[f].budget = full0 * (uint64_t)(stop_pct * (f + 1)) / 100;
             stop[f].d_weight = d_w;
             stop[f].scratch_size = j2ki_t1s_cuda_scratch_size(n);
-            CK(cudaMalloc(&stop[f].d_scratch, stop[f].scratch_size));
+            CK(j2ki_cuda_malloc((void **)&stop[f].d_scratch, stop[f].scratch_size));
             fr[f].stop = &stop[f];
         }
     }
@@ -1067,8 +1070,8 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             max_h = tc->h > max_h ? tc->h : max_h;
         }
     void *scratch = malloc(j2ki_dwt_scratch_size(max_w, max_h) * 4), *d_tmp;
-    CK(cudaMalloc((void **)&d_s, ns * 4));
-    CK(cudaMalloc(&d_tmp, tmp_sz));
+    CK(j2ki_cuda_malloc((void **)&d_s, ns * 4));
+    CK(j2ki_cuda_malloc((void **)&d_tmp, tmp_sz));
 
     ref_load_mct(&cp, plan, &frames[0].f, s_load);
     CK(cudaMemset(d_s, 0xFF, ns * 4));
@@ -1101,7 +1104,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             h[i].frac_bits = (uint8_t)band->frac_bits;
             h[i].inv_step = band->inv_step;
         }
-        CK(cudaMalloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+        CK(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
         CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
         CK(j2ki_quant_cuda(d_s, d_cb, n, 0));
@@ -1306,7 +1309,7 @@ static void check_legacy_stream(void)
     }
     for (int c = 0; c < J2KC_MAX_COMPS; c++)
         if (fr.d_buf[c]) {
-            CK(cudaMalloc(&src[c], fr.size[c]));
+            CK(j2ki_cuda_malloc((void **)&src[c], fr.size[c]));
             CK(cudaMemcpy(src[c], fr.d_buf[c], fr.size[c], cudaMemcpyDeviceToDevice));
             CK(cudaMemset(fr.d_buf[c], 0x5A, fr.size[c]));
         }
