@@ -24,7 +24,10 @@
  * estimates are lower bounds of the rates, and the headers are left out of the budget, both of
  * which lower T_s further). A stopped block's passes below T_s stay unchosen; what it loses
  * are passes a whole bit-plane (the margin) below ones already rejected, which the convex,
- * ever flatter rate-distortion curve of bit-plane coding does not pick. It is a rule of the
+ * ever flatter rate-distortion curve of bit-plane coding does not pick; where the known passes
+ * show a curve that is not (a dip of the distortion, or its recovery), the block goes on. (The
+ * chosen rate growing with the passes holds for any curve: at a threshold PCRD-opt picks the
+ * point of largest D - T R, and new points only add candidates of larger R.) It is a rule of the
  * encoder, not of the standard: both backends apply it identically, so the codestreams of the
  * reference and the CUDA backend stay the same bytes. The reference backend codes every block
  * fully, replays the decisions (the estimates are causal, so they are the ones the CUDA coder
