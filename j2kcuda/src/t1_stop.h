@@ -42,10 +42,9 @@
  * "t1_stop", off by default: params.c says why); SLOPE and PSNR rate control and lossless
  * coding code every pass.
  *
- * Measured on the bench frames (reference backend, DCI profiles at 250 Mb/s): the codestreams
- * are byte for byte those of the full search; the 4K DCI frame codes 301,773 passes instead of
- * 576,168 (43,343 kept), 21,627 of its 26,292 blocks stop at step 1 and 3,214 at step 2. FATE's
- * vsynth2 at 4 Mb/s (1.05 bit/sample, steps 1-3 then) changed by 2 bytes, PSNR 38.02 dB both.
+ * What it saves and costs, per content class and budget, with the rules above:
+ * bench/results/t1-stop-fix.md (the reference backend's log says per frame how many blocks
+ * stop and how many passes are not coded).
  */
 #ifndef J2KI_T1_STOP_H
 #define J2KI_T1_STOP_H
