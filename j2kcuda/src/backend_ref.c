@@ -424,6 +424,20 @@ static int tier1_all(RefBackend *rb, J2kiPlan *plan)
         return 0;
     if ((ret = j2ki_t1s_plan_pool(plan, rb->cp->frame_bytes, rb->stop_lim, rb->stop_work, rb->pool)) < 0)
         return ret;
+    {
+        /* what the stop saves (the CUDA coder's work; here the passes are coded anyway) */
+        uint64_t passes = 0, skipped = 0;
+        uint32_t stopped = 0;
+        for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+            passes += (uint64_t)plan->cblks[i].nb_passes;
+            if (rb->stop_lim[i]) {
+                stopped++;
+                skipped += (uint64_t)plan->cblks[i].nb_passes - rb->stop_lim[i];
+            }
+        }
+        j2ki_log(&rb->log, J2KC_LOG_DEBUG, "t1_stop: %u of %u code-blocks stop early, %llu of %llu passes not coded",
+                 stopped, plan->nb_cblks, (unsigned long long)skipped, (unsigned long long)passes);
+    }
     return tier1_run(rb, plan, 1);
 }
 

@@ -568,6 +568,7 @@ __global__ void __launch_bounds__(128) t1s_decide_kernel(const J2kiCblkDev *cblk
                                                          const uint32_t *nbps, const J2kiCblkRes *res,
                                                          const uint32_t *key, const uint32_t *key_s,
                                                          const uint32_t *cum, uint32_t n, uint32_t e,
+                                                         const J2kiPass *passes, const double *weight,
                                                          uint64_t budget, int s, uint32_t *lim)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -587,7 +588,7 @@ __global__ void __launch_bounds__(128) t1s_decide_kernel(const J2kiCblkDev *cblk
     }
     const J2kiCblkDev cb = cblks[i];
     const int nbp = t1s_nb_passes(cb, i, nbps, res);
-    lim[i] = j2ki_t1s_decide(key + (size_t)i * e, j2ki_t1s_known(s, nbp, 0), nbp, t);
+    lim[i] = j2ki_t1s_decide(key + (size_t)i * e, passes + cb.pass_off, j2ki_t1s_known(s, nbp, 0), nbp, weight[i], t);
 }
 
 /* One decision step: keys, CUB radix sort by key (largest first) with the bytes, CUB
@@ -610,7 +611,7 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
         (e2 = cub::DeviceScan::InclusiveSum(t.temp, t.temp_bytes, t.bytes_s, t.cum, n, st)) != cudaSuccess)
         return e2;
     t1s_decide_kernel<<<blocks, 128, 0, st>>>(d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum, (uint32_t)n, e,
-                                               stop->budget, s, t.lim);
+                                               d_passes, stop->d_weight, stop->budget, s, t.lim);
     return cudaPeekAtLastError();
 }
 

@@ -81,7 +81,8 @@ int j2ki_t1s_plan_host(J2kiPlan *plan, uint64_t budget, uint32_t *lim, void *wor
         for (i = 0; i < plan->nb_cblks; i++) {
             J2kiCblk *cb = &plan->cblks[i];
             if (!lim[i])
-                lim[i] = j2ki_t1s_decide(key + off, j2ki_t1s_known(s, cb->nb_passes, 0), cb->nb_passes, t);
+                lim[i] = j2ki_t1s_decide(key + off, cb->passes, j2ki_t1s_known(s, cb->nb_passes, 0), cb->nb_passes,
+                                         plan->bands[cb->band_idx].dist_weight, t);
             off += (size_t)cb->max_passes;
         }
     }
@@ -200,8 +201,8 @@ static void decide_item(void *opaque, uint32_t j, int worker)
     for (uint32_t i = j * T1S_ITEM_CBLKS; i < i1; i++) {
         const J2kiCblk *cb = &p->plan->cblks[i];
         if (!p->lim[i])
-            p->lim[i] = j2ki_t1s_decide(p->key + p->off[i], j2ki_t1s_known(p->s, cb->nb_passes, 0), cb->nb_passes,
-                                        p->t);
+            p->lim[i] = j2ki_t1s_decide(p->key + p->off[i], cb->passes, j2ki_t1s_known(p->s, cb->nb_passes, 0),
+                                        cb->nb_passes, p->plan->bands[cb->band_idx].dist_weight, p->t);
     }
 }
 

@@ -15,7 +15,8 @@
  *   2. the threshold T_s: walking all blocks' hull vertices from the steepest down, the slope
  *      at which the bytes taken first exceed the frame budget (none: T_s = 0, nobody stops);
  *   3. a block with more passes to come stops after its known passes when at least
- *      J2KI_T1S_MARGIN of them lie below T_s.
+ *      J2KI_T1S_MARGIN of them lie below T_s, and its known passes neither end in a dip of
+ *      the distortion nor are still recovering from one (j2ki_t1s_decide).
  *
  * Why this rarely changes what rate control picks: more passes only add hull points, so at
  * any threshold each block's chosen rate can only grow; the budget is met at a higher
@@ -23,7 +24,10 @@
  * estimates are lower bounds of the rates, and the headers are left out of the budget, both of
  * which lower T_s further). A stopped block's passes below T_s stay unchosen; what it loses
  * are passes a whole bit-plane (the margin) below ones already rejected, which the convex,
- * ever flatter rate-distortion curve of bit-plane coding does not pick. It is a rule of the
+ * ever flatter rate-distortion curve of bit-plane coding does not pick; where the known passes
+ * show a curve that is not (a dip of the distortion, or its recovery), the block goes on. (The
+ * chosen rate growing with the passes holds for any curve: at a threshold PCRD-opt picks the
+ * point of largest D - T R, and new points only add candidates of larger R.) It is a rule of the
  * encoder, not of the standard: both backends apply it identically, so the codestreams of the
  * reference and the CUDA backend stay the same bytes. The reference backend codes every block
  * fully, replays the decisions (the estimates are causal, so they are the ones the CUDA coder
@@ -38,10 +42,9 @@
  * "t1_stop", off by default: params.c says why); SLOPE and PSNR rate control and lossless
  * coding code every pass.
  *
- * Measured on the bench frames (reference backend, DCI profiles at 250 Mb/s): the codestreams
- * are byte for byte those of the full search; the 4K DCI frame codes 301,773 passes instead of
- * 576,168 (43,343 kept), 21,627 of its 26,292 blocks stop at step 1 and 3,214 at step 2. FATE's
- * vsynth2 at 4 Mb/s (1.05 bit/sample, steps 1-3 then) changed by 2 bytes, PSNR 38.02 dB both.
+ * What it saves and costs, per content class and budget, with the rules above:
+ * bench/results/t1-stop-fix.md (the reference backend's log says per frame how many blocks
+ * stop and how many passes are not coded).
  */
 #ifndef J2KI_T1_STOP_H
 #define J2KI_T1_STOP_H
@@ -114,17 +117,61 @@ J2KI_HD void j2ki_t1s_block_keys(J2kiPass *passes, int n, int max, double weight
 
 /**
  * Step 3 for one block after its keys (step 1) and the threshold key t (step 2): the pass
- * limit if it stops now (n: its known passes, nb_passes: all it has), else 0.
+ * limit if it stops now, else 0. n: its known passes, nb_passes: all it has; passes: its
+ * passes (.dist and .est of the first n are read), weight: its band's dist_weight.
+ *
+ * The premise of the stop is that the block's rate-distortion curve is convex beyond its
+ * known passes (ISO/IEC 15444-1 J.14.4; EBCOT's PCRD-opt): no later pass pays more distortion
+ * per byte than the last known ones, so those known to lie below T_s bound all that follow.
+ * Bit-plane coding makes it so on average, not always: a refinement pass (D.3.3) of samples
+ * that share their high bits (the LL band of a near-black frame, all at about one value) can
+ * move each reconstruction away from its value, a negative distortion decrease that the next
+ * refinement passes recover. The hull of the known passes then ends before that dip, whole
+ * bit-planes of known passes lie "below T_s", and the passes that recover the dip, and those
+ * after them, are not coded although PCRD-opt takes them. So a block stops only when
+ *   1. at least J2KI_T1S_MARGIN known passes follow its last vertex with key > t;
+ *   2. its known passes end at the largest cumulative distortion decrease they reach (the
+ *      end of their hull, or level with it): no dip is waiting to be recovered;
+ *   3. each of its last J2KI_T1S_MARGIN known passes, from its start to the end of the known
+ *      passes, pays at most t: the curve's tail is flat, not recovering.
+ * The distortions are summed in the order of the hull (rc_core.h) and compared as keys, so
+ * host and device decide alike.
  */
-J2KI_HD uint32_t j2ki_t1s_decide(const uint32_t *key, int n, int nb_passes, uint32_t t)
+J2KI_HD uint32_t j2ki_t1s_decide(const uint32_t *key, const J2kiPass *passes, int n, int nb_passes, double weight,
+                                 uint32_t t)
 {
+    double d = 0.0, dmax = 0.0, dtail[J2KI_T1S_MARGIN];
+    uint32_t rtail[J2KI_T1S_MARGIN];
     int sel = 0, k;
     if (!t || n >= nb_passes)
         return 0;
     for (k = 0; k < n; k++)
         if (key[k] > t)
             sel = k + 1;
-    return n - sel >= J2KI_T1S_MARGIN ? (uint32_t)n : 0;
+    if (n - sel < J2KI_T1S_MARGIN)
+        return 0;
+    /* point k: the first k passes (rc_core.h); the tail's starts are points n - MARGIN .. n - 1 */
+    for (k = 0; k < n; k++) {
+        if (k >= n - J2KI_T1S_MARGIN) {
+            dtail[k - (n - J2KI_T1S_MARGIN)] = d;
+            rtail[k - (n - J2KI_T1S_MARGIN)] = k ? passes[k - 1].est : 0;
+        }
+        d = d + passes[k].dist;
+        if (d > dmax)
+            dmax = d;
+    }
+    if (d < dmax)
+        return 0;                                   /* 2: a dip */
+    for (k = 0; k < J2KI_T1S_MARGIN; k++) {
+        double s;
+        if (!(d > dtail[k]))
+            continue;                               /* pays nothing */
+        s = j2ki_rc_seg_slope(rtail[k], dtail[k], passes[n - 1].est, d);
+        s = s < J2KI_RC_SLOPE_MAX ? s * weight : J2KI_RC_SLOPE_MAX;
+        if (j2ki_t1s_key(s) > t)
+            return 0;                               /* 3: the tail still pays */
+    }
+    return (uint32_t)n;
 }
 
 #endif /* J2KI_T1_STOP_H */

@@ -5,6 +5,7 @@
  *
  *   gen -o OUT --size WxH [--depth D] [--comps N] [--sub 444|422|420|440|411] [--seed S]
  *       [--signed] [--raw FMT] [--noise AMP] [--flat V]
+ * --flat V: every sample V, plus the noise only when --noise is given (a near-black noisy frame).
  * OUT: NAME.pgm or NAME.ppm (PNM), NAME_0.pgx (one PGX per component), anything else with --raw FMT.
  */
 #include <math.h>
@@ -87,9 +88,10 @@ int main(int argc, char **argv)
                     s = 0.2 + 0.6 * ((c & 1) ? 0 : 1);
                 if (X + Y == (w + h) / 2 || X + Y == (w + h) / 2 + 1)          /* diagonal line */
                     s = 1.0;
-                s += amp_noise * (((double)(rnd() & 0xFFFF) / 65535.0) - 0.5) * 2;
+                double nz = amp_noise * (((double)(rnd() & 0xFFFF) / 65535.0) - 0.5) * 2;
+                s += nz;
                 if (flat >= 0)
-                    s = flat / maxv;
+                    s = flat / maxv + (noise >= 0 ? nz : 0.0);   /* --flat V [--noise AMP] */
                 double q = floor(s * maxv + 0.5);
                 if (q < 0) q = 0;
                 if (q > maxv) q = maxv;

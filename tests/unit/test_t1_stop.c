@@ -6,6 +6,7 @@
  * coder takes the same decisions is checked on a GPU (check_cuda: limits, passes, bytes);
  * that its stop path ends a block as the serial coder does, by t1p_emu.
  */
+#include <math.h>
 #include <string.h>
 
 #include "j2kcuda.h"
@@ -61,24 +62,67 @@ static void test_threshold(void)
     printf("ok t1_stop threshold: 400 random searches as defined\n");
 }
 
+/* 31 passes of 4 estimated bytes each, pass k lowering the distortion by 2^(20 - k): a convex
+ * curve, every pass a hull vertex of slope 2^(18 - k). */
+static void convex_passes(J2kiPass *p)
+{
+    memset(p, 0, 31 * sizeof(*p));
+    for (int k = 0; k < 31; k++) {
+        p[k].est = p[k].rate = 4u * (uint32_t)(k + 1);
+        p[k].dist = ldexp(1.0, 20 - k);
+    }
+}
+
 static void test_rules(void)
 {
-    uint32_t key[12] = { 9, 8, 0, 7, 6, 5, 4, 3, 2, 1, 0, 0 };
+    uint32_t key[31] = { 9, 8, 0, 7, 6, 5, 4, 3, 2, 1, 0, 0 };
+    J2kiPass p[31];
     const int e1 = 3 * J2KI_T1S_FIRST - 2, e2 = e1 + 3 * J2KI_T1S_PLANES;
+    uint32_t t;
     CHECK(j2ki_t1s_chunk_end(1) == e1 && j2ki_t1s_chunk_end(2) == e2, "chunk ends %d %d", j2ki_t1s_chunk_end(1),
           j2ki_t1s_chunk_end(2));
     CHECK(j2ki_t1s_known(1, 31, 0) == e1 && j2ki_t1s_known(2, 31, 0) == e2 && j2ki_t1s_known(2, e1 + 1, 0) == e1 + 1 &&
           j2ki_t1s_known(2, 31, 5) == 5, "known passes");
     /* 10 known of 31: passes with key > t are chosen up to the last one; stop when at least
-     * J2KI_T1S_MARGIN known passes follow it */
-    CHECK(j2ki_t1s_decide(key, 10, 31, 0) == 0, "no threshold, no stop");
-    CHECK(j2ki_t1s_decide(key, 10, 10, 5) == 0, "no passes to come, no stop");
-    CHECK(j2ki_t1s_decide(key, 10, 31, 2) == 0, "2 passes below: no stop");
-    CHECK(j2ki_t1s_decide(key, 10, 31, 3) == 10, "3 passes below: stop after 10");
-    CHECK(j2ki_t1s_decide(key, 10, 31, 100) == 10, "nothing chosen: stop");
+     * J2KI_T1S_MARGIN known passes follow it (a tail that lowers the distortion no more) */
+    memset(p, 0, sizeof(p));
+    for (int k = 0; k < 31; k++)
+        p[k].est = p[k].rate = (uint32_t)(k + 1);
+    p[0].dist = 1.0;
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, 0) == 0, "no threshold, no stop");
+    CHECK(j2ki_t1s_decide(key, p, 10, 10, 1.0, 5) == 0, "no passes to come, no stop");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, 2) == 0, "2 passes below: no stop");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, 3) == 10, "3 passes below: stop after 10");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, 100) == 10, "nothing chosen: stop");
     CHECK(j2ki_t1s_key(0.0) == 0 && j2ki_t1s_key(-1.0) == 0 && j2ki_t1s_key(2.0) > j2ki_t1s_key(1.5) &&
           j2ki_t1s_key(1e300) > j2ki_t1s_key(1e30), "keys order as slopes");
-    printf("ok t1_stop rules\n");
+
+    /* Keys from the hull (step 1). At t = key(4000) the convex curve chooses passes 0 .. 6
+     * (slopes 2^18 .. 2^12), the last three known ones pay (2^13 + 2^12 + 2^11) / 12 < 4000:
+     * it stops after its 10 known passes. */
+    t = j2ki_t1s_key(4000.0);
+    convex_passes(p);
+    j2ki_t1s_block_keys(p, 10, 31, 1.0, key, (uint32_t[31]){ 0 });
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, t) == 10, "convex: stop after 10");
+    /* A dip: pass 5 raises the distortion by 2^16 (a refinement of samples at one value), the
+     * known passes end below the distortion of point 5, so the hull ends there and five known
+     * passes lie below t: the margin alone would stop it, the passes that recover the dip are
+     * still to come. */
+    convex_passes(p);
+    p[5].dist = -ldexp(1.0, 16);
+    j2ki_t1s_block_keys(p, 10, 31, 1.0, key, (uint32_t[31]){ 0 });
+    CHECK(key[5] == 0 && key[6] == 0 && key[9] == 0 && key[4] > t, "dip: the hull ends at pass 4");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, t) == 0, "dip: no stop");
+    /* The dip recovered by pass 8 (2^16 + 2^12): the known passes end on their hull, whose last
+     * segment pays (2^14 + 2^13 + 2^12 + 2^11) / 20 < 4000, but passes 7 .. 9 pay 79,872 / 12
+     * bytes > 4000: the curve is still recovering, no stop. */
+    p[8].dist = ldexp(1.0, 16) + ldexp(1.0, 12);
+    j2ki_t1s_block_keys(p, 10, 31, 1.0, key, (uint32_t[31]){ 0 });
+    CHECK(key[4] > t && key[5] <= t && key[6] <= t && key[7] <= t && key[8] <= t && key[9] <= t,
+          "recovered dip: hull keys");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, t) == 0, "recovering tail: no stop");
+    CHECK(j2ki_t1s_decide(key, p, 10, 31, 1.0, j2ki_t1s_key(10000.0)) == 10, "recovering tail under t: stop");
+    printf("ok t1_stop rules: margin, dip, recovering tail\n");
 }
 
 static J2kcImageDesc image(uint32_t w, uint32_t h)
