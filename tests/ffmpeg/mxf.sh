@@ -63,13 +63,41 @@ UL_LINEMAP=060e2b34010101..0401030205000000    # VideoLineMap
 UL_DOMINANCE=060e2b34010101..0401030106000000  # FieldDominance
 UL_YSIZ=060e2b34010101..0401060303000000       # JPEG2000PictureSubDescriptor Ysiz
 UL_CONTAINER=060e2b34010101..0601010401020000  # EssenceContainer (descriptor)
+UL_EC_BATCH=060e2b34010101..0102021002010000   # EssenceContainers (preface)
 UL_RGBA_KEY=060e2b34025301010d01010101012900   # RGBA descriptor set key
 UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
+
+# JPEG 2000 essence container labels (SMPTE ST 422:2019): byte 15 is the content kind.
+EC_FU=060e2b34040101070d010301020c0100  # FU: frame wrapping, picture structure undefined
+EC_P1=060e2b340401010d0d010301020c0600  # P1: progressive frames
+EC_I2=060e2b340401010d0d010301020c0400  # I2: interlaced frames, both fields in one KLV
 
 # item DUMP UL: the value(s) of an item (hex)
 item() { awk -v re="^$2\$" '$1 == "I" && $2 ~ re { print $3 }' "$1"; }
 # has_key DUMP KEY: whether a set with this key is present
 has_key() { awk -v k="$2" '$1 == "K" && $2 == k { f = 1 } END { exit !f }' "$1"; }
+
+# containers DUMP: every essence container label of the file, one a line, each prefixed with
+# where it is: descriptor (EssenceContainer), preface (EssenceContainers batch, after its count
+# and item size), partition (each partition pack's batch)
+containers() {
+    item "$1" "$UL_CONTAINER" | sed 's/^/descriptor /'
+    item "$1" "$UL_EC_BATCH" | cut -c17- | fold -w 32 | sed 's/^/preface /'
+    awk '$1 == "E" { print "partition " $2 }' "$1"
+}
+# content_kind DUMP NAME LABEL LABEL_NAME: one check line: the descriptor, the preface and at
+# least two partition packs (header, footer) carry LABEL, and no other label is present
+content_kind() {
+    local seen
+    seen=$(containers "$1")
+    if [ -z "$(echo "$seen" | awk -v l="$3" '$2 != l')" ] &&
+       echo "$seen" | grep -q '^descriptor ' && echo "$seen" | grep -q '^preface ' &&
+       [ "$(echo "$seen" | grep -c '^partition ')" -ge 2 ]; then
+        ok $2/content-kind "$4 ($3): descriptor, preface, $(echo "$seen" | grep -c '^partition ') partition packs"
+    else
+        fail $2/content-kind "expected $4 ($3) everywhere, found: $(echo "$seen" | sort | uniq -c | tr -s ' \n' ' ')"
+    fi
+}
 
 # rates DUMP FPS: whether the descriptor's SampleRate, every track's EditRate and the index's
 # IndexEditRate are FPS/1 (and each is present)
@@ -186,6 +214,14 @@ run_case() {
     [ "$v" = "$exp" ] && ok $n/aspect-ratio "$v" || fail $n/aspect-ratio "AspectRatio $v, expected $exp ($w:$h)"
     v=$(item "$dump" "$UL_LAYOUT")
     [ "$v" = 00 ] && ok $n/frame-layout "full frame" || fail $n/frame-layout "FrameLayout '$v'"
+    # Content kind of the essence container: D-Cinema keeps FU (asdcplib's AS-DCP writer, SMPTE
+    # ST 429-4); IMF (ST 2067-21: validators match it against FrameLayout) and broadcast profiles
+    # say P1, as asdcplib's AS-02 writer does for progressive pictures.
+    if [ $(( rsiz )) = 3 ] || [ $(( rsiz )) = 4 ]; then
+        content_kind "$dump" $n $EC_FU FU
+    else
+        content_kind "$dump" $n $EC_P1 P1
+    fi
     # every edit rate of the file (tracks, index) and the descriptor's sample rate: the stream's
     rates "$dump" "$rate" && ok $n/rates "$rate/1 throughout" || fail $n/rates "$(rates_seen "$dump")"
     i=0
@@ -304,6 +340,19 @@ run_case bcast         mxf        1920 1080 25 2 yuv422p10le "-b:v 100M -profile
 run_case bcast-multi4  mxf        1920 1080 25 2 yuv422p10le "-b:v 200M -profile:v 0x0204"     0x0200 0 Progressive CDCI   imf
 run_case bcast-r7      mxf        1920 1080 25 2 yuv444p10le "-profile:v 0x0307"               0x0300 1 Progressive CDCI   imf
 
+# A codestream without a profile (Rsiz 0): the muxer's FU label, as for any JPEG 2000 in MXF.
+n=noprofile
+if src src-$n 352 288 25 2 yuv422p10le &&
+   ff -f rawvideo -pix_fmt yuv422p10le -s 352x288 -framerate 25 -i "$WORK/src-$n.raw" \
+       -c:v jpeg2000_cuda -b:v 4M -f mxf "$WORK/$n.mxf" &&
+   "$KLV" "$WORK/$n.mxf" > "$WORK/$n.klv" 2>"$WORK/klv.err"; then
+    v=$(item "$WORK/$n.klv" "$UL_RSIZ")
+    [ "$v" = 0000 ] && ok $n/rsiz "$v" || fail $n/rsiz "subdescriptor Rsiz '$v', expected 0000"
+    content_kind "$WORK/$n.klv" $n $EC_FU FU
+else
+    fail $n "$(last_err) $(cat "$WORK/klv.err" 2>/dev/null)"
+fi
+
 # ---- interlaced sources: two field codestreams per edit unit ---------------------------------
 
 # SMPTE ST 422 wraps field-based JPEG 2000 as FrameLayout SeparateFields, both fields of a
@@ -363,9 +412,9 @@ run_fields() {
         fail $n/video-line-map "VideoLineMap '$v', expected 2 x 4 bytes: 21, 584"
     v=$(item "$dump" "$UL_DOMINANCE")
     [ "$v" = $dom ] && ok $n/field-dominance "$v ($mode)" || fail $n/field-dominance "'$v', expected $dom ($mode)"
-    v=$(item "$dump" "$UL_CONTAINER")
-    [[ $v =~ ^060e2b34040101..0d010301020c0400$ ]] && ok $n/container-i2 "$v" ||
-        fail $n/container-i2 "EssenceContainer '$v', expected ST 422 I2 (...0d010301020c0400)"
+    # I2 for broadcast and IMF fields alike (IMF's I1, each field its own KLV element, is not
+    # written yet: doc/open-work.md)
+    content_kind "$dump" $n $EC_I2 I2
     rates "$dump" $rate && ok $n/rates "$rate/1 throughout: the edit unit is the frame" ||
         fail $n/rates "$(rates_seen "$dump")"
 
@@ -611,6 +660,32 @@ if have_gpu; then
     done
 else
     skip fields-cuda-frames "no GPU (CUDA frames coded as fields)"
+fi
+
+# -bits_per_raw_sample on CUDA frames (patch 0020, libavcodec/encode.c): checked against the
+# frames' software format, not the depth-0 hardware format, so it reaches the encoder: the
+# codestream's Ssiz (component 0: SIZ byte 42, depth - 1) is 10-bit from CUDA frames of 16-bit
+# samples, as from the same frames in system memory, and no "not possible" warning is printed.
+if have_gpu; then
+    t=cuda-frames-bits-per-raw-sample
+    ssiz() { od -An -tx1 -j42 -N1 "$1" | tr -d ' \n'; }
+    if ! ff -f lavfi -i testsrc2=s=256x128 -frames:v 1 -vf format=yuv444p16le -c:v jpeg2000_cuda \
+            -backend ref -bits_per_raw_sample 10 -f image2 "$WORK/$t-sw.j2c"; then
+        fail $t "system memory: $(last_err)"
+    elif ! "$FFMPEG" -nostdin -hide_banner -loglevel warning -y -init_hw_device cuda=gpu \
+            -filter_hw_device gpu -f lavfi -i testsrc2=s=256x128 -frames:v 1 \
+            -vf format=yuv444p16le,hwupload_cuda -c:v jpeg2000_cuda -bits_per_raw_sample 10 \
+            -f image2 "$WORK/$t-hw.j2c" 2>"$WORK/err"; then
+        fail $t "CUDA frames: $(last_err)"
+    elif grep -q 'not possible with the specified pixel formats depth' "$WORK/err"; then
+        fail $t "$(grep -m 1 'not possible' "$WORK/err")"
+    elif [ "$(ssiz "$WORK/$t-hw.j2c")" = 09 ] && [ "$(ssiz "$WORK/$t-sw.j2c")" = 09 ]; then
+        ok $t "Ssiz 09 (10-bit) from CUDA frames and from system memory"
+    else
+        fail $t "Ssiz $(ssiz "$WORK/$t-hw.j2c") from CUDA frames, $(ssiz "$WORK/$t-sw.j2c") from system memory (09 expected: 10-bit)"
+    fi
+else
+    skip cuda-frames-bits-per-raw-sample "no GPU (-bits_per_raw_sample on CUDA frames)"
 fi
 
 # A profile for MXF track files into MOV/MP4: written, with a warning (the encoder cannot see

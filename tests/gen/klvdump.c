@@ -8,12 +8,16 @@
  *                                  and, inside local sets (header metadata), one line per item
  *                                  with its tag resolved through the primer pack:
  *                                    I <item UL, 32 hex digits> <value in hex>
+ *                                  and after each partition pack (ST 377-1 7.1) one line per
+ *                                  label of its EssenceContainers batch:
+ *                                    E <essence container label, 32 hex digits>
  *   klvdump -x PREFIX FILE.mxf     also writes the value of each picture essence element
  *                                  (key 06.0e.2b.34.01.02.01.01.0d.01.03.01.15...) to
  *                                  PREFIX000000.j2c, PREFIX000001.j2c, ... in file order.
  *
  * Exit status 1, with a message on stderr, on a short-form or zero BER length (asdcplib rejects
- * them), a length running past the end of the file, or a local item running past its set.
+ * them), a length running past the end of the file, a local item running past its set, or a
+ * partition pack whose EssenceContainers batch runs past the pack.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +28,14 @@
 
 static const uint8_t primer_key[16] = { 0x06, 0x0e, 0x2b, 0x34, 0x02, 0x05, 0x01, 0x01,
                                         0x0d, 0x01, 0x02, 0x01, 0x01, 0x05, 0x01, 0x00 };
+/* partition packs: 06.0e.2b.34.02.05.01.01.0d.01.02.01.01.<kind>.<status>.00 (ST 377-1 7.1) */
+static const uint8_t partition_prefix[13] = { 0x06, 0x0e, 0x2b, 0x34, 0x02, 0x05, 0x01, 0x01,
+                                              0x0d, 0x01, 0x02, 0x01, 0x01 };
+/* offset of the EssenceContainers batch in a partition pack's value: versions (2 + 2),
+ * KAGSize (4), five 8-byte partition offsets and byte counts, IndexSID (4), BodyOffset (8),
+ * BodySID (4), OperationalPattern (16) */
+#define PARTITION_EC_BATCH 80
+
 /* local sets: 06.0e.2b.34.02.53 (2-byte tags, 2-byte lengths, ST 336 6.3.6) */
 static const uint8_t local_set_prefix[6] = { 0x06, 0x0e, 0x2b, 0x34, 0x02, 0x53 };
 /* generic container picture items (SMPTE ST 379-2): 06.0e.2b.34.01.02.01.01.0d.01.03.01.15 */
@@ -104,7 +116,22 @@ int main(int argc, char **argv)
         hex(key, 16);
         printf(" %llu\n", (unsigned long long)len);
 
-        if (!memcmp(key, primer_key, 16)) {
+        if (!memcmp(key, partition_prefix, sizeof(partition_prefix)) && key[13] >= 2 &&
+            key[13] <= 4) {
+            const uint8_t *p = buf + vpos + PARTITION_EC_BATCH;
+            uint32_t n, item;
+            if (len < PARTITION_EC_BATCH + 8)
+                return fail("short partition pack", pos);
+            n = (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+            item = (uint32_t)p[4] << 24 | p[5] << 16 | p[6] << 8 | p[7];
+            if (item != 16 || PARTITION_EC_BATCH + 8 + (uint64_t)n * 16 > len)
+                return fail("bad EssenceContainers batch in a partition pack", pos);
+            for (uint32_t i = 0; i < n; i++) {
+                printf("E ");
+                hex(p + 8 + 16 * i, 16);
+                printf("\n");
+            }
+        } else if (!memcmp(key, primer_key, 16)) {
             const uint8_t *p = buf + vpos;
             uint32_t n, item;
             if (len < 8)
