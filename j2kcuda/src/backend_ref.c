@@ -435,7 +435,6 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
     int64_t n;
 
     memset(&slot->stats, 0, sizeof(slot->stats));
-    slot->stats.t1_batch = 1;
     encode_samples(rb, f);
     if (!rb->cp->reversible) {
         CblkJob job = { .rb = rb, .plan = rb->plan };

@@ -77,40 +77,6 @@ cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint
                          int sharing, cudaStream_t st);
 
 /**
- * Code-blocks of several frames in one launch (J2KI_T1_CUDA_PAR only): when one frame's
- * code-blocks cannot fill the device (small frames; and every frame's last bit-planes, where
- * only its blocks with the most planes are left), the launches of j2ki_t1_cuda_batch code the
- * blocks of up to J2KI_T1_BATCH_MAX frames of one encoder (one plan, one d_cblks) together,
- * interleaved in each frame's sorted order. Each frame has its own buffers and early stop
- * (its own budget); its keys, sort and decision steps run on its own stream st, forked from
- * and joined back to the batch's stream through ev_fork and its ev_join (so a graph captured
- * from the batch's stream holds them as parallel branches). A frame whose st is the batch's
- * stream runs them there. The bytes of each frame are those of j2ki_t1_cuda. The backend
- * batches only when asked (J2KC_CUDA_T1_BATCH; backend_cuda.cu says why: measured slower
- * than frames coded side by side on their own streams).
- */
-#define J2KI_T1_BATCH_MAX 8
-typedef struct J2kiT1Frame {
-    const void   *d_samples;
-    uint8_t      *d_data;
-    J2kiPass     *d_passes;
-    J2kiCblkRes  *d_res;
-    uint32_t     *d_flag;
-    void         *d_scratch;
-    size_t        scratch_size;
-    const J2kiT1StopDev *stop;   /* all frames of a batch with one, or none */
-    cudaStream_t  st;
-    cudaEvent_t   ev_join;
-} J2kiT1Frame;
-
-/** J2KI_T1_BATCH_MAX where the default variant for blocks of max_w x max_h is
- *  J2KI_T1_CUDA_PAR (with J2KC_CUDA_T1_VARIANT read now), else 1: no batches. */
-int j2ki_t1_cuda_batch_max(int max_w, int max_h);
-cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
-                               uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                               cudaEvent_t ev_fork, cudaStream_t st);
-
-/**
  * With BYPASS, how the column-parallel coder (J2KI_T1_CUDA_PAR) organises context modelling,
  * the raw passes and the MQ-coded passes into launches: the one-, two- and three-kernel
  * strategies of ebcot-fast-mode-sample-parallel.md (section 4), in chunks of bit-planes:
@@ -122,7 +88,7 @@ cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J
  *     packs the chunk's raw passes (t1p_raw_kernel, a warp per block), then the MQ coding.
  * The bytes are the same whichever runs. J2KI_T1_BYPASS_AUTO chooses by occupancy (the model
  * warps of `sharing` frames against the warps the device holds at once; see t1_cuda.cu);
- * J2KC_CUDA_T1_BYPASS=1/2/3 in the environment forces one (a measuring aid).
+ * check_cuda passes each of the others to check it.
  */
 #define J2KI_T1_BYPASS_AUTO  0
 #define J2KI_T1_BYPASS_ONE   1
