@@ -14,10 +14,10 @@
  * device memory running out.
  * Options: --seed N (else J2KC_TEST_SEED, else a fixed default), --only NAME, --bench
  * (adds a 2K timing run through the public API, and times every tier-1 kernel variant,
- * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
- * tier-1 kernel variant N everywhere (the per-stage check, its overflow check and the end to
- * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial
- * kernel where the default is J2KI_T1_CUDA_PAR (every code-block shape).
+ * J2KI_T1_CUDA_PAR included). The test hooks J2KC_CUDA_T1_VARIANT and J2KC_CUDA_SMEM_OPTIN
+ * (hooks.h) hold everywhere (the per-stage check and its overflow check read them as the end
+ * to end encoders do), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial kernel where the
+ * default is J2KI_T1_CUDA_PAR (every code-block shape).
  * Exit status 0 only when every check passed; 77 when no CUDA device is present.
  */
 extern "C" {
@@ -129,6 +129,9 @@ static const Cfg cfgs[] = {
 };
 
 static int verbose;
+/* the library's test hooks (hooks.h), read once as an encoder reads them: the stage checks
+ * call tier-1 with the variant and shared-memory limit the end-to-end encoders get */
+static J2kiHooks g_hooks;
 
 static void log_cb(void *opaque, int level, const char *msg)
 {
@@ -650,7 +653,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaEventRecord(e0, 0));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant,
-                                    strategy, stopp, 1, 0));
+                                    strategy, g_hooks.smem_optin, stopp, 1, 0));
             CK(cudaEventRecord(e1, 0));
             CK(cudaDeviceSynchronize());
             if (ms) {
@@ -700,8 +703,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
-            CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
-                            d_data, d_passes, d_res, d_flag, d_scratch, ss, NULL, 1, 0));
+            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss,
+                                    g_hooks.t1_variant, J2KI_T1_BYPASS_AUTO, g_hooks.smem_optin, NULL, 1, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));
@@ -719,10 +723,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1%s (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s, %s%s): %u code-blocks%s, %zu passes, "
+        printf("ok   %s tier-1%s (kernel variant %d, %s%s): %u code-blocks%s, %zu passes, "
                "%zu bytes identical\n", cfg->name, stopp ? " early stop" : "", variant,
-               getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
-               j2ki_t1_cuda_kernel_name(variant, plan->max_cblk_w, plan->max_cblk_h),
+               j2ki_t1_cuda_kernel_name(variant, g_hooks.smem_optin, plan->max_cblk_w, plan->max_cblk_h),
                strategy == J2KI_T1_BYPASS_ONE ? ", BYPASS one-kernel" : strategy == J2KI_T1_BYPASS_TWO ?
                ", BYPASS two-kernel" : strategy == J2KI_T1_BYPASS_THREE ? ", BYPASS three-kernel" : "", n,
                stopp ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
@@ -983,13 +986,13 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     }
     /* with BYPASS and the column-parallel coder, each of its three strategies (t1_cuda.h) */
     {
-        const int bypass = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, J2KI_T1_CUDA_DEFAULT, cp.cblk_style,
+        const int bypass = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, g_hooks.t1_variant, cp.cblk_style,
                                                         plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, 1,
                                                         NULL) != 0;
         for (int k = bypass ? J2KI_T1_BYPASS_ONE : 0; k <= (bypass ? J2KI_T1_BYPASS_THREE : 0); k++) {
-            check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, k, NULL, 0);
+            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 0);
             /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
-            check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, k, NULL, 10);
+            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 10);
         }
     }
 
@@ -1335,6 +1338,7 @@ int main(int argc, char **argv)
         return 77;
     }
     test_seed("check_cuda", seed);
+    j2ki_hooks_read(&g_hooks);
     for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
         if (!only || strstr(cfgs[i].name, only))
             check_cfg(&cfgs[i], 2, NULL);

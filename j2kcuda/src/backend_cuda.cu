@@ -4,6 +4,9 @@
  * control (rc_cuda.cu) and packetisation (t2_cuda.cu) on the device, and brings back the
  * finished codestream, the reference backend's bytes.
  *
+ * Page-locked host memory is detected by cuda_pinned.cu; the process environment CUDA needs
+ * (CUDA_DEVICE_MAX_CONNECTIONS) is set by cuda_env.cu before the encoder's first CUDA call.
+ *
  * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
  * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
@@ -17,15 +20,14 @@
  * part's upload enqueued as soon as it is in place; components interleaved in one plane
  * (packed RGB / XYZ) are staged as rows, the load reading them with their step (host_layout).
  * Page-locked planes (one sample per step, or one interleaved plane) are copied up straight
- * from the caller's memory, and submit waits for that copy (the only sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
- * caller's stream.
+ * from the caller's memory, and submit waits for that copy (the only sync in submit). Device
+ * planes (J2KC_MEM_CUDA) are read in place after an event on the caller's stream.
  *
  * The one sync point per frame after submit is in the slot's host worker thread:
  * cudaEventSynchronize on the slot's last event (after sleeping until rate control is done, see
- * slot_init), then the host checks on that thread, so frames in flight are finished on
- * several cores at once; wait()
- * only waits for the worker's result. The log callback may therefore be called from these
- * threads.
+ * slot_init), then the host checks on that thread, so frames in flight are finished on several
+ * cores at once; wait() only waits for the worker's result. The log callback may therefore be
+ * called from these threads.
  */
 extern "C" {
 #include "backend.h"
@@ -34,6 +36,7 @@ extern "C" {
 #include "quant.h"
 #include "rc.h"
 #include "stage.h"
+#include "tuning.h"
 }
 #include <pthread.h>
 #include <stdio.h>
@@ -42,6 +45,7 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
+#include "cuda_pinned.h"
 #include "cuda_util.h"
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
@@ -110,11 +114,9 @@ enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
  * area (at most one fewer than the cores), and the frame size from which they are used. One
  * thread's copy is bound by its core's memory traffic, several times slower than the upload
  * it feeds; the helpers claim chunks of rows (stage.c), so more of them shorten the copy
- * without waiting for the slowest. 7 is where more helpers stopped paying on a 16-core host
- * (15 gave the same frame rate and latency).
- * Measured: see bench/results/history.md#staging-copiers */
-#define STAGE_COPIERS   7
-#define STAGE_PAR_BYTES ((size_t)4 << 20)
+ * without waiting for the slowest (tuning.h). */
+#define STAGE_COPIERS   J2KI_TUNE_STAGE_COPIERS
+#define STAGE_PAR_BYTES J2KI_TUNE_STAGE_PAR_BYTES
 
 typedef CUresult (*CtxPushFn)(CUcontext);
 typedef CUresult (*CtxPopFn)(CUcontext *);
@@ -187,39 +189,6 @@ static double ms_since(const struct timespec *t0)
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
-}
-
-/*
- * CUDA_DEVICE_MAX_CONNECTIONS: the hardware work queues of a context, which its streams share
- * round-robin; kernels of two streams on one queue run one after the other. With the driver's
- * default the slots' streams queue behind each other, so one queue per slot (at least 8, at
- * most 32) is asked for. Read when the context is created, so this must run before the
- * encoder's first CUDA call; the caller's own setting is kept. setenv is not thread-safe
- * against other threads' getenv: the mutex covers the library's own calls.
- * Measured: see bench/results/history.md#hardware-queues
- */
-extern "C" void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    const int want = nb_slots < 8 ? 8 : nb_slots > 32 ? 32 : nb_slots;
-    const char *e;
-    pthread_mutex_lock(&mu);
-    e = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (e) {
-        if (atoi(e) < want)
-            j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA_DEVICE_MAX_CONNECTIONS=%s (the caller's) is below the %d frame slots: "
-                     "their streams share hardware queues", e, nb_slots);
-    } else if (caller_ctx) {
-        j2ki_log(log, J2KC_LOG_VERBOSE, "the caller's CUDA context was made with the driver's default number of "
-                 "hardware queues; CUDA_DEVICE_MAX_CONNECTIONS=%d set before CUDA starts is faster (1.1x to 1.6x "
-                 "measured)", want);
-    } else {
-        char v[16];
-        snprintf(v, sizeof(v), "%d", want);
-        if (setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 0) == 0)
-            j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA_DEVICE_MAX_CONNECTIONS=%s: one hardware queue per frame slot", v);
-    }
-    pthread_mutex_unlock(&mu);
 }
 
 extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
@@ -493,7 +462,7 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         return ret;
 
     s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
-                                                         plan->max_cblk_h, J2KI_T1_CUDA_DEFAULT);
+                                                         plan->max_cblk_h, b->cp->hooks.t1_variant);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
         (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
         (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||
@@ -659,7 +628,7 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         /* with BYPASS, the tier-1 strategy and its occupancy with every slot busy (t1_cuda.h) */
         double occ = 0.0;
         char bypass[128] = "";
-        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, J2KI_T1_CUDA_DEFAULT, cp->cblk_style,
+        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, cp->hooks.t1_variant, cp->cblk_style,
                                                     plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, nb_slots,
                                                     &occ);
         if (bs)
@@ -668,7 +637,8 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
                  "copy thread(s), tier-1 by %s%s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
-                 j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass);
+                 j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
+                                          plan->max_cblk_h), bypass);
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
                  "code-block tables %.1f, slots' memory %.1f, graphs %.1f", ms_since(&t0), ms_dev, ms_tables,
                  ms_slots, ms_graphs);
@@ -813,19 +783,6 @@ static J2kiLoadSrc load_src(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, con
     return l;
 }
 
-/** Whether host memory at p is page-locked (cudaHostAlloc, cudaHostRegister). */
-static int host_pinned(const void *p)
-{
-    cudaPointerAttributes a;
-    if (!p)
-        return 0;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();                   /* not an error: plain pageable memory */
-        return 0;
-    }
-    return a.type == cudaMemoryTypeHost;
-}
-
 /** Whether every component of the staging job of host frame f (its planes, or its one
  *  interleaved plane) is page-locked with one sample per step: then the upload reads the
  *  caller's memory directly (upload_direct), with no staging copy. */
@@ -833,7 +790,7 @@ static int frame_pinned(const HostLayout *hl)
 {
     const J2kiStageJob *job = &hl->job;
     for (int c = 0; c < job->nb_comps; c++)
-        if (job->step[c] > 1 || job->stride[c] < (ptrdiff_t)job->w[c] * job->bytes[c] || !host_pinned(job->src[c]))
+        if (job->step[c] > 1 || job->stride[c] < (ptrdiff_t)job->w[c] * job->bytes[c] || !j2ki_cuda_host_pinned(job->src[c]))
             return 0;
     return 1;
 }
@@ -885,13 +842,16 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried)
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
     int ret;
-    /* sharing (the BYPASS strategy's occupancy) as 1: the strategy the library takes does not
-     * depend on it (t1_cuda.h), and a graph holds one value */
+    /* the kernel variant and shared-memory limit of the test hooks (J2KI_T1_CUDA_DEFAULT and
+     * the device's unless a test sets them), the BYPASS strategy the library chooses; sharing
+     * (its occupancy) as 1: the strategy does not depend on it (t1_cuda.h), and a graph holds
+     * one value */
     if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
-        (ret = CU(j2ki_t1_cuda(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
-                               cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, s->d_data,
-                               s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
-                               slot_t1_stop(s, tried), 1, s->st))) < 0 ||
+        (ret = CU(j2ki_t1_cuda_variant(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
+                                       cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
+                                       s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
+                                       s->t1_scratch_size, cp->hooks.t1_variant, J2KI_T1_BYPASS_AUTO,
+                                       cp->hooks.smem_optin, slot_t1_stop(s, tried), 1, s->st))) < 0 ||
         (ret = CU(ev_record(s, EV_T1))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),

@@ -63,6 +63,7 @@ extern "C" {
 #include "t1_core.h"
 #include "t1_par.h"
 #include "t1_stop.h"
+#include "tuning.h"
 }
 
 static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
@@ -93,10 +94,8 @@ __device__ __forceinline__ uint32_t warp_or(uint32_t v)
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* One worker per code-block up to this many (4K DCI has 26,292 code-blocks): with 8,192 a 4K
- * frame's tier-1 took 28 ms on an H200 and 16.4 ms with one per block, for 128 MB more scratch
- * per slot (about 7 KB per worker with 32x32 blocks). */
-#define T1_MAX_WORKERS 32768u
+/* One worker per code-block up to this many (4K DCI has 26,292 code-blocks; tuning.h) */
+#define T1_MAX_WORKERS J2KI_TUNE_T1_MAX_WORKERS
 
 static uint32_t nb_workers(uint32_t nb_cblks)
 {
@@ -113,32 +112,27 @@ static size_t sort_temp_size(uint32_t n)
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 
-/* With the early stop, the column-parallel coder's launch schedule (see j2ki_t1_cuda_variant).
- * H100, 4K DCI, 8 frames in flight, three alternating runs each (same build and frame): fused
- * 208-210 frames/s, split 237-248, split then fused 200-251 (latency of a frame alone 16.9-17.1
- * ms in all three): split, the steadiest then. Since thread blocks without work leave before
- * loading the tables (t1p_chunk_kernel), the tail's launches cost only their blocks' work, and
- * split then fused overlaps the modelling of chunks 3 and 4 with the MQ chains of chunks 2 and
- * 3: H100 A/B (2026-11-25, 4K DCI page-locked, medians of 3) split 323.1 frames/s, a frame
- * alone 9.94 ms (tier-1 6.90), split then fused 324.2 and 9.78 ms (6.75). */
-#define T1P_SPLIT_DEFAULT 2
+/* With the early stop, the column-parallel coder's launch schedule (t1p_code): split then
+ * fused. Since thread blocks without work leave before loading the tables (t1p_chunk_kernel),
+ * the tail's launches cost only their blocks' work, and split then fused overlaps the
+ * modelling of chunks 3 and 4 with the MQ chains of chunks 2 and 3 (tuning.h). */
+#define T1P_SPLIT_DEFAULT J2KI_TUNE_T1P_SPLIT
 static int t1p_usable(int max_w, int max_h);
 
 /*
  * The dynamic shared memory a thread block of this device may opt into (Turing 64 KB, sm_86
  * and sm_89 99 KB, A100 163 KB, Hopper 227 KB, less the kernel's static shared memory, which
- * the caller subtracts). J2KC_CUDA_SMEM_OPTIN=N lowers it to N bytes (never raises it):
- * check_cuda uses it to run the fallbacks of the smaller GPUs on a large one.
+ * the caller subtracts). cap > 0 lowers it to cap bytes (never raises it): the test hook
+ * J2KC_CUDA_SMEM_OPTIN (hooks.h) runs the fallbacks of the smaller GPUs on a large one.
  */
-static size_t t1_smem_optin(void)
+static size_t t1_smem_optin(int cap)
 {
     int dev = 0, v = 48 * 1024;
-    const char *env = getenv("J2KC_CUDA_SMEM_OPTIN");
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v < 48 * 1024)
         v = 48 * 1024;
-    if (env && atoi(env) > 0 && atoi(env) < v)
-        v = atoi(env);
+    if (cap > 0 && cap < v)
+        v = cap;
     return (size_t)v;
 }
 
@@ -160,8 +154,7 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
     return lanes;
 }
 
-/* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
- * the environment (a measuring aid, as check_cuda --bench), else J2KI_T1_CUDA_PAR, the
+/* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT is J2KI_T1_CUDA_PAR, the
  * column-parallel coder, for every code-block shape. J2KI_T1_CUDA_PAR where it does not apply
  * falls back to the serial default for the size: t1p_usable refuses only blocks wider than
  * J2KI_T1P_MAX_W or whose stripe-column words exceed a launch's shared memory, and neither
@@ -170,10 +163,7 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
  * pass other sizes. */
 static int t1_resolve_variant(int variant, int max_w, int max_h)
 {
-    const char *env = getenv("J2KC_CUDA_T1_VARIANT");
     const size_t area = (size_t)max_w * (size_t)max_h;
-    if (variant < 0 && env && *env >= '0' && *env <= '9')
-        variant = atoi(env);
     if (variant < 0)
         variant = J2KI_T1_CUDA_PAR;
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
@@ -185,20 +175,20 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
  * lanes where N workers' words per warp exceed the device's shared memory, or N lanes with the
  * words in global memory where not even one worker's fit (t1_smem_lanes). Scratch sizes do not
  * change: both keep the same per-worker slices. */
-static int t1_fit_variant(int variant, int max_w, int max_h)
+static int t1_fit_variant(int variant, int smem_optin, int max_w, int max_h)
 {
     uint32_t cols_bytes, lanes;
     if (variant == J2KI_T1_CUDA_PAR || !(variant & J2KI_T1_CUDA_SMEM))
         return variant;
-    lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+    lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(smem_optin), &cols_bytes);
     if (lanes)
         return J2KI_T1_CUDA_SMEM + (int)lanes;
     return (variant & 63) >= 8 ? 8 : (variant & 63) >= 4 ? 4 : 1;
 }
 
-extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_h)
+extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int max_h)
 {
-    variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), max_w, max_h);
+    variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), smem_optin, max_w, max_h);
     if (variant == J2KI_T1_CUDA_PAR)
         return max_w > 64 ? "t1p_chunk_kernel<2, groups>"                    /* t1p_layout().nc, gr */
                : max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";
@@ -615,16 +605,17 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
 static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
                              uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
                              uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
-                             int variant, const uint32_t *lim, cudaStream_t st)
+                             int variant, int smem_optin, const uint32_t *lim, cudaStream_t st)
 {
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
     size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
     cudaError_t e;
-    variant = t1_fit_variant(variant, max_w, max_h);
+    variant = t1_fit_variant(variant, smem_optin, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
         uint32_t workers = nb_workers(nb_cblks), cols_bytes;
-        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(smem_optin),
+                                       &cols_bytes);
         size_t fb = align256(per * 2), wb = fb + align256(per * 4);
         size_t dyn = (size_t)4 * lanes * cols_bytes;
         uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
@@ -724,17 +715,6 @@ extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_
      * one-kernel strategy at every occupancy; the occupancy is still computed for the log
      * (the backend's init line). */
     return J2KI_T1_BYPASS_ONE;
-}
-
-extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                    int cblk_style, int bypass_start, int max_w, int max_h,
-                                    uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                    uint32_t *d_flag, void *d_scratch, size_t scratch_size,
-                                    const J2kiT1StopDev *stop, int sharing, cudaStream_t st)
-{
-    return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT,
-                                J2KI_T1_BYPASS_AUTO, stop, sharing, st);
 }
 
 /* A frame's part of the column-parallel coder's scratch (after its keys and indices). */
@@ -866,7 +846,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            int strategy, const J2kiT1StopDev *stop, int sharing,
+                                            int strategy, int smem_optin, const J2kiT1StopDev *stop, int sharing,
                                             cudaStream_t st)
 {
     cudaError_t e;
@@ -903,11 +883,11 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
      * each step, and the reference backend replays) and a second run codes the stopped blocks
      * up to their limit. */
     if ((e = t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                       d_passes, d_res, d_flag, p, variant, NULL, st)) != cudaSuccess || !lim)
+                       d_passes, d_res, d_flag, p, variant, smem_optin, NULL, st)) != cudaSuccess || !lim)
         return e;
     for (int s1 = 1; s1 <= J2KI_T1S_STEPS; s1++)
         if ((e = t1s_step(stop, d_cblks, nb_cblks, NULL, d_res, d_passes, s1, st)) != cudaSuccess)
             return e;
     return t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                     d_passes, d_res, d_flag, p, variant, lim, st);
+                     d_passes, d_res, d_flag, p, variant, smem_optin, lim, st);
 }
