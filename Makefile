@@ -127,7 +127,7 @@ check-dwt-emu: config.mak
 
 # the CUDA tier-2 and rate control run on the host against the reference writer and rc.c
 # (tests/t2_emu.cc, tests/rc_emu.cc; no GPU), linked with these host sources
-EMU_C = plan quant_ref dwt_ref mct_ref t2 markers tgt rc threadpool
+EMU_C = plan quant_ref dwt_ref mct_ref t2 markers tgt rc threadpool hooks
 emu-objs: config.mak
 	@mkdir -p $(B)/tests/emu_obj
 	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \

@@ -18,7 +18,7 @@
 #                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks;
 #                sd-pinned: page-locked)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
-#                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_RESORT=0"
+#                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_FLAT=0"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
 #   AB_BACKEND   default cuda (ref: a dry run of this script on a machine without a GPU)
 #   FRAMES_SRC   frame sources (default .dev/frames; see bench/README.md); PEERS (default .dev/peers)
@@ -123,9 +123,9 @@ for c in $CASES; do
             fi
             same=identical
             if [ $vi -gt 0 ] && ! cmp -s "$out" "$SCR/$c.0.j2c"; then same=DIFFERENT; fail=1; fi
-            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$v" "$r" "$(val "$line" fps)" \
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$v" "$r" "$(val "$line" fps)" \
                 "$(val "$line" latency_ms)" "$(val "$line" st_t1)" "$(val "$line" st_rc)" \
-                "$(val "$line" st_mct_dwt)" "$(val "$line" bytes)" "$same" "$(val "$line" load_t1_batch)" | tee -a "$SCR/runs.tsv"
+                "$(val "$line" st_mct_dwt)" "$(val "$line" bytes)" "$same" | tee -a "$SCR/runs.tsv"
             vi=$((vi + 1))
         done
     done
@@ -139,15 +139,14 @@ keys = []
 for r in rows:
     if (r[0], r[1]) not in keys:
         keys.append((r[0], r[1]))
-print('| case | variant | fps (runs) | median fps | latency ms | t1 ms | rc ms | mct+dwt ms | bytes | vs first | tier-1 batch |')
-print('|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|')
+print('| case | variant | fps (runs) | median fps | latency ms | t1 ms | rc ms | mct+dwt ms | bytes | vs first |')
+print('|---|---|---|---:|---:|---:|---:|---:|---:|---|')
 for k in keys:
     rs = [r for r in rows if (r[0], r[1]) == k]
     f = [float(r[3]) for r in rs]
     med = lambda i: st.median(float(r[i]) for r in rs)
-    print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
-          st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs))),
-          rs[0][10] if len(rs[0]) > 10 else ''))
+    print('| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %s | %s |' % (k[0], k[1], ' / '.join('%.1f' % x for x in f),
+          st.median(f), med(4), med(5), med(6), med(7), rs[0][8], ','.join(sorted(set(r[9] for r in rs)))))
 EOF
 cp "$SCR/runs.tsv" "${OUT:-$SCR}/ab-runs.tsv" 2>/dev/null
 exit $fail

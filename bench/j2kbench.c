@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     char name[4096], list[MAX_FRAMES * 4 + 2] = "";
     /* stage times of the frames of the throughput run (under load: their kernels share the
      * device with the other frames in flight) */
-    double ld_t1 = 0, ld_rc = 0, ld_total = 0, ld_batch = 0;   /* ld_batch: frames per tier-1 batch */
+    double ld_t1 = 0, ld_rc = 0, ld_total = 0;
 
     memset(fr, 0, sizeof(fr));
     for (int i = 1; i < argc; i++) {
@@ -388,7 +388,6 @@ int main(int argc, char **argv)
                 ld_rc += st.ms_rc;
                 ld_total += st.ms_total;
                 nb_load++;
-                ld_batch += st.t1_batch;
             }
         }
         rec++;
@@ -421,8 +420,8 @@ int main(int argc, char **argv)
                st_sum.ms_rc / nb_stats, st_sum.ms_t2 / nb_stats, st_sum.ms_download / nb_stats,
                st_sum.ms_total / nb_stats, st_sum.device_bytes_per_slot / 1048576.0);
     if (nb_load)
-        printf(" load_t1=%.4f load_rc=%.4f load_total=%.4f load_t1_batch=%.2f", ld_t1 / nb_load, ld_rc / nb_load,
-               ld_total / nb_load, ld_batch / nb_load);
+        printf(" load_t1=%.4f load_rc=%.4f load_total=%.4f", ld_t1 / nb_load, ld_rc / nb_load,
+               ld_total / nb_load);
     printf("\n");
     ret = same ? 0 : 3;
     if (!same)

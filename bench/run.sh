@@ -376,14 +376,6 @@ for cs in $CASES; do
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5
         ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8} bypass=1" -n $n -t $t -l $l -w 5
-        # BYPASS's two- and three-kernel strategies (t1_cuda.h: the library runs the one-kernel
-        # one, the row above), forced; imf4k's 64x64 blocks take the serial kernels, which have none
-        if [ "$cs" != imf4k ]; then
-            J2KC_CUDA_T1_BYPASS=2 ours "$cs" cuda bypass-two "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8} bypass=1" \
-                -n $n -t $t -l $l -w 5
-            J2KC_CUDA_T1_BYPASS=3 ours "$cs" cuda bypass-three "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8} bypass=1" \
-                -n $n -t $t -l $l -w 5
-        fi
         unset OURS_TIMEOUT
         cli_bench "$cs"
     fi

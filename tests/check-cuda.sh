@@ -56,12 +56,6 @@ forced() {
     done
 }
 if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
-    # BYPASS on the column-parallel tier-1: the API chooses a strategy (t1_cuda.h,
-    # j2ki_t1_cuda_bypass_strategy); end to end with each forced, the same bytes.
-    for s in 1 2 3; do
-        forced J2KC_CUDA_T1_BYPASS=$s "" bypass-32-97 bypass-64x16-97 style-all-32-53 cblk-256x16-all \
-            bypass-64-budget
-    done
     # the MQ threads' flat loop with the context states read a decision ahead (t1_par.h,
     # j2ki_t1p_code_run): the same bytes
     forced J2KC_CUDA_T1_FLAT=2 "" hd-97 hd-53 try-12bit-97 cblk-64-16bit-53 cblk-128x32-97
@@ -78,28 +72,6 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     for n in 32 3; do
         forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97
     done
-    # tier-1 batches end to end (the encodes keep 3 frames in flight, and code 2; the
-    # column-parallel coder's, every shape): both frames in one batch (graphs, then direct
-    # launches), and a batch of 3 that never fills (the receive codes its pending frames alone)
-    batch() {
-        local set=$1 want=$2 c out
-        shift 2
-        for c in "$@"; do
-            out=$(env $set "$BIN" --only "$c" 2>&1)
-            if [ $? -ne 0 ] || ! echo "$out" | grep -q "^ok   $c end-to-end.*tier-1 batch $want\$"; then
-                echo "$out" | grep -E "^(FAIL|ok   $c end-to-end)" | head -n 5
-                echo "FAIL $c with $set: expected identical bytes, tier-1 batch $want"
-                rc=1
-            else
-                echo "ok   $c with $set: all checks identical, tier-1 batch $want"
-            fi
-        done
-    }
-    cases="odd-97-ict offset-tiles-97 empty-prec-97 bypass-32-97 bypass-64x16-97 style-all-32-53 try-12bit-97 try-again-32-97"
-    cases="$cases style-all-97 cblk-128x32-97 cblk-16x256-97 bypass-64-budget"
-    batch J2KC_CUDA_T1_BATCH=2 2 $cases
-    batch "J2KC_CUDA_T1_BATCH=2 J2KC_CUDA_GRAPH=0" 2 odd-97-ict bypass-32-97 try-again-32-97
-    batch J2KC_CUDA_T1_BATCH=3 1 odd-97-ict bypass-32-97 try-again-32-97
 fi
 if [ $# -eq 0 ]; then
     # GPU faults survived (tests/cuda_faults.cu): each mode in a process of its own, since

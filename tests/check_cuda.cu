@@ -9,17 +9,15 @@
  *                 (comp, res, band, x, y) in band coordinates (band -1: spatial samples).
  *   end to end    the same frames through the public API with backend=ref and backend=cuda
  *                 (host frames, then device frames, J2KC_MEM_CUDA), codestreams compared.
- * With the column-parallel tier-1, also three frames' code-blocks coded in one set of launches
- * (j2ki_t1_cuda_batch), each frame against the reference.
  * Once: two encoders in two threads, a device frame still being written on the legacy
  * default stream (cu_stream NULL, as FFmpeg's uploads), a GPU index that does not exist,
  * device memory running out.
  * Options: --seed N (else J2KC_TEST_SEED, else a fixed default), --only NAME, --bench
  * (adds a 2K timing run through the public API, and times every tier-1 kernel variant,
- * J2KI_T1_CUDA_PAR included). J2KC_CUDA_T1_VARIANT=N in the environment makes the default
- * tier-1 kernel variant N everywhere (the per-stage check, its overflow check and the end to
- * end encodes all call the default), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial
- * kernel where the default is J2KI_T1_CUDA_PAR (every code-block shape).
+ * J2KI_T1_CUDA_PAR included). The test hooks J2KC_CUDA_T1_VARIANT and J2KC_CUDA_SMEM_OPTIN
+ * (hooks.h) hold everywhere (the per-stage check and its overflow check read them as the end
+ * to end encoders do), e.g. J2KC_CUDA_T1_VARIANT=8 checks the 8-lane serial kernel where the
+ * default is J2KI_T1_CUDA_PAR (every code-block shape).
  * Exit status 0 only when every check passed; 77 when no CUDA device is present.
  */
 extern "C" {
@@ -109,7 +107,7 @@ static const Cfg cfgs[] = {
     { "try-kept-97",       3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=5530 qstep_try=1" },
     { "try-again-97",      3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=145000 qstep_try=5" },
     { "try-12bit-97",      3,  640,  360, 0, 0, 12, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=70000" },
-    /* coded again with the column-parallel tier-1 (check-cuda.sh runs it in tier-1 batches) */
+    /* coded again with the column-parallel tier-1 */
     { "try-again-32-97",   3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 cblk=32x32 bytes=145000 qstep_try=5" },
     { "hd-97",             3, 1920, 1080, 0, 0, 10, 0, 0, 6, 0, "levels=5" },
     { "hd-53",             3, 1920, 1080, 0, 0,  8, 0, 0, 0, 0, "lossless=1 levels=5" },
@@ -134,6 +132,9 @@ static const Cfg cfgs[] = {
 };
 
 static int verbose;
+/* the library's test hooks (hooks.h), read once as an encoder reads them: the stage checks
+ * call tier-1 with the variant and shared-memory limit the end-to-end encoders get */
+static J2kiHooks g_hooks;
 
 static void log_cb(void *opaque, int level, const char *msg)
 {
@@ -655,7 +656,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaEventRecord(e0, 0));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant,
-                                    strategy, stopp, 1, 0));
+                                    strategy, g_hooks.smem_optin, stopp, 1, 0));
             CK(cudaEventRecord(e1, 0));
             CK(cudaDeviceSynchronize());
             if (ms) {
@@ -705,8 +706,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
-            CK(j2ki_t1_cuda(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
-                            d_data, d_passes, d_res, d_flag, d_scratch, ss, NULL, 1, 0));
+            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+                                    plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss,
+                                    g_hooks.t1_variant, J2KI_T1_BYPASS_AUTO, g_hooks.smem_optin, NULL, 1, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));
@@ -724,10 +726,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1%s (kernel variant %d, J2KC_CUDA_T1_VARIANT=%s, %s%s): %u code-blocks%s, %zu passes, "
+        printf("ok   %s tier-1%s (kernel variant %d, %s%s): %u code-blocks%s, %zu passes, "
                "%zu bytes identical\n", cfg->name, stopp ? " early stop" : "", variant,
-               getenv("J2KC_CUDA_T1_VARIANT") ? getenv("J2KC_CUDA_T1_VARIANT") : "",
-               j2ki_t1_cuda_kernel_name(variant, plan->max_cblk_w, plan->max_cblk_h),
+               j2ki_t1_cuda_kernel_name(variant, g_hooks.smem_optin, plan->max_cblk_w, plan->max_cblk_h),
                strategy == J2KI_T1_BYPASS_ONE ? ", BYPASS one-kernel" : strategy == J2KI_T1_BYPASS_TWO ?
                ", BYPASS two-kernel" : strategy == J2KI_T1_BYPASS_THREE ? ", BYPASS three-kernel" : "", n,
                stopp ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
@@ -868,144 +869,6 @@ static int encode_api_run(const Cfg *cfg, const char *backend, int dev_frames, F
     return got == nb ? 0 : (ret < 0 ? ret : -1);
 }
 
-/*
- * Tier-1 of several frames in one set of launches (j2ki_t1_cuda_batch; the column-parallel
- * coder only): three frames of the case's quantised samples, as they are, halved (a bit-plane
- * fewer: another sorted order) and negated, each frame's code-blocks against the reference.
- * stop_pct: each frame with the early stop at its own budget (stop_pct, 2 and 3 times it, of
- * the first frame's bytes). Frames 0 and 1 run their own steps on their own streams, forked
- * from frame 2's, which carries the launches (as the backend's batches).
- */
-#define T1B_FRAMES 3
-static void check_t1_batch(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, int stop_pct)
-{
-    const uint32_t n = plan->nb_cblks;
-    if (!n || j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h) < 2)
-        return;
-    const size_t ns = plan->nb_samples;
-    size_t data_off, pass_off;
-    J2kiCblkDev *h = t1_table(cp, plan, &data_off, &pass_off), *d_cb;
-    J2kiT1 *t1 = j2ki_t1_alloc(plan->max_cblk_w, plan->max_cblk_h);
-    const size_t ss = j2ki_t1_cuda_scratch_size(n, plan->max_cblk_w, plan->max_cblk_h);
-    int32_t *fs[T1B_FRAMES];
-    void *d_s[T1B_FRAMES], *d_scratch[T1B_FRAMES];
-    uint8_t *d_data[T1B_FRAMES];
-    J2kiPass *d_passes[T1B_FRAMES];
-    J2kiCblkRes *d_res[T1B_FRAMES];
-    uint32_t *d_flag[T1B_FRAMES];
-    J2kiT1StopDev stop[T1B_FRAMES];
-    J2kiT1Frame fr[T1B_FRAMES];
-    cudaStream_t st[T1B_FRAMES];
-    cudaEvent_t ev_fork;
-    double *d_w = NULL;
-    int *rret = (int *)calloc(n, sizeof(int));
-    uint32_t *hlim = (uint32_t *)calloc(n, sizeof(uint32_t)), *glim = (uint32_t *)calloc(n, sizeof(uint32_t));
-    uint64_t full0 = 0;
-    int bad = 0, nb_stopped = 0;
-    size_t total_bytes = 0, total_passes = 0;
-
-    CK(j2ki_cuda_malloc((void **)&d_cb, n * sizeof(*h)));
-    CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
-    CK(cudaEventCreateWithFlags(&ev_fork, cudaEventDisableTiming));
-    if (stop_pct > 0)
-        d_w = t1_weights_dev(plan);
-    for (int f = 0; f < T1B_FRAMES; f++) {
-        fs[f] = (int32_t *)malloc(ns * 4);
-        for (size_t k = 0; k < ns; k++)
-            fs[f][k] = f == 0 ? s[k] : f == 1 ? s[k] / 2 : -s[k];
-        CK(j2ki_cuda_malloc((void **)&d_s[f], ns * 4));
-        CK(cudaMemcpy(d_s[f], fs[f], ns * 4, cudaMemcpyHostToDevice));
-        CK(j2ki_cuda_malloc((void **)&d_data[f], data_off + 1));
-        CK(cudaMemset(d_data[f], 0xA5, data_off + 1));
-        CK(j2ki_cuda_malloc((void **)&d_passes[f], (pass_off + 1) * sizeof(J2kiPass)));
-        CK(j2ki_cuda_malloc((void **)&d_res[f], n * sizeof(J2kiCblkRes)));
-        CK(j2ki_cuda_malloc((void **)&d_flag[f], 4));
-        CK(cudaMemset(d_flag[f], 0, 4));
-        CK(j2ki_cuda_malloc((void **)&d_scratch[f], ss));
-        CK(cudaStreamCreateWithFlags(&st[f], cudaStreamNonBlocking));
-        memset(&fr[f], 0, sizeof(fr[f]));
-        fr[f].d_samples = d_s[f];
-        fr[f].d_data = d_data[f];
-        fr[f].d_passes = d_passes[f];
-        fr[f].d_res = d_res[f];
-        fr[f].d_flag = d_flag[f];
-        fr[f].d_scratch = d_scratch[f];
-        fr[f].scratch_size = ss;
-        fr[f].st = st[f];
-        CK(cudaEventCreateWithFlags(&fr[f].ev_join, cudaEventDisableTiming));
-    }
-    if (stop_pct > 0) {
-        /* the budgets from the first frame's bytes with every pass */
-        full0 = t1_ref_full(cp, plan, t1, h, fs[0], rret);
-        for (int f = 0; f < T1B_FRAMES; f++) {
-            stop[f].budget = full0 * (uint64_t)(stop_pct * (f + 1)) / 100;
-            stop[f].d_weight = d_w;
-            stop[f].scratch_size = j2ki_t1s_cuda_scratch_size(n);
-            CK(j2ki_cuda_malloc((void **)&stop[f].d_scratch, stop[f].scratch_size));
-            fr[f].stop = &stop[f];
-        }
-    }
-    CK(cudaDeviceSynchronize());
-    CK(j2ki_t1_cuda_batch(fr, T1B_FRAMES, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
-                          plan->max_cblk_h, ev_fork, st[T1B_FRAMES - 1]));
-    CK(cudaDeviceSynchronize());
-
-    uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
-    J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
-    J2kiCblkRes *g_res = (J2kiCblkRes *)malloc(n * sizeof(J2kiCblkRes));
-    for (int f = 0; f < T1B_FRAMES && !bad; f++) {
-        char label[32];
-        uint32_t flag = 0;
-        snprintf(label, sizeof(label), " batch frame %d", f);
-        CK(cudaMemcpy(g_data, d_data[f], data_off + 1, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(g_passes, d_passes[f], (pass_off + 1) * sizeof(J2kiPass), cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(g_res, d_res[f], n * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(&flag, d_flag[f], 4, cudaMemcpyDeviceToHost));
-        /* the reference of this frame: every block fully, then the early stop's replay */
-        memset(hlim, 0, n * sizeof(uint32_t));
-        t1_ref_full(cp, plan, t1, h, fs[f], rret);
-        if (stop_pct > 0) {
-            const int k = t1_ref_stop(cp, plan, t1, h, fs[f], stop[f].budget, hlim, rret);
-            if (k < 0) {
-                printf("FAIL %s tier-1%s stop: j2ki_t1s_plan_host\n", cfg->name, label);
-                bad = 1;
-                break;
-            }
-            nb_stopped += k;
-            CK(cudaMemcpy(glim, j2ki_t1s_cuda_limits(&stop[f]), n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-            bad = t1_compare_limits(cfg, label, plan, glim, hlim);
-        }
-        if (!bad)
-            bad = t1_compare(cfg, label, plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
-        if (!bad && flag) {
-            printf("FAIL %s tier-1%s: error flag set\n", cfg->name, label);
-            bad = 1;
-        }
-    }
-    test_checks++;
-    if (bad)
-        test_failures++;
-    else
-        printf("ok   %s tier-1 batch of %d frames in one set of launches%s (%s): %u code-blocks each%s, %zu passes, "
-               "%zu bytes identical\n", cfg->name, T1B_FRAMES, stop_pct > 0 ? " with the early stop" : "",
-               j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), n,
-               stop_pct > 0 ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
-    for (int f = 0; f < T1B_FRAMES; f++) {
-        free(fs[f]);
-        cudaFree(d_s[f]); cudaFree(d_data[f]); cudaFree(d_passes[f]); cudaFree(d_res[f]); cudaFree(d_flag[f]);
-        cudaFree(d_scratch[f]);
-        if (stop_pct > 0)
-            cudaFree(stop[f].d_scratch);
-        cudaEventDestroy(fr[f].ev_join);
-        cudaStreamDestroy(st[f]);
-    }
-    cudaEventDestroy(ev_fork);
-    cudaFree(d_w);
-    cudaFree(d_cb);
-    j2ki_t1_free(&t1);
-    free(g_data); free(g_passes); free(g_res); free(h); free(rret); free(hlim); free(glim);
-}
-
 static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
 {
     J2kcParams *p;
@@ -1126,18 +989,15 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     }
     /* with BYPASS and the column-parallel coder, each of its three strategies (t1_cuda.h) */
     {
-        const int bypass = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, J2KI_T1_CUDA_DEFAULT, cp.cblk_style,
+        const int bypass = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, g_hooks.t1_variant, cp.cblk_style,
                                                         plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, 1,
                                                         NULL) != 0;
         for (int k = bypass ? J2KI_T1_BYPASS_ONE : 0; k <= (bypass ? J2KI_T1_BYPASS_THREE : 0); k++) {
-            check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, k, NULL, 0);
+            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 0);
             /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
-            check_t1(cfg, &cp, plan, s_q, d_s, J2KI_T1_CUDA_DEFAULT, k, NULL, 10);
+            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 10);
         }
     }
-    /* code-blocks of three frames in one set of launches, without and with the early stop */
-    check_t1_batch(cfg, &cp, plan, s_q, 0);
-    check_t1_batch(cfg, &cp, plan, s_q, 10);
 
     /* ---- end to end through the public API ---- */
     {
@@ -1192,8 +1052,8 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         if (!same)
             test_failures++;
         else
-            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s; tier-1 batch %d\n",
-                   cfg->name, nb_frames, rs[0], path, st_cu.t1_batch);
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s\n",
+                   cfg->name, nb_frames, rs[0], path);
         for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); free(cup[i]); }
     }
 
@@ -1481,6 +1341,7 @@ int main(int argc, char **argv)
         return 77;
     }
     test_seed("check_cuda", seed);
+    j2ki_hooks_read(&g_hooks);
     for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
         if (!only || strstr(cfgs[i].name, only))
             check_cfg(&cfgs[i], 2, NULL);

@@ -81,12 +81,17 @@ static int64_t size_with(J2kiPlan *pl, int all)
 
 static const char *const mode_names[] = { "none", "bytes", "slope", "psnr" };
 
+/* the library's test hooks (hooks.h), read once as an encoder reads them (the Makefile runs
+ * this again with J2KC_RC_PROBES set) */
+static J2kiHooks g_hooks;
+
 /* One configuration. Returns 1 on a failure, 0 otherwise, -1 when the plan is refused. */
 static int run(int iter, long *stats)
 {
     J2kiCodingParams cp;
     J2kiPlan *pl = NULL;
     random_cp(&cp);
+    cp.hooks = g_hooks;
     int ret = j2ki_plan_create(&pl, &cp, NULL);
     if (ret == J2KC_ERR_UNSUPPORTED)
         return -1;
@@ -203,6 +208,10 @@ int main(int argc, char **argv)
     int iters = argc > 1 ? atoi(argv[1]) : 30, fails = 0, done = 0;
     long stats[6] = { 0, 0, 0, 0, 0, 0 }; /* decided, refused (same error on both), thresholds sized,
                                             filled (qstep_try's test), not filled, sizing rounds */
+    J2kiCodingParams hooks_cp;
+    j2ki_hooks_read(&g_hooks);
+    memset(&hooks_cp, 0, sizeof(hooks_cp));
+    hooks_cp.hooks = g_hooks;
     for (int it = 0; it < iters; it++) {
         int r = run(it, stats);
         if (r >= 0) {
@@ -213,7 +222,7 @@ int main(int argc, char **argv)
     printf("%s rc_emu: %d frames, %d differ from the host's decision; %ld decided (%ld thresholds sized on the "
            "device in %ld rounds, %d at most per round), %ld refused alike; fill sorts %ld, %ld of them beyond "
            "one chunk; hull masks alike, %ld filling, %ld not; %ld launches\n", fails ? "FAIL" : "ok", done,
-           fails, stats[0], stats[2], stats[5], j2ki_rc_multi_probes(), stats[1], g_sorts, g_wide_sorts, stats[3],
+           fails, stats[0], stats[2], stats[5], j2ki_rc_multi_probes(&hooks_cp), stats[1], g_sorts, g_wide_sorts, stats[3],
            stats[4], g_launches);
     return fails != 0;
 }

@@ -231,9 +231,6 @@ typedef struct J2kcStats {
     int    nb_recoded;              /**< 1 when the frame was coded again with qstep_rate's steps
                                          after not filling its budget with qstep_try's (the
                                          stage times are then the sums of both codings) */
-    int    t1_batch;                /**< CUDA backend: frames whose code-blocks this frame's
-                                         (first) tier-1 coding shared its launches with, itself
-                                         included (1: coded alone) */
 } J2kcStats;
 int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
 

@@ -2,17 +2,17 @@
  * The CUDA backend: per frame slot, one stream that uploads the frame, runs load + MCT
  * (Annex G), the DWT (Annex F), quantisation (Annex E), tier-1 (Annex D), PCRD-opt rate
  * control (rc_cuda.cu) and packetisation (t2_cuda.cu) on the device, and brings back the
- * finished codestream. With J2KC_CUDA_HOST_FINISH=1 (for comparison) the tier-1 results (pass
- * tables, bytes) come back instead and the host runs rate control + tier-2
- * (j2ki_finish_codestream); both ways write the reference backend's bytes.
+ * finished codestream, the reference backend's bytes.
+ *
+ * Page-locked host memory is detected by cuda_pinned.cu; the process environment CUDA needs
+ * (CUDA_DEVICE_MAX_CONNECTIONS) is set by cuda_env.cu before the encoder's first CUDA call.
  *
  * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
  * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
  * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
- * host): the upload staging area and the download areas. The slot's own plan (the host finish
- * keeps per-frame state in it) has its code-blocks' data and pass pointers aimed at the pinned
- * download areas, so downloaded tier-1 results are in place without a host copy.
+ * host): the upload staging area, tier-1's error flag and block results, the tier-2 result
+ * record and the codestream.
  *
  * Upload: host planes are copied into the pinned staging area by submit (the caller may reuse
  * them once submit returns; from 4 MB on, up to STAGE_COPIERS helper threads claim chunks of
@@ -20,15 +20,14 @@
  * part's upload enqueued as soon as it is in place; components interleaved in one plane
  * (packed RGB / XYZ) are staged as rows, the load reading them with their step (host_layout).
  * Page-locked planes (one sample per step, or one interleaved plane) are copied up straight
- * from the caller's memory, and submit waits for that copy (the only sync in submit). Device planes (J2KC_MEM_CUDA) are read in place after an event on the
- * caller's stream.
+ * from the caller's memory, and submit waits for that copy (the only sync in submit). Device
+ * planes (J2KC_MEM_CUDA) are read in place after an event on the caller's stream.
  *
  * The one sync point per frame after submit is in the slot's host worker thread:
  * cudaEventSynchronize on the slot's last event (after sleeping until rate control is done, see
- * slot_init), then the host checks (and the host finish when
- * asked for) on that thread, so frames in flight are finished on several cores at once; wait()
- * only waits for the worker's result. The log callback may therefore be called from these
- * threads.
+ * slot_init), then the host checks on that thread, so frames in flight are finished on several
+ * cores at once; wait() only waits for the worker's result. The log callback may therefore be
+ * called from these threads.
  */
 extern "C" {
 #include "backend.h"
@@ -37,6 +36,7 @@ extern "C" {
 #include "quant.h"
 #include "rc.h"
 #include "stage.h"
+#include "tuning.h"
 }
 #include <pthread.h>
 #include <stdio.h>
@@ -45,6 +45,7 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
+#include "cuda_pinned.h"
 #include "cuda_util.h"
 #include "dwt_cuda.h"
 #include "mct_cuda.h"
@@ -61,11 +62,9 @@ typedef struct CudaSlot {
     J2kiPlan     *plan;
     J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off) */
     int           tried;           /* the frame in flight is coded with plan_try */
-    int           batched;         /* frames of its tier-1 batch (1: coded alone), for its stats */
     cudaStream_t  st;
     cudaEvent_t   ev[NB_EV];
     cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
-    cudaEvent_t   ev_join;         /* a batch's steps of this frame done on st (j2ki_t1_cuda_batch) */
     /* device */
     void         *d_samples;
     void         *d_tmp;
@@ -80,26 +79,25 @@ typedef struct CudaSlot {
     size_t        t1_scratch_size;
     /* pinned host */
     uint8_t      *h_stage;
-    uint8_t      *h_data;
-    J2kiPass     *h_passes;
     J2kiCblkRes  *h_res;
     uint32_t     *h_flag;
-    /* device rate control and tier-2 (gpu_finish): only the codestream comes back */
+    /* device rate control and tier-2: only the codestream comes back */
     J2kiT2Cuda   *t2, *t2_try;     /* of plan, and of plan_try */
     J2kiRcCuda   *rc, *rc_try;
     uint8_t      *d_cs;
     J2kiT2CudaResult *h_t2res;     /* pinned */
     /* host */
-    uint8_t      *h_cs;            /* pinned when gpu_finish, else malloc'ed */
+    uint8_t      *h_cs;            /* pinned */
     const uint8_t *cs;
     size_t        cs_len;
     int           cs_err;
     J2kcStats     stats;
     size_t        device_bytes;
-    /* graphs (b->graphs, slot_graphs): tier-1 and tier-2 .. download per plan (index tried) */
+    /* graphs (slot_graphs): tier-1 and tier-2 .. download per plan (index tried) */
     cudaGraphExec_t g_t1[2], g_fin[2];
-    /* host worker: waits for the slot's device work, then runs rate control + tier-2, so the
-     * host part of several frames runs on several cores; state and quit under mtx */
+    /* host worker: waits for the slot's device work, then checks its results and takes the
+     * codestream, so the host part of several frames runs on several cores; state and quit
+     * under mtx */
     struct CudaBackend *b;
     pthread_t     thread;
     int           thread_started;
@@ -110,35 +108,15 @@ typedef struct CudaSlot {
     int           quit;
 } CudaSlot;
 
-/* SLOT_PENDING: the frame is enqueued up to quantisation and waits for the other frames of its
- * tier-1 batch (CudaGroup); its worker waits too. */
-enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE, SLOT_PENDING };
-
-/*
- * Tier-1 batches (t1_cuda.h, j2ki_t1_cuda_batch): slots first .. first + n - 1 (consecutive
- * frames, since the front end fills the slots in turn) have their first tier-1 coding in one
- * set of launches when all n are pending, on the last one's stream; each frame's rate control,
- * tier-2 and download then follow on its own stream. A frame whose batch does not fill (a
- * receive asks for it first, or the stream ends) is coded alone: nothing waits for a frame
- * that is not submitted. Only when J2KC_CUDA_T1_BATCH asks for batches (cuda_init says why).
- */
-typedef struct CudaGroup {
-    int             first, n;
-    cudaEvent_t     ev_fork;       /* forks the frames' own steps from the batch's stream */
-    cudaEvent_t     ev_done;       /* the batch's tier-1 done, on the last slot's stream */
-    cudaGraphExec_t g_t1;          /* its ops (code_t1_group_ops) as a graph, b->graphs */
-} CudaGroup;
+enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
 
 /* Threads that help the submitting thread copy a pageable host frame into the pinned staging
  * area (at most one fewer than the cores), and the frame size from which they are used. One
  * thread's copy is bound by its core's memory traffic, several times slower than the upload
  * it feeds; the helpers claim chunks of rows (stage.c), so more of them shorten the copy
- * without waiting for the slowest. 7 is where more helpers stopped paying on a 16-core host
- * (15 gave the same frame rate and latency).
- * Measured: see bench/results/history.md#staging-copiers */
-#define STAGE_COPIERS   7
-#define STAGE_COPIERS_MAX J2KI_STAGE_MAX_THREADS   /* J2KC_CUDA_COPIERS (measuring aid) may ask for up to this */
-#define STAGE_PAR_BYTES ((size_t)4 << 20)
+ * without waiting for the slowest (tuning.h). */
+#define STAGE_COPIERS   J2KI_TUNE_STAGE_COPIERS
+#define STAGE_PAR_BYTES J2KI_TUNE_STAGE_PAR_BYTES
 
 typedef CUresult (*CtxPushFn)(CUcontext);
 typedef CUresult (*CtxPopFn)(CUcontext *);
@@ -152,17 +130,9 @@ typedef struct CudaBackend {
     CtxPushFn     ctx_push;
     CtxPopFn      ctx_pop;
     int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
-    int           gpu_finish;      /* rate control + tier-2 on the device (default); 0: on the
-                                      host worker threads (J2KC_CUDA_HOST_FINISH=1, for comparison) */
-    int           spin;            /* J2KC_CUDA_SPIN=1 (for comparison): the slot workers spin for
-                                      their frames' whole time (the driver's default), none sleeps */
-    int           graphs;          /* enqueue_code by CUDA graphs (J2KC_CUDA_GRAPH=0: not) */
     int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
     CudaSlot     *slots;
-    int           batch;           /* frames per tier-1 batch (1: none); see CudaGroup */
-    int           nb_groups;       /* the first nb_groups * batch slots are batched */
-    CudaGroup    *groups;
     size_t        max_out;
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
@@ -221,39 +191,6 @@ static double ms_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
 }
 
-/*
- * CUDA_DEVICE_MAX_CONNECTIONS: the hardware work queues of a context, which its streams share
- * round-robin; kernels of two streams on one queue run one after the other. With the driver's
- * default the slots' streams queue behind each other, so one queue per slot (at least 8, at
- * most 32) is asked for. Read when the context is created, so this must run before the
- * encoder's first CUDA call; the caller's own setting is kept. setenv is not thread-safe
- * against other threads' getenv: the mutex covers the library's own calls.
- * Measured: see bench/results/history.md#hardware-queues
- */
-extern "C" void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    const int want = nb_slots < 8 ? 8 : nb_slots > 32 ? 32 : nb_slots;
-    const char *e;
-    pthread_mutex_lock(&mu);
-    e = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (e) {
-        if (atoi(e) < want)
-            j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA_DEVICE_MAX_CONNECTIONS=%s (the caller's) is below the %d frame slots: "
-                     "their streams share hardware queues", e, nb_slots);
-    } else if (caller_ctx) {
-        j2ki_log(log, J2KC_LOG_VERBOSE, "the caller's CUDA context was made with the driver's default number of "
-                 "hardware queues; CUDA_DEVICE_MAX_CONNECTIONS=%d set before CUDA starts is faster (1.1x to 1.6x "
-                 "measured)", want);
-    } else {
-        char v[16];
-        snprintf(v, sizeof(v), "%d", want);
-        if (setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 0) == 0)
-            j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA_DEVICE_MAX_CONNECTIONS=%s: one hardware queue per frame slot", v);
-    }
-    pthread_mutex_unlock(&mu);
-}
-
 extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 {
     int n = 0;
@@ -280,7 +217,6 @@ static int finish_slot(CudaBackend *b, CudaSlot *s);
 static void slot_timings(CudaBackend *b, CudaSlot *s, int again);
 static int slot_fills(CudaBackend *b, CudaSlot *s);
 static int enqueue_code(CudaBackend *b, CudaSlot *s, int again);
-static int group_init(CudaBackend *b, CudaGroup *g);
 static int slot_graphs(CudaBackend *b, CudaSlot *s);
 static void copiers_start(CudaBackend *b);
 static void copiers_stop(CudaBackend *b);
@@ -376,8 +312,6 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     cudaFree(s->d_t1_scratch);
     cudaFree(s->t1s.d_scratch);
     cudaFreeHost(s->h_stage);
-    cudaFreeHost(s->h_data);
-    cudaFreeHost(s->h_passes);
     cudaFreeHost(s->h_res);
     cudaFreeHost(s->h_flag);
     for (int i = 0; i < NB_EV; i++)
@@ -385,8 +319,6 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
             cudaEventDestroy(s->ev[i]);
     if (s->ev_ext)
         cudaEventDestroy(s->ev_ext);
-    if (s->ev_join)
-        cudaEventDestroy(s->ev_join);
     for (int k = 0; k < 2; k++) {
         if (s->g_t1[k])
             cudaGraphExecDestroy(s->g_t1[k]);
@@ -402,10 +334,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     j2ki_t2_cuda_free(&s->t2_try);
     cudaFree(s->d_cs);
     cudaFreeHost(s->h_t2res);
-    if (b->gpu_finish)
-        cudaFreeHost(s->h_cs);
-    else
-        free(s->h_cs);
+    cudaFreeHost(s->h_cs);
     j2ki_plan_free(&s->plan);
     j2ki_plan_free(&s->plan_try);
     if (s->sync_ready) {
@@ -428,16 +357,6 @@ static void cuda_uninit(void *priv)
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         if (b->slots[i].st)
             cudaStreamSynchronize(b->slots[i].st);
-    for (int i = 0; b->groups && i < b->nb_groups; i++) {
-        CudaGroup *g = &b->groups[i];
-        if (g->g_t1)
-            cudaGraphExecDestroy(g->g_t1);
-        if (g->ev_fork)
-            cudaEventDestroy(g->ev_fork);
-        if (g->ev_done)
-            cudaEventDestroy(g->ev_done);
-    }
-    free(b->groups);
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_free(b, &b->slots[i]);
     free(b->slots);
@@ -524,12 +443,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0 ||
         (b->plan_try && (ret = j2ki_plan_create(&s->plan_try, &b->cp_try, &b->log)) < 0))
         return ret;
-    if (b->gpu_finish) {
-        if ((ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0)
-            return ret;
-    } else if (!(s->h_cs = (uint8_t *)malloc(b->max_out ? b->max_out : 1))) {
-        return J2KC_ERR_NOMEM;
-    }
+    if ((ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0)
+        return ret;
     if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
         return ret;
     /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
@@ -540,15 +455,14 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
      * thread wake-up to every frame's latency, hence the split.
      * Measured: see bench/results/history.md#slot-workers-sleep */
     for (int i = 0; i < NB_EV; i++)
-        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC && !b->spin ? cudaEventBlockingSync
-                                                                                 : cudaEventDefault))) < 0)
+        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC ? cudaEventBlockingSync
+                                                                     : cudaEventDefault))) < 0)
             return ret;
-    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
-        (ret = CU(cudaEventCreateWithFlags(&s->ev_join, cudaEventDisableTiming))) < 0)
+    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
         return ret;
 
     s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
-                                                         plan->max_cblk_h, J2KI_T1_CUDA_DEFAULT);
+                                                         plan->max_cblk_h, b->cp->hooks.t1_variant);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
         (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
         (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||
@@ -568,33 +482,20 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         s->t1s_try.d_weight = b->d_weight_try;
     }
     if ((ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_data, b->data_size ? b->data_size : 1))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_passes, (b->nb_pass_total ? b->nb_pass_total : 1) * sizeof(J2kiPass)))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0)
         return ret;
 
-    if (b->gpu_finish &&
-        ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
-         (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0 ||
-         (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
-         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0))
+    if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0 ||
+        (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
+        (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0)
         return ret;
-    if (b->gpu_finish && s->plan_try &&
+    if (s->plan_try &&
         ((ret = j2ki_t2_cuda_init(&s->t2_try, s->plan_try, b->h_cblks_try, s->d_data, s->d_passes, &b->log,
                                   &b->broken)) < 0 ||
          (ret = j2ki_rc_cuda_init(&s->rc_try, s->plan_try, s->t2_try, b->nb_slots, &b->log, &b->broken)) < 0))
         return ret;
-
-    /* aim the slot plan's code-blocks at the pinned download areas (same layout as d_cblks) */
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
-        s->plan->cblks[i].data = s->h_data + b->h_cblks[i].data_off;
-        s->plan->cblks[i].passes = s->h_passes + b->h_cblks[i].pass_off;
-        if (s->plan_try) {
-            s->plan_try->cblks[i].data = s->h_data + b->h_cblks_try[i].data_off;
-            s->plan_try->cblks[i].passes = s->h_passes + b->h_cblks_try[i].pass_off;
-        }
-    }
 
     s->b = b;
     if (pthread_mutex_init(&s->mtx, NULL))
@@ -632,14 +533,6 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     b->plan = plan;
     b->nb_slots = nb_slots;
     b->max_out = max_out;
-    {
-        const char *e = getenv("J2KC_CUDA_HOST_FINISH");
-        b->gpu_finish = !(e && *e == '1');
-        e = getenv("J2KC_CUDA_SPIN");
-        b->spin = e && *e == '1';
-        e = getenv("J2KC_CUDA_GRAPH");
-        b->graphs = !(e && *e == '0') && b->gpu_finish;
-    }
 
     if (cp->cu_ctx) {
         cudaDriverEntryPointQueryResult q1, q2;
@@ -726,54 +619,26 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
             goto fail;
         ms_slots += ms_since(&t0) - ms;
         ms = ms_since(&t0);
-        if (b->graphs && (ret = slot_graphs(b, &b->slots[i])) < 0)
+        if ((ret = slot_graphs(b, &b->slots[i])) < 0)
             goto fail;
         ms_graphs += ms_since(&t0) - ms;
-    }
-    {
-        /* Tier-1 batches (CudaGroup): J2KC_CUDA_T1_BATCH=n codes the code-blocks of n
-         * consecutive frames in one set of launches (n up to the slots and J2KI_T1_BATCH_MAX;
-         * the column-parallel coder only). Off by default: frames coded alone on their slots'
-         * streams already run side by side, while a batch's frames wait for its last one to
-         * be submitted and each waits for the slowest before its rate control starts; no
-         * batch size measured was faster. Measured: see bench/results/history.md#tier-1-batches */
-        const char *e = getenv("J2KC_CUDA_T1_BATCH");
-        const int max = j2ki_t1_cuda_batch_max(plan->max_cblk_w, plan->max_cblk_h);
-        int want = e && atoi(e) > 0 ? atoi(e) : 1;
-        want = want > nb_slots ? nb_slots : want > max ? max : want;
-        b->batch = want > 1 && plan->nb_cblks ? want : 1;
-        b->nb_groups = b->batch > 1 ? nb_slots / b->batch : 0;
-        if (b->nb_groups && !(b->groups = (CudaGroup *)calloc((size_t)b->nb_groups, sizeof(*b->groups)))) {
-            ret = J2KC_ERR_NOMEM;
-            goto fail;
-        }
-        for (int i = 0; i < b->nb_groups; i++) {
-            b->groups[i].first = i * b->batch;
-            b->groups[i].n = b->batch;
-            if ((ret = group_init(b, &b->groups[i])) < 0)
-                goto fail;
-        }
     }
     copiers_start(b);
     {
         /* with BYPASS, the tier-1 strategy and its occupancy with every slot busy (t1_cuda.h) */
         double occ = 0.0;
         char bypass[128] = "";
-        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, J2KI_T1_CUDA_DEFAULT, cp->cblk_style,
+        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, cp->hooks.t1_variant, cp->cblk_style,
                                                     plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, nb_slots,
                                                     &occ);
         if (bs)
             snprintf(bypass, sizeof(bypass), ", BYPASS by its %s-kernel strategy (occupancy %.1f with every slot busy)",
                      bs == J2KI_T1_BYPASS_ONE ? "one" : bs == J2KI_T1_BYPASS_TWO ? "two" : "three", occ);
-        char batch[96] = "";
-        if (b->batch > 1)
-            snprintf(batch, sizeof(batch), ", code-blocks of %d frames per launch (%d batch%s)", b->batch,
-                     b->nb_groups, b->nb_groups > 1 ? "es" : "");
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-                 "copy thread(s), tier-1 by %s%s%s; tier-1 and tier-2 launched %s", nb_slots,
+                 "copy thread(s), tier-1 by %s%s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
-                 j2ki_t1_cuda_kernel_name(J2KI_T1_CUDA_DEFAULT, plan->max_cblk_w, plan->max_cblk_h), bypass, batch,
-                 b->graphs ? "as CUDA graphs" : "directly");
+                 j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
+                                          plan->max_cblk_h), bypass);
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
                  "code-block tables %.1f, slots' memory %.1f, graphs %.1f", ms_since(&t0), ms_dev, ms_tables,
                  ms_slots, ms_graphs);
@@ -806,11 +671,7 @@ static void copiers_start(CudaBackend *b)
 {
     size_t bytes = b->stage_off[b->cp->img.nb_comps];
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int cap = STAGE_COPIERS;
-    const char *e = getenv("J2KC_CUDA_COPIERS");   /* measuring aid: helper threads, 0..15 */
-    if (e && *e >= '0' && *e <= '9')
-        cap = atoi(e) > STAGE_COPIERS_MAX ? STAGE_COPIERS_MAX : atoi(e);
-    int want = cores > 1 ? (int)(cores - 1 < cap ? cores - 1 : cap) : 0;
+    int want = cores > 1 ? (int)(cores - 1 < STAGE_COPIERS ? cores - 1 : STAGE_COPIERS) : 0;
     if (bytes >= STAGE_PAR_BYTES && want > 0)
         b->stager = j2ki_stager_new(want);
 }
@@ -922,19 +783,6 @@ static J2kiLoadSrc load_src(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, con
     return l;
 }
 
-/** Whether host memory at p is page-locked (cudaHostAlloc, cudaHostRegister). */
-static int host_pinned(const void *p)
-{
-    cudaPointerAttributes a;
-    if (!p)
-        return 0;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();                   /* not an error: plain pageable memory */
-        return 0;
-    }
-    return a.type == cudaMemoryTypeHost;
-}
-
 /** Whether every component of the staging job of host frame f (its planes, or its one
  *  interleaved plane) is page-locked with one sample per step: then the upload reads the
  *  caller's memory directly (upload_direct), with no staging copy. */
@@ -942,7 +790,7 @@ static int frame_pinned(const HostLayout *hl)
 {
     const J2kiStageJob *job = &hl->job;
     for (int c = 0; c < job->nb_comps; c++)
-        if (job->step[c] > 1 || job->stride[c] < (ptrdiff_t)job->w[c] * job->bytes[c] || !host_pinned(job->src[c]))
+        if (job->step[c] > 1 || job->stride[c] < (ptrdiff_t)job->w[c] * job->bytes[c] || !j2ki_cuda_host_pinned(job->src[c]))
             return 0;
     return 1;
 }
@@ -974,29 +822,11 @@ static int busy_slots(CudaBackend *b, const CudaSlot *self)
     return n;
 }
 
-/* cudaEventRecord, or while the stream is captured into a graph an event-record node (external:
- * the host waits on it and times with it as on any record) */
-static cudaError_t ev_record_on(cudaEvent_t ev, cudaStream_t st, int capturing)
+/* An event record inside a graph capture (the ops below run only so): an event-record node,
+ * external, so that the host waits on it and times with it as on any record. */
+static cudaError_t ev_record(CudaSlot *s, int e)
 {
-    return capturing ? cudaEventRecordWithFlags(ev, st, cudaEventRecordExternal) : cudaEventRecord(ev, st);
-}
-
-static cudaError_t ev_record(CudaSlot *s, int e, int capturing)
-{
-    return ev_record_on(s->ev[e], s->st, capturing);
-}
-
-/** After a frame's tier-1 on st (its own stream, or its batch's): EV_T1, and its error flag and
- *  block results to the host. */
-static int t1_results_ops(CudaBackend *b, CudaSlot *s, cudaStream_t st, int capturing)
-{
-    int ret;
-    if ((ret = CU(ev_record_on(s->ev[EV_T1], st, capturing))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, st))) < 0 ||
-        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, b->plan->nb_cblks * sizeof(J2kiCblkRes),
-                                  cudaMemcpyDeviceToHost, st))) < 0)
-        return ret;
-    return 0;
+    return cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal);
 }
 
 /** The slot's tier-1 early stop for the plan (tried: plan_try's), NULL when off. */
@@ -1005,62 +835,58 @@ static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int tried)
     return s->t1s.d_scratch ? (tried ? &s->t1s_try : &s->t1s) : NULL;
 }
 
-/** enqueue_code's first part on s->st: tier-1 with plan_try's tables when tried, its results'
- *  copies to the host. */
-static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried, int capturing)
+/** enqueue_code's first part on s->st, captured: tier-1 with plan_try's tables when tried,
+ *  then EV_T1, and its error flag and block results to the host. */
+static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried)
 {
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
     int ret;
-    /* sharing (the BYPASS strategy's occupancy) as 1: the strategy the library takes does not
-     * depend on it (t1_cuda.h), and a graph holds one value */
+    /* the kernel variant and shared-memory limit of the test hooks (J2KI_T1_CUDA_DEFAULT and
+     * the device's unless a test sets them), the BYPASS strategy the library chooses; sharing
+     * (its occupancy) as 1: the strategy does not depend on it (t1_cuda.h), and a graph holds
+     * one value */
     if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
-        (ret = CU(j2ki_t1_cuda(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
-                               cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, s->d_data,
-                               s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch, s->t1_scratch_size,
-                               slot_t1_stop(s, tried), 1, s->st))) < 0)
+        (ret = CU(j2ki_t1_cuda_variant(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
+                                       cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
+                                       s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
+                                       s->t1_scratch_size, cp->hooks.t1_variant, J2KI_T1_BYPASS_AUTO,
+                                       cp->hooks.smem_optin, slot_t1_stop(s, tried), 1, s->st))) < 0 ||
+        (ret = CU(ev_record(s, EV_T1))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
+                                  cudaMemcpyDeviceToHost, s->st))) < 0)
         return ret;
-    return t1_results_ops(b, s, s->st, capturing);
+    return 0;
 }
 
-/** enqueue_code's last part on s->st, after rate control: tier-2 and the download (device
- *  finish), or the passes and data to the host (host finish, which records EV_RC here). */
-static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried, int capturing)
+/** enqueue_code's last part on s->st, captured, after rate control: tier-2 and the download. */
+static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried)
 {
     const J2kiCodingParams *cp = b->cp;
+    /* back come the result record and, with a byte budget (the codestream cannot be longer),
+     * the budget's worth of bytes in the same stream, so the slot's last event stays the only
+     * sync point */
+    J2kiT2Cuda *t2 = tried ? s->t2_try : s->t2;
     int ret;
-    if (b->gpu_finish) {
-        /* back come the result record and, with a byte budget (the codestream cannot be
-         * longer), the budget's worth of bytes in the same stream, so the slot's last event
-         * stays the only sync point */
-        J2kiT2Cuda *t2 = tried ? s->t2_try : s->t2;
-        if ((ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out)) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),
-                                      cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-        if (cp->rc_mode == J2KI_RC_BYTES &&
-            (ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
-                                      cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-    } else {
-        if ((ret = CU(ev_record(s, EV_RC, capturing))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_passes, s->d_passes, b->nb_pass_total * sizeof(J2kiPass),
-                                      cudaMemcpyDeviceToHost, s->st))) < 0 ||
-            (ret = CU(cudaMemcpyAsync(s->h_data, s->d_data, b->data_size, cudaMemcpyDeviceToHost, s->st))) < 0)
-            return ret;
-    }
-    return CU(ev_record(s, EV_DONE, capturing));
+    if ((ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out)) < 0 ||
+        (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),
+                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        return ret;
+    if (cp->rc_mode == J2KI_RC_BYTES &&
+        (ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
+                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        return ret;
+    return CU(ev_record(s, EV_DONE));
 }
 
 /*
- * CUDA graphs (b->graphs, the default with the device finish): code_t1_ops and code_fin_ops of
- * each plan are captured once per slot (slot_graphs, at init: a capture runs nothing) and
- * launched whole per frame; rate control between them is launched directly, since its decide
- * grid takes a share of the device that depends on the frames busy at the time. A frame's
- * tier-1 to download is about 50 launches, copies and event records; for small frames the
- * submitting thread issuing them one by one was the bound. The bytes are the same either way;
- * J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
- * Measured: see bench/results/history.md#cuda-graphs
+ * CUDA graphs: code_t1_ops and code_fin_ops of each plan are captured once per slot
+ * (slot_graphs, at init: a capture runs nothing) and launched whole per frame; rate control
+ * between them is launched directly, since its decide grid takes a share of the device that
+ * depends on the frames busy at the time. A frame's tier-1 to download is about 50 launches,
+ * copies and event records; for small frames the submitting thread issuing them one by one
+ * was the bound. Measured: see bench/results/history.md#cuda-graphs
  */
 static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExec_t *out)
 {
@@ -1069,7 +895,7 @@ static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExe
     int ret;
     if ((ret = CU(cudaStreamBeginCapture(s->st, cudaStreamCaptureModeRelaxed))) < 0)
         return ret;
-    ret = fin ? code_fin_ops(b, s, tried, 1) : code_t1_ops(b, s, tried, 1);
+    ret = fin ? code_fin_ops(b, s, tried) : code_t1_ops(b, s, tried);
     e = cudaStreamEndCapture(s->st, &g);              /* always, so the stream leaves capture */
     if (ret == 0 && (ret = CU(e)) == 0)
         ret = CU(cudaGraphInstantiate(out, g, 0));
@@ -1099,11 +925,10 @@ static int enqueue_rest(CudaBackend *b, CudaSlot *s)
     const int tried = s->tried;
     int ret;
     /* PCRD-opt on the device, its grid sized for the frames busy now */
-    if (b->gpu_finish &&
-        ((ret = j2ki_rc_cuda_run(tried ? s->rc_try : s->rc, s->d_res, 1 + busy_slots(b, s), tried, s->st)) < 0 ||
-         (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0))
+    if ((ret = j2ki_rc_cuda_run(tried ? s->rc_try : s->rc, s->d_res, 1 + busy_slots(b, s), tried, s->st)) < 0 ||
+        (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0)
         return ret;
-    return b->graphs ? CU(cudaGraphLaunch(s->g_fin[tried], s->st)) : code_fin_ops(b, s, tried, 0);
+    return CU(cudaGraphLaunch(s->g_fin[tried], s->st));
 }
 
 /** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try's tables when
@@ -1114,118 +939,9 @@ static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
     int ret;
     if (again && (ret = CU(cudaEventRecord(s->ev[EV_AGAIN], s->st))) < 0)
         return ret;
-    if ((ret = b->graphs ? CU(cudaGraphLaunch(s->g_t1[tried], s->st)) : code_t1_ops(b, s, tried, 0)) < 0)
+    if ((ret = CU(cudaGraphLaunch(s->g_t1[tried], s->st))) < 0)
         return ret;
     return enqueue_rest(b, s);
-}
-
-/* ---- tier-1 batches (CudaGroup) ---- */
-
-/** The batch a slot belongs to, or NULL. */
-static CudaGroup *slot_group(CudaBackend *b, const CudaSlot *s)
-{
-    const int i = (int)(s - b->slots);
-    return b->batch > 1 && i < b->nb_groups * b->batch ? &b->groups[i / b->batch] : NULL;
-}
-
-/** A batch's tier-1 on its last slot's stream (code_t1_ops for every frame of it, their
- *  first coding: with plan_try's tables when qstep_try is on). */
-static int code_t1_group_ops(CudaBackend *b, CudaGroup *g, int capturing)
-{
-    const J2kiCodingParams *cp = b->cp;
-    const J2kiPlan *plan = b->plan;
-    CudaSlot *lead = &b->slots[g->first + g->n - 1];
-    const int tried = lead->plan_try != NULL;
-    J2kiT1Frame fr[J2KI_T1_BATCH_MAX];
-    int ret;
-    for (int k = 0; k < g->n; k++) {
-        CudaSlot *m = &b->slots[g->first + k];
-        if ((ret = CU(cudaMemsetAsync(m->d_flag, 0, sizeof(uint32_t), lead->st))) < 0)
-            return ret;
-        fr[k].d_samples = m->d_samples;
-        fr[k].d_data = m->d_data;
-        fr[k].d_passes = m->d_passes;
-        fr[k].d_res = m->d_res;
-        fr[k].d_flag = m->d_flag;
-        fr[k].d_scratch = m->d_t1_scratch;
-        fr[k].scratch_size = m->t1_scratch_size;
-        fr[k].stop = slot_t1_stop(m, tried);
-        fr[k].st = m->st;
-        fr[k].ev_join = m->ev_join;
-    }
-    if ((ret = CU(j2ki_t1_cuda_batch(fr, g->n, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks, cp->cblk_style,
-                                     cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h, g->ev_fork,
-                                     lead->st))) < 0)
-        return ret;
-    for (int k = 0; k < g->n; k++)
-        if ((ret = t1_results_ops(b, &b->slots[g->first + k], lead->st, capturing)) < 0)
-            return ret;
-    return 0;
-}
-
-static int group_init(CudaBackend *b, CudaGroup *g)
-{
-    CudaSlot *lead = &b->slots[g->first + g->n - 1];
-    cudaGraph_t gr = NULL;
-    cudaError_t e;
-    int ret;
-    if ((ret = CU(cudaEventCreateWithFlags(&g->ev_fork, cudaEventDisableTiming))) < 0 ||
-        (ret = CU(cudaEventCreateWithFlags(&g->ev_done, cudaEventDisableTiming))) < 0)
-        return ret;
-    if (!b->graphs)
-        return 0;
-    if ((ret = CU(cudaStreamBeginCapture(lead->st, cudaStreamCaptureModeRelaxed))) < 0)
-        return ret;
-    ret = code_t1_group_ops(b, g, 1);
-    e = cudaStreamEndCapture(lead->st, &gr);
-    if (ret == 0 && (ret = CU(e)) == 0)
-        ret = CU(cudaGraphInstantiate(&g->g_t1, gr, 0));
-    if (gr)
-        cudaGraphDestroy(gr);
-    if (ret < 0)
-        (void)cudaGetLastError();
-    return ret;
-}
-
-/** Codes the pending frames of g (inside enter/leave): in one batch when all of them are
- *  pending and all: the batch is full, else each alone. A failure ends every one of them with
- *  the error. */
-static int group_launch(CudaBackend *b, CudaGroup *g, int all)
-{
-    CudaSlot *lead = &b->slots[g->first + g->n - 1];
-    int pending = 0, ret = 0;
-    for (int k = 0; k < g->n; k++)
-        pending += slot_state(&b->slots[g->first + k]) == SLOT_PENDING;
-    if (all && pending == g->n) {
-        for (int k = 0; k < g->n - 1 && ret == 0; k++)
-            ret = CU(cudaStreamWaitEvent(lead->st, b->slots[g->first + k].ev[EV_DWT], 0));
-        if (ret == 0)
-            ret = b->graphs ? CU(cudaGraphLaunch(g->g_t1, lead->st)) : code_t1_group_ops(b, g, 0);
-        if (ret == 0)
-            ret = CU(cudaEventRecord(g->ev_done, lead->st));
-        for (int k = 0; k < g->n && ret == 0; k++) {
-            CudaSlot *m = &b->slots[g->first + k];
-            m->batched = g->n;
-            if (m != lead)
-                ret = CU(cudaStreamWaitEvent(m->st, g->ev_done, 0));
-            if (ret == 0)
-                ret = enqueue_rest(b, m);
-        }
-        for (int k = 0; k < g->n; k++)
-            slot_set_state(&b->slots[g->first + k], ret < 0 ? SLOT_DONE : SLOT_QUEUED, ret);
-        return ret;
-    }
-    for (int k = 0; k < g->n; k++) {
-        CudaSlot *m = &b->slots[g->first + k];
-        int r;
-        if (slot_state(m) != SLOT_PENDING)
-            continue;
-        r = ret < 0 ? ret : enqueue_code(b, m, 0);
-        if (r < 0 && ret == 0)
-            ret = r;
-        slot_set_state(m, r < 0 ? SLOT_DONE : SLOT_QUEUED, r < 0 ? r : 0);
-    }
-    return ret;
 }
 
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
@@ -1316,14 +1032,11 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     /* qstep_try: the tried steps first (slot_worker codes the frame again when it does not
      * fill its budget with them) */
     s->tried = s->plan_try != NULL;
-    /* a frame of a tier-1 batch waits for the batch (1: pending; cuda_submit launches it) */
-    const int pend = slot_group(b, s) != NULL;
-    s->batched = 1;
-    if (!pend && (ret = enqueue_code(b, s, 0)) < 0)
+    if ((ret = enqueue_code(b, s, 0)) < 0)
         return ret;
     if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
         return ret;
-    return pend;
+    return 0;
 }
 
 static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
@@ -1335,7 +1048,7 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
         return J2KC_ERR_BROKEN;
     pthread_mutex_lock(&s->mtx);
     /* the front end waits before reusing a slot */
-    ret = s->state == SLOT_QUEUED || s->state == SLOT_PENDING ? J2KC_ERR_INTERNAL : 0;
+    ret = s->state == SLOT_QUEUED ? J2KC_ERR_INTERNAL : 0;
     s->state = SLOT_IDLE;
     pthread_mutex_unlock(&s->mtx);
     if (ret < 0)
@@ -1343,15 +1056,6 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     if ((ret = enter(b, &prev)) < 0)
         return ret;
     ret = enqueue_frame(b, s, f);
-    if (ret == 1) {
-        /* pending: the batch is launched with its last frame (in one set of launches when all
-         * of its frames are pending) */
-        CudaGroup *g = slot_group(b, s);
-        slot_set_state(s, SLOT_PENDING, 0);
-        ret = s == &b->slots[g->first + g->n - 1] ? group_launch(b, g, 1) : 0;
-        leave(b, prev);
-        return ret < 0 ? ret : 0;
-    }
     leave(b, prev);
     if (ret < 0)
         return ret;
@@ -1385,11 +1089,10 @@ static void slot_timings(CudaBackend *b, CudaSlot *s, int again)
     s->stats.ms_upload = ev_ms(b, s, EV_START, EV_UPLOADED);
     s->stats.ms_mct_dwt = ev_ms(b, s, EV_UPLOADED, EV_DWT);
     s->stats.ms_t1 = ev_ms(b, s, EV_DWT, EV_T1);
-    s->stats.ms_rc = ev_ms(b, s, EV_T1, EV_RC);          /* device rate control (0 on the host path) */
-    s->stats.ms_t2 = ev_ms(b, s, EV_RC, EV_DONE);        /* device tier-2 + download, or download */
+    s->stats.ms_rc = ev_ms(b, s, EV_T1, EV_RC);
+    s->stats.ms_t2 = ev_ms(b, s, EV_RC, EV_DONE);        /* tier-2 + download */
     s->stats.ms_total = ev_ms(b, s, EV_START, EV_DONE);
     s->stats.device_bytes_per_slot = s->device_bytes;
-    s->stats.t1_batch = s->batched;
 }
 
 /** The device wrote the codestream: take its length (fetching the bytes when no budget bounded
@@ -1435,17 +1138,13 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
 /** qstep_try: whether the frame coded with plan_try filled its budget (j2ki_rc_mask_fills). */
 static int slot_fills(CudaBackend *b, CudaSlot *s)
 {
-    uint32_t mask = b->gpu_finish ? s->h_t2res->hull_mask : j2ki_rc_hull_mask(s->plan_try);
-    return j2ki_rc_mask_fills(mask, b->cp->img.nb_comps);
+    return j2ki_rc_mask_fills(s->h_t2res->hull_mask, b->cp->img.nb_comps);
 }
 
-/** Host part of a finished slot: checks the device results, then rate control + tier-2. */
+/** Host part of a finished slot: checks tier-1's results, then takes the codestream. */
 static int finish_slot(CudaBackend *b, CudaSlot *s)
 {
     const J2kiPlan *plan = b->plan;
-    J2kiPlan *sp = s->tried ? s->plan_try : s->plan;
-    struct timespec t0;
-    int64_t n;
 
     if (*s->h_flag) {
         for (uint32_t i = 0; i < plan->nb_cblks; i++)
@@ -1457,22 +1156,7 @@ static int finish_slot(CudaBackend *b, CudaSlot *s)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA tier-1: error flag set without a failing code-block");
         return J2KC_ERR_INTERNAL;
     }
-    if (b->gpu_finish)
-        return finish_slot_gpu(b, s);
-    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
-        J2kiCblk *cb = &sp->cblks[i];
-        cb->nb_passes = s->h_res[i].nb_passes;
-        cb->numbps = s->h_res[i].numbps;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    n = j2ki_finish_codestream(sp, &b->log, s->h_cs, b->max_out);
-    s->stats.ms_rc = ms_since(&t0);   /* rate control and tier-2 together, as the reference backend */
-    s->stats.ms_total += s->stats.ms_rc;
-    if (n < 0)
-        return (int)n;
-    s->cs = s->h_cs;
-    s->cs_len = (size_t)n;
-    return 0;
+    return finish_slot_gpu(b, s);
 }
 
 static int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size_t *size)
@@ -1481,14 +1165,6 @@ static int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size
     CudaSlot *s = &b->slots[slot];
     int ret;
 
-    if (slot_state(s) == SLOT_PENDING) {
-        /* asked for before its batch filled: its pending frames are coded now, each alone */
-        int prev = 0;
-        if ((ret = enter(b, &prev)) < 0)
-            return ret;
-        group_launch(b, slot_group(b, s), 0);     /* a failure ends the frames with it */
-        leave(b, prev);
-    }
     pthread_mutex_lock(&s->mtx);
     if (s->state == SLOT_IDLE) {
         pthread_mutex_unlock(&s->mtx);

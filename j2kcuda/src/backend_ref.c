@@ -39,11 +39,10 @@
 #include "t1_stop_host.h"
 #include "t2_sizer.h"
 #include "threadpool.h"
+#include "tuning.h"
 
-/* Rows of one item of the load / component transform job and of the horizontal DWT pass:
- * enough work (tens of microseconds for a 4K row) to make the claim negligible, small enough
- * to give a 2K frame's component a hundred items to share. */
-#define REF_ROWS 16
+/* Rows of one item of the load / component transform job and of the horizontal DWT pass */
+#define REF_ROWS J2KI_TUNE_REF_ROWS
 
 typedef struct RefSlot {
     uint8_t  *out;
@@ -449,7 +448,6 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
     int64_t n;
 
     memset(&slot->stats, 0, sizeof(slot->stats));
-    slot->stats.t1_batch = 1;
     encode_samples(rb, f);
     if (!rb->cp->reversible) {
         CblkJob job = { .rb = rb, .plan = rb->plan };

@@ -107,6 +107,7 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
 
     if ((ret = j2ki_params_finalize(&enc->cp, p, img, &enc->log)) < 0)
         goto fail;
+    j2ki_hooks_read(&enc->cp.hooks);
     if ((ret = j2ki_plan_create(&enc->plan, &enc->cp, &enc->log)) < 0)
         goto fail;
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "j2kcuda.h"
+#include "hooks.h"
 
 #if defined(__CUDACC__)
 #define J2KI_HD __host__ __device__ __forceinline__
@@ -128,6 +129,7 @@ typedef struct J2kiCodingParams {
     int threads;                      /* CPU worker threads of the reference backend; 0 = one per
                                          online CPU (threadpool.h) */
     void *cu_ctx, *cu_stream;
+    J2kiHooks hooks;                  /* test hooks, read at encoder creation (hooks.h) */
 } J2kiCodingParams;
 
 /** The public parameter object: the coding parameters as set, plus what was explicitly set. */

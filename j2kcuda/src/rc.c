@@ -63,10 +63,10 @@
 #include "rc_core.h"
 #include "t2.h"
 #include "threadpool.h"
+#include "tuning.h"
 
-/* Code-blocks per item of the hull and apply jobs on a worker pool (j2ki_rc_run_pool): a few
- * microseconds of work each, so that claiming one costs little. */
-#define RC_POOL_CBLKS 128
+/* Code-blocks per item of the hull, apply and histogram jobs on a worker pool (j2ki_rc_run_pool) */
+#define RC_POOL_CBLKS J2KI_TUNE_RC_POOL_CBLKS
 
 /** One worker's partial histogram of host_hist (the bins of j2ki_rc_hist_level). */
 typedef struct RcHist {
@@ -429,10 +429,9 @@ void j2ki_rc_hull(J2kiCblk *cb, double weight)
     j2ki_rc_hull_passes(cb->passes, cb->nb_passes, weight);
 }
 
-int j2ki_rc_multi_probes(void)
+int j2ki_rc_multi_probes(const J2kiCodingParams *cp)
 {
-    const char *e = getenv("J2KC_RC_PROBES");   /* measuring aid, see rc.h */
-    int x = e && *e ? atoi(e) : 1;
+    const int x = cp->hooks.rc_probes;
     return x < 1 ? 1 : x > J2KI_RC_MULTI_MAX ? J2KI_RC_MULTI_MAX : x;
 }
 
@@ -448,7 +447,7 @@ int j2ki_rc_ctx_init(J2kiRcCtx *c, const J2kiPlan *plan)
     c->nb_layers = L;
     c->nb_comps = cp->img.nb_comps < J2KC_MAX_COMPS ? cp->img.nb_comps : J2KC_MAX_COMPS;
     c->rc_mode = cp->rc_mode;
-    c->multi = j2ki_rc_multi_probes();
+    c->multi = j2ki_rc_multi_probes(cp);
     for (int l = 0; l < L; l++)
         c->layer_div[l] = pow(2.0, 0.5 * (L - 1 - l));
     switch (cp->rc_mode) {

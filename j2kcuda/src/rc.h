@@ -66,11 +66,10 @@ struct J2kiRcCtx;
  */
 int j2ki_rc_ctx_init(struct J2kiRcCtx *c, const J2kiPlan *plan);
 /** Thresholds a BYTES search sizes at once per guided step (rc_core.h, j2ki_rc_multi_round):
- *  1 (one at a time), or J2KC_RC_PROBES from the environment (1 to J2KI_RC_MULTI_MAX). Both
- *  backends read it the same way, so they decide alike and write the same bytes with any
- *  setting. One is the default because it measured fastest: a step that sizes several
- *  thresholds saves at most a step or two per search and sizes more precincts per step
- *  (measured: see bench/results/history.md#rate-control-probes-per-step). */
-int j2ki_rc_multi_probes(void);
+ *  cp's hooks.rc_probes (J2KC_RC_PROBES, read at encoder creation; J2KI_TUNE_RC_PROBES by
+ *  default, 0 counts as 1) clamped to 1 .. J2KI_RC_MULTI_MAX. Both backends take it from
+ *  their plan's parameters, so they decide alike and write the same bytes with any setting
+ *  (tuning.h says why one is the default). */
+int j2ki_rc_multi_probes(const J2kiCodingParams *cp);
 
 #endif

@@ -14,6 +14,7 @@
  * Measured: see bench/results/history.md#staging-in-parts
  */
 #include "stage.h"
+#include "tuning.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -27,7 +28,7 @@
 #define STAGE_NT 0
 #endif
 
-#define STAGE_CHUNKS 64   /* chunks per job (about 830 KB each for 4K DCI) */
+#define STAGE_CHUNKS J2KI_TUNE_STAGE_CHUNKS   /* chunks per job */
 
 struct J2kiStager {
     pthread_mutex_t mtx;
@@ -272,8 +273,8 @@ int j2ki_stage_interleaved(const J2kiStageJob *j, int *first, size_t *span)
 
 int j2ki_stage_parts(size_t bytes)
 {
-    size_t p = bytes / ((size_t)2 << 20);
-    return p < 1 ? 1 : p > 8 ? 8 : (int)p;
+    size_t p = bytes / J2KI_TUNE_STAGE_PART_BYTES;
+    return p < 1 ? 1 : p > J2KI_TUNE_STAGE_MAX_PARTS ? J2KI_TUNE_STAGE_MAX_PARTS : (int)p;
 }
 
 int j2ki_stage(J2kiStager *s, const J2kiStageJob *job)

@@ -64,7 +64,8 @@ int j2ki_stage(J2kiStager *s, const J2kiStageJob *job);
  *  c's sample x at (src[c] - src[*first]) + x * step * bytes of the staged row. */
 int j2ki_stage_interleaved(const J2kiStageJob *job, int *first, size_t *span);
 
-/** The parts a frame of the given bytes is staged in: one per 2 MB, at most 8. */
+/** The parts a frame of the given bytes is staged in: one per J2KI_TUNE_STAGE_PART_BYTES
+ *  (2 MB), at most J2KI_TUNE_STAGE_MAX_PARTS (8; tuning.h). */
 int j2ki_stage_parts(size_t bytes);
 
 #endif

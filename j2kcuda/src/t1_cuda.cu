@@ -63,6 +63,7 @@ extern "C" {
 #include "t1_core.h"
 #include "t1_par.h"
 #include "t1_stop.h"
+#include "tuning.h"
 }
 
 static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
@@ -93,17 +94,12 @@ __device__ __forceinline__ uint32_t warp_or(uint32_t v)
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* One worker per code-block up to this many (4K DCI has 26,292 code-blocks): with 8,192 a 4K
- * frame's tier-1 took 28 ms on an H200 and 16.4 ms with one per block, for 128 MB more scratch
- * per slot (about 7 KB per worker with 32x32 blocks). */
-#define T1_MAX_WORKERS 32768u
+/* One worker per code-block up to this many (4K DCI has 26,292 code-blocks; tuning.h) */
+#define T1_MAX_WORKERS J2KI_TUNE_T1_MAX_WORKERS
 
 static uint32_t nb_workers(uint32_t nb_cblks)
 {
-    /* J2KC_CUDA_T1_WORKERS: a measuring aid (the same value must hold from init on) */
-    const char *e = getenv("J2KC_CUDA_T1_WORKERS");
-    uint32_t cap = e && atoi(e) > 0 ? (uint32_t)atoi(e) : T1_MAX_WORKERS;
-    return nb_cblks < cap ? (nb_cblks ? nb_cblks : 1) : cap;
+    return nb_cblks < T1_MAX_WORKERS ? (nb_cblks ? nb_cblks : 1) : T1_MAX_WORKERS;
 }
 
 static size_t sort_temp_size(uint32_t n)
@@ -116,32 +112,27 @@ static size_t sort_temp_size(uint32_t n)
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 
-/* With the early stop, the column-parallel coder's launch schedule (see j2ki_t1_cuda_variant).
- * H100, 4K DCI, 8 frames in flight, three alternating runs each (same build and frame): fused
- * 208-210 frames/s, split 237-248, split then fused 200-251 (latency of a frame alone 16.9-17.1
- * ms in all three): split, the steadiest then. Since thread blocks without work leave before
- * loading the tables (t1p_chunk_kernel), the tail's launches cost only their blocks' work, and
- * split then fused overlaps the modelling of chunks 3 and 4 with the MQ chains of chunks 2 and
- * 3: H100 A/B (2026-11-25, 4K DCI page-locked, medians of 3) split 323.1 frames/s, a frame
- * alone 9.94 ms (tier-1 6.90), split then fused 324.2 and 9.78 ms (6.75). */
-#define T1P_SPLIT_DEFAULT 2
+/* With the early stop, the column-parallel coder's launch schedule (t1p_code): split then
+ * fused. Since thread blocks without work leave before loading the tables (t1p_chunk_kernel),
+ * the tail's launches cost only their blocks' work, and split then fused overlaps the
+ * modelling of chunks 3 and 4 with the MQ chains of chunks 2 and 3 (tuning.h). */
+#define T1P_SPLIT_DEFAULT J2KI_TUNE_T1P_SPLIT
 static int t1p_usable(int max_w, int max_h);
 
 /*
  * The dynamic shared memory a thread block of this device may opt into (Turing 64 KB, sm_86
  * and sm_89 99 KB, A100 163 KB, Hopper 227 KB, less the kernel's static shared memory, which
- * the caller subtracts). J2KC_CUDA_SMEM_OPTIN=N lowers it to N bytes (never raises it):
- * check_cuda uses it to run the fallbacks of the smaller GPUs on a large one.
+ * the caller subtracts). cap > 0 lowers it to cap bytes (never raises it): the test hook
+ * J2KC_CUDA_SMEM_OPTIN (hooks.h) runs the fallbacks of the smaller GPUs on a large one.
  */
-static size_t t1_smem_optin(void)
+static size_t t1_smem_optin(int cap)
 {
     int dev = 0, v = 48 * 1024;
-    const char *env = getenv("J2KC_CUDA_SMEM_OPTIN");
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v < 48 * 1024)
         v = 48 * 1024;
-    if (env && atoi(env) > 0 && atoi(env) < v)
-        v = atoi(env);
+    if (cap > 0 && cap < v)
+        v = cap;
     return (size_t)v;
 }
 
@@ -163,8 +154,7 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
     return lanes;
 }
 
-/* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT takes J2KC_CUDA_T1_VARIANT from
- * the environment (a measuring aid, as check_cuda --bench), else J2KI_T1_CUDA_PAR, the
+/* The variant a call with `variant` runs: J2KI_T1_CUDA_DEFAULT is J2KI_T1_CUDA_PAR, the
  * column-parallel coder, for every code-block shape. J2KI_T1_CUDA_PAR where it does not apply
  * falls back to the serial default for the size: t1p_usable refuses only blocks wider than
  * J2KI_T1P_MAX_W or whose stripe-column words exceed a launch's shared memory, and neither
@@ -173,10 +163,7 @@ static uint32_t t1_smem_lanes(uint32_t lanes, int max_w, int max_h, size_t optin
  * pass other sizes. */
 static int t1_resolve_variant(int variant, int max_w, int max_h)
 {
-    const char *env = getenv("J2KC_CUDA_T1_VARIANT");
     const size_t area = (size_t)max_w * (size_t)max_h;
-    if (variant < 0 && env && *env >= '0' && *env <= '9')
-        variant = atoi(env);
     if (variant < 0)
         variant = J2KI_T1_CUDA_PAR;
     if (variant == J2KI_T1_CUDA_PAR && !t1p_usable(max_w, max_h))
@@ -188,20 +175,20 @@ static int t1_resolve_variant(int variant, int max_w, int max_h)
  * lanes where N workers' words per warp exceed the device's shared memory, or N lanes with the
  * words in global memory where not even one worker's fit (t1_smem_lanes). Scratch sizes do not
  * change: both keep the same per-worker slices. */
-static int t1_fit_variant(int variant, int max_w, int max_h)
+static int t1_fit_variant(int variant, int smem_optin, int max_w, int max_h)
 {
     uint32_t cols_bytes, lanes;
     if (variant == J2KI_T1_CUDA_PAR || !(variant & J2KI_T1_CUDA_SMEM))
         return variant;
-    lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+    lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(smem_optin), &cols_bytes);
     if (lanes)
         return J2KI_T1_CUDA_SMEM + (int)lanes;
     return (variant & 63) >= 8 ? 8 : (variant & 63) >= 4 ? 4 : 1;
 }
 
-extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_h)
+extern "C" const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int max_h)
 {
-    variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), max_w, max_h);
+    variant = t1_fit_variant(t1_resolve_variant(variant, max_w, max_h), smem_optin, max_w, max_h);
     if (variant == J2KI_T1_CUDA_PAR)
         return max_w > 64 ? "t1p_chunk_kernel<2, groups>"                    /* t1p_layout().nc, gr */
                : max_w > 32 ? "t1p_chunk_kernel<2>" : "t1p_chunk_kernel<1>";
@@ -475,7 +462,6 @@ __global__ void __launch_bounds__(128) t1_smem_kernel(const int32_t *samples, co
 
 /* J2KI_T1_CUDA_PAR: t1p_chunk_kernel and its layout (see there) */
 #include "t1_par_cuda.cuh"
-static_assert(T1P_BATCH_MAX == J2KI_T1_BATCH_MAX, "t1_cuda.h's batch size is the kernels'");
 static_assert(T1P_PLANES == J2KI_T1S_PLANES && J2KI_T1S_FIRST >= 1 && J2KI_T1S_FIRST <= T1P_PLANES,
               "the early stop decides between the coder's chunks, of at most T1P_PLANES planes");
 static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
@@ -620,16 +606,17 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
 static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
                              uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
                              uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
-                             int variant, const uint32_t *lim, cudaStream_t st)
+                             int variant, int smem_optin, const uint32_t *lim, cudaStream_t st)
 {
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
     size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
     cudaError_t e;
-    variant = t1_fit_variant(variant, max_w, max_h);
+    variant = t1_fit_variant(variant, smem_optin, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
         uint32_t workers = nb_workers(nb_cblks), cols_bytes;
-        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(), &cols_bytes);
+        uint32_t lanes = t1_smem_lanes((uint32_t)(variant & 63), max_w, max_h, t1_smem_optin(smem_optin),
+                                       &cols_bytes);
         size_t fb = align256(per * 2), wb = fb + align256(per * 4);
         size_t dyn = (size_t)4 * lanes * cols_bytes;
         uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
@@ -691,10 +678,9 @@ static double t1p_resident_warps(int max_w, int max_h)
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = lay.gr        ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false, true>, 128,
-                                                                          dyn)
-            : lay.nc == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, false>, 128, dyn)
-                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1, false>, 128, dyn);
+        e = lay.gr        ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, true>, 128, dyn)
+            : lay.nc == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2>, 128, dyn)
+                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1>, 128, dyn);
     if (e != cudaSuccess || sms <= 0 || per <= 0) {
         (void)cudaGetLastError();
         return 0.0;
@@ -705,7 +691,6 @@ static double t1p_resident_warps(int max_w, int max_h)
 extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks,
                                             int max_w, int max_h, int sharing, double *occupancy)
 {
-    const char *env = getenv("J2KC_CUDA_T1_BYPASS");
     double occ = 0.0, res;
     if (occupancy)
         *occupancy = 0.0;
@@ -716,8 +701,6 @@ extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_
         occ = (double)(sharing < 1 ? 1 : sharing) * (double)nb_cblks / res;
     if (occupancy)
         *occupancy = occ;
-    if (strategy == J2KI_T1_BYPASS_AUTO && env && atoi(env) >= J2KI_T1_BYPASS_ONE && atoi(env) <= J2KI_T1_BYPASS_THREE)
-        strategy = atoi(env);
     if (strategy >= J2KI_T1_BYPASS_ONE && strategy <= J2KI_T1_BYPASS_THREE)
         return strategy;
     /* The choice by occupancy, as measured: on an H100 (2026-11-26, bench/results/bench-h100.md,
@@ -733,17 +716,6 @@ extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_
      * one-kernel strategy at every occupancy; the occupancy is still computed for the log
      * (the backend's init line). */
     return J2KI_T1_BYPASS_ONE;
-}
-
-extern "C" cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                    int cblk_style, int bypass_start, int max_w, int max_h,
-                                    uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                    uint32_t *d_flag, void *d_scratch, size_t scratch_size,
-                                    const J2kiT1StopDev *stop, int sharing, cudaStream_t st)
-{
-    return j2ki_t1_cuda_variant(d_samples, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                                d_passes, d_res, d_flag, d_scratch, scratch_size, J2KI_T1_CUDA_DEFAULT,
-                                J2KI_T1_BYPASS_AUTO, stop, sharing, st);
 }
 
 /* A frame's part of the column-parallel coder's scratch (after its keys and indices). */
@@ -771,14 +743,14 @@ static T1pScratch t1_scratch_parts(void *d_scratch, uint32_t nb_cblks)
     return t;
 }
 
-/* Steps 1 and 2 of one frame on st: the work keys (and, par, numbps and a clear status per
- * block), the sort, and the early stop's limits cleared; t: the frame's scratch (t1_scratch_parts). */
-static cudaError_t t1_prepare(const J2kiT1Frame *fr, T1pScratch t, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                              int par, cudaStream_t st)
+/* Steps 1 and 2 on st: the work keys (and, par, numbps and a clear status per block), the
+ * sort, and the early stop's limits cleared; t: the frame's scratch (t1_scratch_parts). */
+static cudaError_t t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1pScratch t,
+                              const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par, cudaStream_t st)
 {
     const size_t n = nb_cblks;
     cudaError_t e;
-    t1_prep_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, st>>>((const int32_t *)fr->d_samples, d_cblks,
+    t1_prep_kernel<<<(unsigned)((n * 32 + 255) / 256), 256, 0, st>>>((const int32_t *)d_samples, d_cblks,
                                                                       nb_cblks, t.keys_in, t.idx_in,
                                                                       par ? t.nbps : NULL, par ? t.stat : NULL);
     if ((e = cudaPeekAtLastError()) != cudaSuccess)
@@ -786,88 +758,40 @@ static cudaError_t t1_prepare(const J2kiT1Frame *fr, T1pScratch t, const J2kiCbl
     if ((e = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.keys_in, t.keys_out, t.idx_in,
                                                        t.idx_out, (int)nb_cblks, 0, 32, st)) != cudaSuccess)
         return e;
-    if (fr->stop && (e = cudaMemsetAsync(t1s_lim(fr->stop), 0, n * sizeof(uint32_t), st)) != cudaSuccess)
+    if (stop && (e = cudaMemsetAsync(t1s_lim(stop), 0, n * sizeof(uint32_t), st)) != cudaSuccess)
         return e;
     return cudaSuccess;
 }
 
-/* Runs fn(frame k, its stream) for each frame: on st itself for a frame whose stream is st (or
- * one frame alone), else forked to the frame's stream (waiting for st's work so far, through
- * ev_fork) and joined back at the end (st waits for each such frame's ev_join): the frames'
- * steps run side by side, and in a graph capture they become parallel branches. */
-template <typename Fn>
-static cudaError_t t1_per_frame(const J2kiT1Frame *frames, int nb_frames, cudaEvent_t ev_fork, cudaStream_t st,
-                                Fn fn)
-{
-    cudaError_t e;
-    int forked = 0;
-    for (int k = 0; k < nb_frames; k++) {
-        if (nb_frames == 1 || frames[k].st == st)
-            continue;
-        if (!forked && (e = cudaEventRecord(ev_fork, st)) != cudaSuccess)
-            return e;
-        forked = 1;
-        if ((e = cudaStreamWaitEvent(frames[k].st, ev_fork, 0)) != cudaSuccess ||
-            (e = fn(&frames[k], frames[k].st)) != cudaSuccess ||
-            (e = cudaEventRecord(frames[k].ev_join, frames[k].st)) != cudaSuccess)
-            return e;
-    }
-    for (int k = 0; k < nb_frames; k++)
-        if ((nb_frames == 1 || frames[k].st == st) && (e = fn(&frames[k], st)) != cudaSuccess)
-            return e;
-    for (int k = 0; forked && k < nb_frames; k++)
-        if (frames[k].st != st && (e = cudaStreamWaitEvent(st, frames[k].ev_join, 0)) != cudaSuccess)
-            return e;
-    return cudaSuccess;
-}
-
-/* J2KI_T1_CUDA_PAR's coding of nb_frames prepared frames (t1_prepare), every launch over all of
- * their code-blocks (T1pBatch), on st; each frame's early-stop decisions by t1_per_frame. */
-static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
+/* J2KI_T1_CUDA_PAR's coding of the prepared frame F (t1_prepare) on st, with the early stop's
+ * decisions between its launches when stop is not NULL. */
+static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks,
                             uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h, int variant,
-                            int strategy, int sharing, cudaEvent_t ev_fork, cudaStream_t st)
+                            int strategy, int sharing, cudaStream_t st)
 {
     const T1pLayout lay = t1p_layout(max_w, max_h);
     const size_t dyn = t1p_smem(&lay);
-    const size_t n = (size_t)nb_frames * nb_cblks;
+    const size_t n = nb_cblks;
     const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
-    const int stops = frames[0].stop != NULL;
-    T1pBatch B;
+    const int stops = stop != NULL;
     cudaError_t e;
-    memset(&B, 0, sizeof(B));
-    B.n = (uint32_t)nb_frames;
-    for (int k = 0; k < nb_frames; k++) {
-        const T1pScratch t = t1_scratch_parts(frames[k].d_scratch, nb_cblks);
-        T1pFrameDev *f = &B.f[k];
-        f->samples = (const int32_t *)frames[k].d_samples;
-        f->order = t.idx_out;
-        f->data = frames[k].d_data;
-        f->passes = frames[k].d_passes;
-        f->res = frames[k].d_res;
-        f->flag = frames[k].d_flag;
-        f->nbps = t.nbps;
-        f->stat = t.stat;
-        f->slots = t.slots;
-        f->lim = stops ? t1s_lim(frames[k].stop) : NULL;
-    }
     /* The launches of t1p_chunk_kernel as (chunk c, MQ part: chunk c - 1, model part: chunk
      * c) and the decision step before each. Fused (mode 0, the only one without the early
      * stop): launch c runs the MQ coding of chunk c - 1 beside the modelling of chunk c, for
      * c = 0 .. T1P_CHUNKS, and decision step s comes before launch s + 1, so a block it
      * stops has had chunk s modelled for nothing. Split (1): the modelling of chunk c alone,
      * then its MQ coding alone, decision step c before the modelling of chunk c. Split then
-     * fused (2): split up to the modelling of chunk J2KI_T1S_STEPS, fused after, where only
-     * the blocks with the most bit-planes are left and the overlap of their MQ chains with
-     * the modelling shortens the frame's tail. The decisions, hence the bytes, are the same
-     * in every mode (J2KC_CUDA_T1_SPLIT=0/1/2 chooses, a measuring aid). */
+     * fused (2, T1P_SPLIT_DEFAULT with the early stop): split up to the modelling of chunk
+     * J2KI_T1S_STEPS, fused after, where only the blocks with the most bit-planes are left
+     * and the overlap of their MQ chains with the modelling shortens the frame's tail. The
+     * decisions, hence the bytes, are the same in every mode. */
     /* BYPASS (j2ki_t1_cuda_bypass_strategy): the two-kernel strategy splits every chunk
      * (mode 1), the three-kernel one packs the raw passes of chunk c in a launch of their
      * own after its modelling (raw_sep), the one-kernel one neither */
-    const char *split_env = getenv("J2KC_CUDA_T1_SPLIT");
     const int bstrat = j2ki_t1_cuda_bypass_strategy(strategy, variant, cblk_style, nb_cblks, max_w, max_h,
                                                     sharing, NULL);
     const int raw_sep = bstrat == J2KI_T1_BYPASS_THREE;
-    const int mode = bstrat == J2KI_T1_BYPASS_TWO ? 1 : !stops ? 0 : split_env ? atoi(split_env) : T1P_SPLIT_DEFAULT;
+    const int mode = bstrat == J2KI_T1_BYPASS_TWO ? 1 : !stops ? 0 : T1P_SPLIT_DEFAULT;
     const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
     int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
     int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
@@ -892,40 +816,26 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
     for (int k = 0; k < nl; k++) {
         const int c = plan_c[k];
         const unsigned q = plan_q[k] ? qblocks : 0, m = plan_m[k] ? mblocks : 0;
-        /* decision step s once chunks 0 .. s - 1 are MQ-coded, each frame against its budget */
+        /* decision step s once chunks 0 .. s - 1 are MQ-coded, against the frame's budget */
         const int step = plan_s[k];
         if (stops && step >= 1 && step <= J2KI_T1S_STEPS &&
-            (e = t1_per_frame(frames, nb_frames, ev_fork, st, [&](const J2kiT1Frame *fr, cudaStream_t fs) {
-                 return t1s_step(fr->stop, d_cblks, nb_cblks, B.f[fr - frames].nbps, NULL, fr->d_passes, step, fs);
-             })) != cudaSuccess)
+            (e = t1s_step(stop, d_cblks, nb_cblks, F.nbps, NULL, F.passes, step, st)) != cudaSuccess)
             return e;
-        if (lay.gr && nb_frames > 1)        /* blocks wider than 64: groups of 64 columns */
-            t1p_chunk_kernel<2, true, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
-                                                                     bypass_start, lay, c, q, flat, raw_sep);
-        else if (lay.gr)
-            t1p_chunk_kernel<2, false, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style,
-                                                                      bypass_start, lay, c, q, flat, raw_sep);
-        else if (lay.nc == 2 && nb_frames > 1)
-            t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
+        if (lay.gr)                 /* blocks wider than 64: groups of 64 columns */
+            t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
                                                                c, q, flat, raw_sep);
         else if (lay.nc == 2)
-            t1p_chunk_kernel<2, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
-                                                                c, q, flat, raw_sep);
-        else if (nb_frames > 1)
-            t1p_chunk_kernel<1, true><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
-                                                               c, q, flat, raw_sep);
+            t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
+                                                         flat, raw_sep);
         else
-            t1p_chunk_kernel<1, false><<<q + m, 128, dyn, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
-                                                                c, q, flat, raw_sep);
+            t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
+                                                         flat, raw_sep);
         if ((e = cudaPeekAtLastError()) != cudaSuccess)
             return e;
         /* three-kernel: the raw passes of the chunk just modelled, where it can hold any
          * (planes k >= bypass_start, k >= 1: an SPP and an MRP) */
         if (raw_sep && m && j2ki_t1s_plane0(c + 1) - 1 >= (bypass_start > 1 ? bypass_start : 1)) {
-            if (nb_frames > 1)
-                t1p_raw_kernel<true><<<m, 128, 0, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
-            else
-                t1p_raw_kernel<false><<<m, 128, 0, st>>>(B, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
+            t1p_raw_kernel<<<m, 128, 0, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
             if ((e = cudaPeekAtLastError()) != cudaSuccess)
                 return e;
         }
@@ -933,42 +843,13 @@ static cudaError_t t1p_code(const J2kiT1Frame *frames, int nb_frames, const J2ki
     return cudaSuccess;
 }
 
-extern "C" int j2ki_t1_cuda_batch_max(int max_w, int max_h)
-{
-    return t1_resolve_variant(J2KI_T1_CUDA_DEFAULT, max_w, max_h) == J2KI_T1_CUDA_PAR ? J2KI_T1_BATCH_MAX : 1;
-}
-
-extern "C" cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
-                                          uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                                          cudaEvent_t ev_fork, cudaStream_t st)
-{
-    const int variant = t1_resolve_variant(J2KI_T1_CUDA_DEFAULT, max_w, max_h);
-    cudaError_t e;
-    if (nb_frames < 1 || nb_frames > J2KI_T1_BATCH_MAX || variant != J2KI_T1_CUDA_PAR)
-        return cudaErrorInvalidValue;
-    if (!nb_cblks)
-        return cudaSuccess;
-    for (int k = 0; k < nb_frames; k++)
-        if (frames[k].scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant) ||
-            (frames[k].stop && frames[k].stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks)) ||
-            !frames[k].stop != !frames[0].stop)
-            return cudaErrorInvalidValue;
-    if ((e = t1_per_frame(frames, nb_frames, ev_fork, st, [&](const J2kiT1Frame *fr, cudaStream_t fs) {
-             return t1_prepare(fr, t1_scratch_parts(fr->d_scratch, nb_cblks), d_cblks, nb_cblks, 1, fs);
-         })) != cudaSuccess)
-        return e;
-    return t1p_code(frames, nb_frames, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant,
-                    J2KI_T1_BYPASS_AUTO, nb_frames, ev_fork, st);
-}
-
 extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            int strategy, const J2kiT1StopDev *stop, int sharing,
+                                            int strategy, int smem_optin, const J2kiT1StopDev *stop, int sharing,
                                             cudaStream_t st)
 {
-    J2kiT1Frame fr;
     cudaError_t e;
 
     if (!nb_cblks)
@@ -977,22 +858,24 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
     if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant) ||
         (stop && stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks)))
         return cudaErrorInvalidValue;
-    memset(&fr, 0, sizeof(fr));
-    fr.d_samples = d_samples;
-    fr.d_data = d_data;
-    fr.d_passes = d_passes;
-    fr.d_res = d_res;
-    fr.d_flag = d_flag;
-    fr.d_scratch = d_scratch;
-    fr.scratch_size = scratch_size;
-    fr.stop = stop;
-    fr.st = st;
     const T1pScratch t = t1_scratch_parts(d_scratch, nb_cblks);
-    if ((e = t1_prepare(&fr, t, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != cudaSuccess)
+    if ((e = t1_prepare(d_samples, stop, t, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != cudaSuccess)
         return e;
-    if (variant == J2KI_T1_CUDA_PAR)
-        return t1p_code(&fr, 1, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant, strategy,
-                        sharing, NULL, st);
+    if (variant == J2KI_T1_CUDA_PAR) {
+        T1pFrameDev F;
+        F.samples = (const int32_t *)d_samples;
+        F.order = t.idx_out;
+        F.data = d_data;
+        F.passes = d_passes;
+        F.res = d_res;
+        F.flag = d_flag;
+        F.nbps = t.nbps;
+        F.stat = t.stat;
+        F.slots = t.slots;
+        F.lim = stop ? t1s_lim(stop) : NULL;
+        return t1p_code(F, stop, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant, strategy,
+                        sharing, st);
+    }
     uint8_t *p = (uint8_t *)t.nbps;     /* the serial variants' worker slices */
     uint32_t *lim = stop ? t1s_lim(stop) : NULL;
     uint32_t *idx_out = t.idx_out;
@@ -1001,12 +884,11 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
      * each step, and the reference backend replays) and a second run codes the stopped blocks
      * up to their limit. */
     if ((e = t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                       d_passes, d_res, d_flag, p, variant, NULL, st)) != cudaSuccess || !lim)
+                       d_passes, d_res, d_flag, p, variant, smem_optin, NULL, st)) != cudaSuccess || !lim)
         return e;
     for (int s1 = 1; s1 <= J2KI_T1S_STEPS; s1++)
         if ((e = t1s_step(stop, d_cblks, nb_cblks, NULL, d_res, d_passes, s1, st)) != cudaSuccess)
             return e;
     return t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                     d_passes, d_res, d_flag, p, variant, lim, st);
+                     d_passes, d_res, d_flag, p, variant, smem_optin, lim, st);
 }
-

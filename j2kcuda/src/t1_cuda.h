@@ -53,62 +53,13 @@ typedef struct J2kiT1StopDev {
 size_t j2ki_t1s_cuda_scratch_size(uint32_t nb_cblks);
 
 /** The early stop's per-block pass limits in its scratch (u32 per code-block, 0: not stopped),
- *  valid after j2ki_t1_cuda returns (in stream order), for check_cuda. */
+ *  valid after j2ki_t1_cuda_variant returns (in stream order), for check_cuda. */
 const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop);
 
 /** Device scratch bytes j2ki_t1_cuda_variant needs for nb_cblks code-blocks of at most
- *  max_w x max_h with `variant` (J2KI_T1_CUDA_DEFAULT: what j2ki_t1_cuda runs, with
- *  J2KC_CUDA_T1_VARIANT read now); j2ki_t1_cuda_scratch_size: enough for every variant. */
+ *  max_w x max_h with `variant`; j2ki_t1_cuda_scratch_size: enough for every variant. */
 size_t j2ki_t1_cuda_scratch_size_variant(uint32_t nb_cblks, int max_w, int max_h, int variant);
 size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
-
-/**
- * Codes every code-block: reads d_samples (int32, see t1.h's convention), writes each block's
- * bytes at d_data + data_off, its passes at d_passes + pass_off and its result in d_res.
- * *d_flag receives a non-zero value when any block failed (checked by the host at wait).
- * sharing: the frames on the device when this one is enqueued, itself included (>= 1): the
- * occupancy for j2ki_t1_cuda_bypass_strategy, whose measured choice does not depend on it today
- * (the backend passes 1: its calls are captured into graphs once per slot).
- */
-cudaError_t j2ki_t1_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                         int cblk_style, int bypass_start, int max_w, int max_h,
-                         uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                         uint32_t *d_flag, void *d_scratch, size_t scratch_size, const J2kiT1StopDev *stop,
-                         int sharing, cudaStream_t st);
-
-/**
- * Code-blocks of several frames in one launch (J2KI_T1_CUDA_PAR only): when one frame's
- * code-blocks cannot fill the device (small frames; and every frame's last bit-planes, where
- * only its blocks with the most planes are left), the launches of j2ki_t1_cuda_batch code the
- * blocks of up to J2KI_T1_BATCH_MAX frames of one encoder (one plan, one d_cblks) together,
- * interleaved in each frame's sorted order. Each frame has its own buffers and early stop
- * (its own budget); its keys, sort and decision steps run on its own stream st, forked from
- * and joined back to the batch's stream through ev_fork and its ev_join (so a graph captured
- * from the batch's stream holds them as parallel branches). A frame whose st is the batch's
- * stream runs them there. The bytes of each frame are those of j2ki_t1_cuda. The backend
- * batches only when asked (J2KC_CUDA_T1_BATCH; backend_cuda.cu says why: measured slower
- * than frames coded side by side on their own streams).
- */
-#define J2KI_T1_BATCH_MAX 8
-typedef struct J2kiT1Frame {
-    const void   *d_samples;
-    uint8_t      *d_data;
-    J2kiPass     *d_passes;
-    J2kiCblkRes  *d_res;
-    uint32_t     *d_flag;
-    void         *d_scratch;
-    size_t        scratch_size;
-    const J2kiT1StopDev *stop;   /* all frames of a batch with one, or none */
-    cudaStream_t  st;
-    cudaEvent_t   ev_join;
-} J2kiT1Frame;
-
-/** J2KI_T1_BATCH_MAX where the default variant for blocks of max_w x max_h is
- *  J2KI_T1_CUDA_PAR (with J2KC_CUDA_T1_VARIANT read now), else 1: no batches. */
-int j2ki_t1_cuda_batch_max(int max_w, int max_h);
-cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J2kiCblkDev *d_cblks,
-                               uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                               cudaEvent_t ev_fork, cudaStream_t st);
 
 /**
  * With BYPASS, how the column-parallel coder (J2KI_T1_CUDA_PAR) organises context modelling,
@@ -122,7 +73,7 @@ cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J
  *     packs the chunk's raw passes (t1p_raw_kernel, a warp per block), then the MQ coding.
  * The bytes are the same whichever runs. J2KI_T1_BYPASS_AUTO chooses by occupancy (the model
  * warps of `sharing` frames against the warps the device holds at once; see t1_cuda.cu);
- * J2KC_CUDA_T1_BYPASS=1/2/3 in the environment forces one (a measuring aid).
+ * check_cuda passes each of the others to check it.
  */
 #define J2KI_T1_BYPASS_AUTO  0
 #define J2KI_T1_BYPASS_ONE   1
@@ -135,8 +86,8 @@ cudaError_t j2ki_t1_cuda_batch(const J2kiT1Frame *frames, int nb_frames, const J
 int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks, int max_w,
                                  int max_h, int sharing, double *occupancy);
 
-/** Kernel variants (check_cuda --bench times them; J2KC_CUDA_T1_VARIANT in the environment
- *  overrides the default, a measuring aid): 0 = one code-block per single-warp thread block,
+/** Kernel variants (check_cuda --bench times them; the test hook J2KC_CUDA_T1_VARIANT,
+ *  hooks.h, makes the backend run one): 0 = one code-block per single-warp thread block,
  *  all coder state in shared memory; N = 1, 4, 8, 16 or 32: N lanes of each warp code one
  *  block each, stripe-column words in global scratch; J2KI_T1_CUDA_SMEM + N (N = 1, 4, 8): the
  *  same with the stripe-column words in shared memory; J2KI_T1_CUDA_PAR: the column-parallel
@@ -144,9 +95,9 @@ int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint
  *  (one thread per block), in chunks of 4 bit-planes, the MQ coding of one chunk beside the
  *  modelling of the next, for every legal code-block shape (1024 x 4 to 4 x 1024; blocks
  *  wider than 64 in groups of 64 columns, t1_par_cuda.cuh). J2KI_T1_CUDA_DEFAULT (-1) is
- *  J2KI_T1_CUDA_PAR for every shape; the serial kernels remain as J2KC_CUDA_T1_VARIANT choices
- *  and for sizes the column-parallel coder refuses (none legal: t1_resolve_variant). Measured
- *  before that, when the default chose from the code-block size, on an H100
+ *  J2KI_T1_CUDA_PAR for every shape; the serial kernels remain for tests (the code that
+ *  J2KC_CUDA_T1_VARIANT reaches) and for sizes the column-parallel coder refuses (none
+ *  legal: t1_resolve_variant). Measured before that, when the default chose from the code-block size, on an H100
  *  (2026-11-22, bench frames, tier-1 time of one frame alone): 32x32 blocks, J2KI_T1_CUDA_PAR:
  *  4K DCI 10.3 ms against 17.0 for 8 lanes (112 against 72 frames/s with 8 in flight), 2K DCI
  *  7.4 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on
@@ -157,15 +108,29 @@ int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint
 #define J2KI_T1_CUDA_SMEM 64
 /** Column-parallel context modelling + MQ coding of the symbol lists (t1_cuda.cu, t1p_*). */
 #define J2KI_T1_CUDA_PAR 128
-/** The kernel that j2ki_t1_cuda_variant(variant) launches for blocks of up to max_w x max_h
- *  on the current device (e.g. "t1_smem_kernel<1>" where 4 lanes' shared memory exceeds the
- *  device's limit per thread block), for logs and check_cuda. */
-const char *j2ki_t1_cuda_kernel_name(int variant, int max_w, int max_h);
+/** The kernel that j2ki_t1_cuda_variant(variant, smem_optin) launches for blocks of up to
+ *  max_w x max_h on the current device (e.g. "t1_smem_kernel<1>" where 4 lanes' shared memory
+ *  exceeds the device's limit per thread block), for logs and check_cuda. */
+const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int max_h);
+
+/**
+ * Codes every code-block: reads d_samples (int32, see t1.h's convention), writes each block's
+ * bytes at d_data + data_off, its passes at d_passes + pass_off and its result in d_res.
+ * *d_flag receives a non-zero value when any block failed (checked by the host at wait).
+ * variant: J2KI_T1_CUDA_DEFAULT or one of the kernel variants above; strategy: with BYPASS,
+ * J2KI_T1_BYPASS_AUTO or one forced; smem_optin: 0, or a lower limit of dynamic shared memory
+ * per thread block than the device's (the fallbacks of smaller GPUs); the backend passes its
+ * test hooks' values (hooks.h). sharing: the frames on the device when this one is enqueued,
+ * itself included (>= 1): the occupancy for j2ki_t1_cuda_bypass_strategy, whose measured
+ * choice does not depend on it today (the backend passes 1: its calls are captured into
+ * graphs once per slot).
+ */
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                  uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 int strategy, const J2kiT1StopDev *stop, int sharing, cudaStream_t st);
+                                 int strategy, int smem_optin, const J2kiT1StopDev *stop, int sharing,
+                                 cudaStream_t st);
 
 #ifdef __cplusplus
 }

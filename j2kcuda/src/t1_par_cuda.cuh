@@ -67,7 +67,7 @@
  *     symbols per block, chunks 0 / 1 / 2: 3,397 / 4,205 / 397 against 11,738 / 17,750 /
  *     3,100 (the longest block's: 4,758 / 4,928 / 4,335 against 18,392 / 19,504 / 17,593)
  * The same MQ work, in 4 times fewer chains, each 4 times longer. Where the SMs hold enough
- * MQ warps (many frames in flight, batches of frames per launch) the warp iterations set the
+ * MQ warps (many frames in flight) the warp iterations set the
  * time, nearly the same for both sizes; a frame alone waits for its longest warp: a 4K frame
  * of 64 x 64 blocks has about 200 MQ warps, fewer than an H100 has warp schedulers (528), so
  * each runs as a lone dependent chain, 3.9 times as long as with 32 x 32 blocks.
@@ -756,12 +756,8 @@ __device__ __forceinline__ void t1p_raw_warp(uint32_t j, uint32_t lane, const J2
 }
 
 /*
- * The frames whose code-blocks one launch codes (J2KI_T1_BATCH_MAX at most; t1_cuda.h,
- * j2ki_t1_cuda_batch): each frame's own buffers, the code-block table shared (the frames of
- * one encoder share its plan). Launch position jg (a model warp's or an MQ thread's) codes
- * sorted block jg / n of frame jg % n: the frames' sorted orders interleaved, so the launch
- * still starts its heaviest blocks first. Passed by value as a __grid_constant__ parameter
- * (no copy per thread; the frame is indexed at run time).
+ * The frame's buffers a launch codes, passed by value as a __grid_constant__ parameter (no
+ * copy per thread). Launch position j (a model warp's or an MQ thread's) codes sorted block j.
  */
 typedef struct T1pFrameDev {
     const int32_t  *samples;
@@ -776,37 +772,12 @@ typedef struct T1pFrameDev {
     const uint32_t *lim;      /* the early stop's limits, or NULL */
 } T1pFrameDev;
 
-#define T1P_BATCH_MAX 8
-typedef struct T1pBatch {
-    uint32_t    n;            /* frames, 1 .. T1P_BATCH_MAX */
-    T1pFrameDev f[T1P_BATCH_MAX];
-} T1pBatch;
-
-/* The frame and sorted index of launch position jg: j < nb_cblks exactly when jg < n nb_cblks.
- * MULTI false: one frame (B.n == 1), its fields at fixed offsets of the parameters, as
- * separate pointer parameters were: the kernels of a frame alone are instantiated so, with
- * the spills of the separate parameters (ptxas, sm_90: 68 bytes stored, 100 loaded for NC 1).
- * Indexed at run time, with the position kept live across the tables' load, they spilled 76 /
- * 144 bytes and a frame's tier-1 took 0.7 % longer on an H100. */
-template <bool MULTI>
-__device__ __forceinline__ T1pFrameDev t1p_batch_at(const T1pBatch &B, uint32_t jg, uint32_t *j)
-{
-    if (!MULTI) {
-        *j = jg;
-        return B.f[0];
-    }
-    *j = jg / B.n;
-    return B.f[jg % B.n];
-}
-
 /* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
-template <bool MULTI>
-__global__ void __launch_bounds__(128) t1p_raw_kernel(const __grid_constant__ T1pBatch B, const J2kiCblkDev *cblks,
-                                                      uint32_t nb_cblks, int cblk_style, int bypass_start,
-                                                      T1pLayout lay, int c)
+__global__ void __launch_bounds__(128) t1p_raw_kernel(const __grid_constant__ T1pFrameDev F,
+                                                      const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
+                                                      int bypass_start, T1pLayout lay, int c)
 {
-    uint32_t j;
-    const T1pFrameDev F = t1p_batch_at<MULTI>(B, blockIdx.x * 4 + (threadIdx.x >> 5), &j);
+    const uint32_t j = blockIdx.x * 4 + (threadIdx.x >> 5);
     t1p_raw_warp(j, threadIdx.x & 31, cblks, F.order, nb_cblks, cblk_style, bypass_start, F.nbps, F.stat, F.slots,
                  lay, c, F.lim);
 }
@@ -946,8 +917,8 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
-template <int NC, bool MULTI, bool GR = false>
-__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pBatch B,
+template <int NC, bool GR = false>
+__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
                                                         int flat, int raw_sep)
@@ -962,22 +933,18 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant
      * spills.) */
     {
         const int mq = blockIdx.x < qblocks;
-        uint32_t j;
-        const T1pFrameDev F = t1p_batch_at<MULTI>(B, mq ? blockIdx.x * 128 + threadIdx.x
-                                                        : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5), &j);
+        const uint32_t j = mq ? blockIdx.x * 128 + threadIdx.x : (blockIdx.x - qblocks) * 4 + (threadIdx.x >> 5);
         if (!__syncthreads_or(t1p_may_work(mq, c, j, nb_cblks, F.order, F.nbps)))
             return;
     }
     t1_tables_load(true);
-    uint32_t j;
     if (blockIdx.x < qblocks) {
-        const T1pFrameDev F = t1p_batch_at<MULTI>(B, blockIdx.x * 128 + threadIdx.x, &j);
+        const uint32_t j = blockIdx.x * 128 + threadIdx.x;
         t1p_mq_thread(j, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks, F.order, nb_cblks,
                       cblk_style, bypass_start, F.data, F.passes, F.res, F.flag, F.nbps, F.stat, F.slots, lay,
                       c - 1, F.lim, flat, raw_sep);
     } else {
-        const uint32_t w = threadIdx.x >> 5;
-        const T1pFrameDev F = t1p_batch_at<MULTI>(B, (blockIdx.x - qblocks) * 4 + w, &j);
+        const uint32_t w = threadIdx.x >> 5, j = (blockIdx.x - qblocks) * 4 + w;
         t1p_model_warp<NC, GR>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
                            F.order, nb_cblks, cblk_style, bypass_start, F.passes, F.nbps, F.stat, F.slots, lay, c,
                            F.lim, raw_sep);

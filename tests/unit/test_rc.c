@@ -4,9 +4,8 @@
  * answer this file computes itself: budgets never exceeded and met within 0.5%, per-component
  * budgets, layers, BUFSIZE when the headers alone break a budget, the SLOPE and PSNR modes
  * against independent selections, and the same answer on a second run; the byte searches
- * again with several thresholds sized per step (J2KC_RC_PROBES).
+ * again with several thresholds sized per step (the rc_probes test hook, J2KC_RC_PROBES).
  */
-#define _POSIX_C_SOURCE 200809L     /* setenv */
 #include <math.h>
 #include <stdlib.h>
 
@@ -187,10 +186,14 @@ static int64_t model_size(void *opaque, J2kiPlan *plan, uint64_t *comp_len, uint
 
 /* Random plan: nb_comps components of nb_bands bands of nb_cblks code-blocks; component c's
  * rates are scaled by rich[c]. Dense convex-ish RD curves with noise, some empty blocks. */
+/* thresholds sized per guided step in the plans make_plan builds (hooks.h, rc_probes) */
+static int g_rc_probes = 1;
+
 static void make_plan(TPlan *t, int nb_comps, int nb_bands, int nb_cblks, int nb_layers, const int *rich)
 {
     free(t->plan.rc_scratch);   /* rate control's scratch, kept by the plan between frames */
     memset(t, 0, sizeof(*t));
+    t->cp.hooks.rc_probes = g_rc_probes;
     t->cp.img.nb_comps = nb_comps;
     t->cp.nb_layers = nb_layers;
     t->plan.cp = &t->cp;
@@ -712,17 +715,17 @@ int main(void)
     test_psnr();
     /* the searches again with several thresholds sized per guided step (rc_core.h,
      * j2ki_rc_multi_round): the same passes as without the shortcuts */
-    setenv("J2KC_RC_PROBES", "32", 1);
-    printf("# J2KC_RC_PROBES=32 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes());
+    g_rc_probes = 32;
     test_bytes();
+    printf("# rc_probes 32 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes(&tp.cp));
     test_ties();
     test_layers();
     test_comp_caps();
-    setenv("J2KC_RC_PROBES", "3", 1);
-    printf("# J2KC_RC_PROBES=3 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes());
+    g_rc_probes = 3;
     test_bytes();
+    printf("# rc_probes 3 (j2ki_rc_multi_probes %d)\n", j2ki_rc_multi_probes(&tp.cp));
     test_ties();
-    unsetenv("J2KC_RC_PROBES");
+    g_rc_probes = 1;
     free(tp.plan.rc_scratch);
     free(tp2.plan.rc_scratch);
     return test_done("rc");
