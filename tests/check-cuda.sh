@@ -56,9 +56,6 @@ forced() {
     done
 }
 if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
-    # the MQ threads' flat loop with the context states read a decision ahead (t1_par.h,
-    # j2ki_t1p_code_run): the same bytes
-    forced J2KC_CUDA_T1_FLAT=2 "" hd-97 hd-53 try-12bit-97 cblk-64-16bit-53 cblk-128x32-97
     # Smaller GPUs: the serial tier-1 kernel's shared memory per thread block (4 lanes of a
     # 64x64 block's words take 67,584 bytes) beyond the device's limit must fall back to fewer
     # lanes (Turing: 64 KB) or to words in global memory, with the same bytes.

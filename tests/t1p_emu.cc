@@ -118,7 +118,6 @@ static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 
 /* stops: the early stop's path (t1_stop.h) too: about half of the blocks get a pass limit at
  * the end of chunk s - 1 (s = 1 .. J2KI_T1S_STEPS, where they have passes beyond), set before
  * launch s + 1 as the decision step does; the reference codes them with j2ki_t1_code_lim. */
-static int g_flat = 1;   /* j2ki_t1p_code_run's flat loop (styles without BYPASS, RESET, TERMALL, SEGMARK) */
 /* BYPASS's three-kernel strategy: the model warps leave the raw passes, t1p_raw_warp packs them
  * after the chunk's modelling (the launch t1_cuda.cu makes after it), the MQ threads skip their
  * strides */
@@ -277,7 +276,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
             for (unsigned j = q * 128; j < q * 128 + 128 && j < n; j++)
                 t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(),
                               res.data(), &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1,
-                              stops ? lim.data() : NULL, g_flat, g_raw_sep);
+                              stops ? lim.data() : NULL, g_raw_sep);
         }
     }
     /* reference */
@@ -382,8 +381,6 @@ int main(int argc, char **argv)
                                    { 0x08, 1, 6 }, { 0x10, 1, 7 }, { 0x20, 1, 8 }, { 0x02, 1, 9 }, { 0x19, 2, 10 },
                                    { 0x2e, 1, 11 }, { 0x11, 4, 12 }, { 0x3f, 3, 13 }, { 0x0c, 1, 14 } };
     int fails = argc > 4 ? 0 : test_pack();      /* one configuration: not the packer's trials */
-    if (getenv("T1P_EMU_FLAT"))     /* one configuration: j2ki_t1p_code_run's loop (0, 1, 2) */
-        g_flat = atoi(getenv("T1P_EMU_FLAT"));
     if (argc > 8) {                 /* ... stops shape_w shape_h */
         g_shape_w = atoi(argv[7]);
         g_shape_h = atoi(argv[8]);
@@ -402,20 +399,14 @@ int main(int argc, char **argv)
     for (const auto &c : scfgs)
         fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
     fails += run_cfg(20, 0x00, 1, 28, 31, 1);
-    /* the MQ threads' loop per pass for the styles the flat loop takes (J2KC_CUDA_T1_FLAT=0) */
-    g_flat = 0;
-    fails += run_cfg(40, 0x00, 1, 12345u * 29, 14, 0);
-    fails += run_cfg(40, 0x10, 1, 12345u * 30, 20, 1);
-    /* and the flat loop with the context states read one decision ahead (J2KC_CUDA_T1_FLAT=2):
-     * plain, VCAUSAL, PTERM with stops, and 64 x 64 blocks */
-    g_flat = 2;
+    /* the flat loop (j2ki_t1p_code_run, its states read a decision ahead) on more seeds: plain,
+     * VCAUSAL, PTERM with stops, and 64 x 64 blocks */
     fails += run_cfg(40, 0x00, 1, 12345u * 31, 14, 0);
     fails += run_cfg(40, 0x08, 1, 12345u * 32, 16, 0);
     fails += run_cfg(40, 0x10, 1, 12345u * 33, 20, 1);
     g_shape_w = g_shape_h = 64;
     fails += run_cfg(11, 0x00, 1, 12345u * 34, 16, 1);
     g_shape_w = g_shape_h = 0;
-    g_flat = 1;
     /* BYPASS's three-kernel strategy on every BYPASS configuration above, with and without stops */
     int nraw = 0;
     g_raw_sep = 1;

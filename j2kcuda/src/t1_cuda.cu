@@ -795,11 +795,6 @@ static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, con
     const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
     int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
     int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
-    /* J2KC_CUDA_T1_FLAT=0: the MQ threads code a loop per pass (j2ki_t1p_code_run), a
-     * measuring aid for A/B runs; =2: the flat loop with each decision's context state read
-     * one decision ahead (j2ki_t1p_code_run, not measured yet); the bytes are the same */
-    const char *flat_env = getenv("J2KC_CUDA_T1_FLAT");
-    const int flat = !flat_env ? 1 : atoi(flat_env) == 2 ? 2 : atoi(flat_env) != 0;
     for (int c = 0; c <= T1P_CHUNKS; c++) {
         if (c <= ssplit) {          /* split: [MQ c - 1], then [model c] after step c */
             if (c > 0) {
@@ -823,13 +818,13 @@ static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, con
             return e;
         if (lay.gr)                 /* blocks wider than 64: groups of 64 columns */
             t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
-                                                               c, q, flat, raw_sep);
+                                                               c, q, raw_sep);
         else if (lay.nc == 2)
             t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         flat, raw_sep);
+                                                         raw_sep);
         else
             t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         flat, raw_sep);
+                                                         raw_sep);
         if ((e = cudaPeekAtLastError()) != cudaSuccess)
             return e;
         /* three-kernel: the raw passes of the chunk just modelled, where it can hold any

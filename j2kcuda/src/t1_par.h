@@ -690,62 +690,47 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
  * else stride[i - i0] bytes, the symbols it was packed over (packed by the raw-pass kernel of
  * the three-kernel BYPASS strategy, t1_par_cuda.cuh).
  *
- * flat (the CUDA MQ threads' default, J2KC_CUDA_T1_FLAT): when the code-block style has no
- * BYPASS, RESET, TERMALL or SEGMARK, the block is one MQ segment from its first pass to its
- * last, and a pass that ends inside the chunk needs only its truncation mark (what
- * j2ki_t1_seg_close does for a pass without termination); then the chunk's passes are coded
- * in ONE loop over all their symbols, the marks taken where a pass's symbols end, and only
- * the block's last pass is closed by j2ki_t1_seg_close after the loop. Otherwise a loop per
- * pass.
+ * The flat loop: when the code-block style has no BYPASS, RESET, TERMALL or SEGMARK, the block
+ * is one MQ segment from its first pass to its last, and a pass that ends inside the chunk
+ * needs only its truncation mark (what j2ki_t1_seg_close does for a pass without
+ * termination); then the chunk's passes are coded in ONE loop over all their symbols, the
+ * marks taken where a pass's symbols end, and only the block's last pass is closed by
+ * j2ki_t1_seg_close after the loop. Otherwise a loop per pass.
  *
  * Why: the CUDA MQ threads run 32 code-blocks per warp, and with a loop per pass the warp
  * waits at the end of every pass for its lane with the most symbols in that pass, so it runs
- * the sum over passes of the per-pass maxima instead of its largest per-block sum. Counted on
- * the host for the DCI bench frames at 250 Mb/s (symbols per pass of every block, the CUDA
- * coder's order, warps of 32): the MQ warps' iterations in chunk 0 of the 4K frame 4.34 ->
- * 3.32 million and its longest warp (what a frame alone waits for) 9,009 -> 5,067; 2K DCI,
- * all chunks, 1.9 -> 1.4 million. The mark is a few stores in the loop, with no call and
- * no early return inside: a first version that closed and opened passes through
- * j2ki_t1_seg_close / j2ki_t1_seg_open inside the loop (with returns on errors) ran 13 times
- * the warp instructions on an H100 (the lanes of a warp did not run together again after a
- * pass's end), tier-1 of a 4K frame 9.2 -> 60 ms, although its codestreams were right.
- * Measured (H100, bench frames, DCI profiles at 250 Mb/s, 8 frames in flight, medians of 3
- * alternating runs, flat against J2KC_CUDA_T1_FLAT=0 in the same build): 2K DCI 534 -> 602
- * frames/s, tier-1 of a frame alone 7.36 -> 5.32 ms; grain 616 -> 720, 6.79 -> 4.96 ms; 4K
- * DCI (page-locked) 250 -> 256, 9.06 -> 7.50 ms. Tried with it and dropped: the MQ threads of
- * chunks 0-2 sorted by their chunk's symbol counts (CUB radix sort between the model and the
- * MQ launches; on the host count a further 14 % fewer warp iterations in chunk 0 of the 4K
- * frame): measured equal or slower (4K 256 / 258, 2K 602 / 608, grain 720 / 737 frames/s
- * with / without), the sort's launches cost what the balance saved.
+ * the sum over passes of the per-pass maxima instead of its largest per-block sum. The mark
+ * is a few stores in the loop, with no call and no early return inside: lanes that left the
+ * loop at a pass's end through a call or a return did not run together again (a first
+ * version ran 13 times the warp instructions). Sorting the MQ threads by their symbol counts
+ * (a CUB radix sort between the model and MQ launches) cost what the balance saved.
+ * Measured: bench/results/history.md#flat-mq-loop.
  *
  * The symbols are read a 32-bit word at a time, the next word loaded 4 symbols ahead (the
  * loads stay off the coder's dependency chain: context state -> Qe -> A, C), and never a word
- * that holds no symbol of the list; decisions by j2ki_mqc_encode_sel.
- *
- * flat == 2 (J2KC_CUDA_T1_FLAT=2, a measuring choice): the flat loop reads each decision's
- * symbol and context state one decision ahead, before the current decision's new state is
- * stored, and takes the new state instead when both decisions use the same context. A
+ * that holds no symbol of the list; decisions by j2ki_mqc_encode_sel. Each decision's symbol
+ * and context state are read one decision ahead, before the current decision's new state is
+ * stored, and the new state is taken instead when both decisions use the same context: a
  * decision then waits on one shared-memory load (its table entry) instead of the store of
  * the previous state, the load of its own and its table entry's (t1_par_cuda.cuh: the MQ
  * chain of a block is what a frame of large blocks waits for). The same states in the same
- * order, so the same bytes (t1p_emu runs it).
+ * order, so the same bytes. Measured: bench/results/history.md#mq-state-read-ahead.
  */
 J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb_passes, int cblk_style,
                               int bypass_start, const uint8_t *syms, const uint32_t *cnt, const uint32_t *stride,
-                              uint8_t *buf, uint32_t cap, J2kiPass *passes, int flat)
+                              uint8_t *buf, uint32_t cap, J2kiPass *passes)
 {
     const int plain = !(cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_RESET | J2KI_CBLK_TERMALL | J2KI_CBLK_SEGMARK));
     uint32_t pos = 0;
     int pi, ret = 0;
-    if (flat && plain && i0 < i1) {
+    if (plain && i0 < i1) {
         J2kiMqc *m = q.mqc;
         const int last = i1 == nb_passes ? i1 - 1 : i1;     /* passes i0 .. last - 1 end with a mark */
         uint32_t total = 0, end, k = 0, cur = 0, nxt = 0, left = 0;
         const uint32_t *w = (const uint32_t *)((uintptr_t)syms & ~(uintptr_t)3);
         J2kiMqcReg r;
         int p = i0, stop = 0;
-        const int fwd = flat == 2;
-        uint32_t sym = 0, st = 0;      /* fwd: symbol k, its context's state */
+        uint32_t sym = 0, st = 0;      /* symbol k, its context's state, read ahead */
         for (pi = i0; pi < i1; pi++)
             total += cnt[pi - i0];
         j2ki_t1_seg_open(sg, m, i0, 0, buf, cap);   /* only the block's first pass opens one */
@@ -754,12 +739,10 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
             left = 4 - o;
             cur = w[0] >> (8 * o);
             nxt = left < total ? w[1] : 0;
-            if (fwd) {                 /* symbol 0 read ahead */
-                sym = cur & 0xFF;
-                cur >>= 8;
-                left--;
-                st = q.ctx[sym >> 1];
-            }
+            sym = cur & 0xFF;          /* symbol 0 read ahead */
+            cur >>= 8;
+            left--;
+            st = q.ctx[sym >> 1];
         }
         end = cnt[0];
         r = j2ki_mqc_reg_get(m);
@@ -779,10 +762,10 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
                 stop = m->overflow;
                 p++;
                 end += p < i1 ? cnt[p - i0] : 0;
-            } else if (k < total && fwd) {
-                /* flat == 2: symbol k is sym, its context's state st; symbol k + 1 and its
-                 * context's state are read before symbol k's state is stored, and the new
-                 * state forwarded when both symbols share the context */
+            } else if (k < total) {
+                /* symbol k is sym, its context's state st; symbol k + 1 and its context's
+                 * state are read before symbol k's state is stored, and the new state
+                 * forwarded when both symbols share the context */
                 uint32_t s2 = 0, st2 = 0;
                 uint16_t sv = (uint16_t)st;
                 if (k + 1 < total) {
@@ -802,20 +785,6 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
                 st = (s2 >> 1) == (sym >> 1) ? sv : st2;
                 sym = s2;
                 k++;
-            } else if (k < total) {
-                if (!left) {                   /* symbol k starts word w + 1 */
-                    cur = nxt;
-                    left = 4;
-                    w++;
-                    nxt = k + 4 < total ? w[1] : 0;
-                }
-                {
-                    const uint32_t s = cur & 0xFF;
-                    cur >>= 8;
-                    left--;
-                    k++;
-                    j2ki_mqc_encode_sel(m, &r, &q.ctx[s >> 1], (int)(s & 1));
-                }
             } else {
                 stop = 1;
             }

@@ -794,7 +794,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
                                               uint8_t *slots, const T1pLayout &lay, int chunk,
-                                              const uint32_t *lim, int flat, int raw_sep)
+                                              const uint32_t *lim, int raw_sep)
 {
     if (j >= nb_cblks)
         return;
@@ -876,7 +876,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
          * model side */
         r.err = j2ki_t1p_code_run(q, &cd, i0, i1, nb_passes, cblk_style, bypass_start, syms, cnt,
                                   raw_sep ? cnt + T1P_STRIDE : NULL, data + cb.data_off, cb.data_cap,
-                                  passes + cb.pass_off, flat);
+                                  passes + cb.pass_off);
         b->st.mqc = mqc;
         b->cd = cd;
         for (int c = 0; c < 19; c++)
@@ -921,7 +921,7 @@ template <int NC, bool GR = false>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
-                                                        int flat, int raw_sep)
+                                                        int raw_sep)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
@@ -942,7 +942,7 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant
         const uint32_t j = blockIdx.x * 128 + threadIdx.x;
         t1p_mq_thread(j, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks, F.order, nb_cblks,
                       cblk_style, bypass_start, F.data, F.passes, F.res, F.flag, F.nbps, F.stat, F.slots, lay,
-                      c - 1, F.lim, flat, raw_sep);
+                      c - 1, F.lim, raw_sep);
     } else {
         const uint32_t w = threadIdx.x >> 5, j = (blockIdx.x - qblocks) * 4 + w;
         t1p_model_warp<NC, GR>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
