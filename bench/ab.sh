@@ -18,7 +18,7 @@
 #                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks;
 #                sd-pinned: page-locked)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
-#                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_FLAT=0"
+#                settings after a colon, several separated by commas, e.g. "new:J2KC_CUDA_T1_VARIANT=68"
 #   AB_REPS      rounds (default 3); AB_DEPTH frames in flight (default 8); ARCH (default 90);
 #   AB_BACKEND   default cuda (ref: a dry run of this script on a machine without a GPU)
 #   FRAMES_SRC   frame sources (default .dev/frames; see bench/README.md); PEERS (default .dev/peers)
