@@ -59,8 +59,8 @@ extern "C" {
 enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, EV_AGAIN, NB_EV };
 
 typedef struct CudaSlot {
-    J2kiPlan     *plan;
-    J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off) */
+    J2kiPlan     *plan;            /* the backend's plan_t2, shared by the slots */
+    J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off), shared */
     int           tried;           /* the frame in flight is coded with plan_try */
     cudaStream_t  st;
     cudaEvent_t   ev[NB_EV];
@@ -142,6 +142,9 @@ typedef struct CudaBackend {
      * samples are the same integers for both */
     J2kiCodingParams cp_try;
     J2kiPlan     *plan_try;        /* NULL when off */
+    J2kiPlan     *plan_t2;         /* a copy of plan that the slots' tier-2 tables are built from
+                                      (j2ki_t2_cuda_init walks its packets, which resets its
+                                      coding state) */
     J2kiCblkDev  *d_cblks_try, *h_cblks_try;
     double       *d_weight_try;
     size_t        data_size;       /* bytes of the code-blocks' byte area (the larger plan's) */
@@ -154,6 +157,14 @@ typedef struct CudaBackend {
     size_t        tmp_size;
     /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
     J2kiStager   *stager;
+    /* the slots' host parts after the first (slot_preparer): slots 0 .. prep_ready - 1 are
+     * ready; prep_done once the thread has ended, prep_err its error; all under prep_mtx */
+    pthread_t     prep_thread;
+    int           prep_started;
+    int           prep_sync_ready;
+    pthread_mutex_t prep_mtx;
+    pthread_cond_t  prep_cond;
+    int           prep_ready, prep_done, prep_err, prep_quit;
 } CudaBackend;
 
 #define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
@@ -335,8 +346,6 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     cudaFree(s->d_cs);
     cudaFreeHost(s->h_t2res);
     cudaFreeHost(s->h_cs);
-    j2ki_plan_free(&s->plan);
-    j2ki_plan_free(&s->plan_try);
     if (s->sync_ready) {
         pthread_mutex_destroy(&s->mtx);
         pthread_cond_destroy(&s->cond);
@@ -350,6 +359,16 @@ static void cuda_uninit(void *priv)
     int entered, prev = 0;
     if (!b)
         return;
+    if (b->prep_started) {
+        pthread_mutex_lock(&b->prep_mtx);
+        b->prep_quit = 1;
+        pthread_mutex_unlock(&b->prep_mtx);
+        pthread_join(b->prep_thread, NULL);
+    }
+    if (b->prep_sync_ready) {
+        pthread_mutex_destroy(&b->prep_mtx);
+        pthread_cond_destroy(&b->prep_cond);
+    }
     copiers_stop(b);
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_stop_worker(&b->slots[i]);
@@ -367,6 +386,7 @@ static void cuda_uninit(void *priv)
     cudaFree(b->d_weight_try);
     free(b->h_cblks_try);
     j2ki_plan_free(&b->plan_try);
+    j2ki_plan_free(&b->plan_t2);
     if (entered)
         leave(b, prev);
     free(b);
@@ -432,7 +452,18 @@ static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cbl
     return ret;
 }
 
-static int slot_init(CudaBackend *b, CudaSlot *s)
+/*
+ * A slot is made in two parts (start-up time, issue 26). slot_init_device, for every slot at
+ * creation: its device memory, the tier-2 and rate-control tables, its lock and its worker
+ * thread, so that creation fails, with the device memory named, when the device cannot hold
+ * every slot. slot_init_host: its page-locked host memory (the staging area, the results, the
+ * codestream), its stream and events, then its graphs (slot_graphs). Page-locking is most of a
+ * slot's cost (the device-checks log has the phases), so only slot 0's host part is made at
+ * creation; the others are made by slot_preparer on a thread of their own while the first
+ * frames are coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared).
+ * The slots share the encoder's plans: the device finish reads them only.
+ */
+static int slot_init_device(CudaBackend *b, CudaSlot *s)
 {
     const J2kiPlan *plan = b->plan;
     size_t nb_samples = plan->nb_samples ? plan->nb_samples : 1;
@@ -440,27 +471,8 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     size_t nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
     int ret;
 
-    if ((ret = j2ki_plan_create(&s->plan, b->cp, &b->log)) < 0 ||
-        (b->plan_try && (ret = j2ki_plan_create(&s->plan_try, &b->cp_try, &b->log)) < 0))
-        return ret;
-    if ((ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0)
-        return ret;
-    if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
-        return ret;
-    /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
-     * event), then spins for the rest (tier-2 and the download, a short tail; EV_DONE keeps
-     * the driver's default schedule). Spinning for the whole frame, as the driver's default
-     * does with one context, keeps a core busy per frame in flight, and with many frames in
-     * flight the spinning threads outnumber the cores; sleeping until EV_DONE instead adds a
-     * thread wake-up to every frame's latency, hence the split.
-     * Measured: see bench/results/history.md#slot-workers-sleep */
-    for (int i = 0; i < NB_EV; i++)
-        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC ? cudaEventBlockingSync
-                                                                     : cudaEventDefault))) < 0)
-            return ret;
-    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0)
-        return ret;
-
+    s->plan = b->plan_t2;
+    s->plan_try = b->plan_try;
     s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
                                                          plan->max_cblk_h, b->cp->hooks.t1_variant);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
@@ -481,13 +493,7 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
         s->t1s_try = s->t1s;
         s->t1s_try.d_weight = b->d_weight_try;
     }
-    if ((ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0)
-        return ret;
-
     if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0 ||
         (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0)
         return ret;
@@ -513,6 +519,83 @@ static int slot_init(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
+static int slot_init_host(CudaBackend *b, CudaSlot *s)
+{
+    size_t stage = b->stage_off[b->cp->img.nb_comps];
+    size_t nb_cblks = b->plan->nb_cblks ? b->plan->nb_cblks : 1;
+    int ret;
+
+    if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
+        return ret;
+    /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
+     * event), then spins for the rest (tier-2 and the download, a short tail; EV_DONE keeps
+     * the driver's default schedule). Spinning for the whole frame, as the driver's default
+     * does with one context, keeps a core busy per frame in flight, and with many frames in
+     * flight the spinning threads outnumber the cores; sleeping until EV_DONE instead adds a
+     * thread wake-up to every frame's latency, hence the split.
+     * Measured: see bench/results/history.md#slot-workers-sleep */
+    for (int i = 0; i < NB_EV; i++)
+        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC ? cudaEventBlockingSync
+                                                                     : cudaEventDefault))) < 0)
+            return ret;
+    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0)
+        return ret;
+    return slot_graphs(b, s);
+}
+
+/** Makes the host parts of slots 1 .. nb_slots - 1 in turn (slot_init_device's note), on its own
+ *  thread; stops early when the backend is freed. */
+static void *slot_preparer(void *arg)
+{
+    CudaBackend *b = (CudaBackend *)arg;
+    struct timespec t0;
+    int ret, prev = 0, i = 1, quit = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if ((ret = enter(b, &prev)) == 0) {
+        for (; i < b->nb_slots && !quit; i++) {
+            if ((ret = slot_init_host(b, &b->slots[i])) < 0)
+                break;
+            pthread_mutex_lock(&b->prep_mtx);
+            b->prep_ready = i + 1;
+            quit = b->prep_quit;
+            pthread_cond_broadcast(&b->prep_cond);
+            pthread_mutex_unlock(&b->prep_mtx);
+        }
+        leave(b, prev);
+    }
+    if (ret < 0)
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot %d's page-locked host memory, stream or graphs "
+                 "could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
+    else if (!quit)
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slots 1 to %d prepared %.1f ms after slot 0",
+                 b->nb_slots - 1, ms_since(&t0));
+    pthread_mutex_lock(&b->prep_mtx);
+    b->prep_err = ret;
+    b->prep_done = 1;
+    pthread_cond_broadcast(&b->prep_cond);
+    pthread_mutex_unlock(&b->prep_mtx);
+    return NULL;
+}
+
+/** Waits until the slot's host part is made (slot_preparer); its error when it cannot be. */
+static int slot_wait_prepared(CudaBackend *b, int slot)
+{
+    int ret = 0;
+    pthread_mutex_lock(&b->prep_mtx);
+    while (slot >= b->prep_ready && !b->prep_done)
+        pthread_cond_wait(&b->prep_cond, &b->prep_mtx);
+    if (slot >= b->prep_ready)
+        ret = b->prep_err < 0 ? b->prep_err : J2KC_ERR_INTERNAL;
+    pthread_mutex_unlock(&b->prep_mtx);
+    return ret;
+}
+
 static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
                      const J2kiLog *log, int nb_slots, size_t max_out)
 {
@@ -520,9 +603,9 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     int ret, n = 0, entered = 0, prev = 0;
     size_t stage = 0;
     /* creation's phases, for the verbose log (start-up time, issue 26): the device and its
-     * context, the code-block tables, the slots' memory, the graphs' capture */
+     * context, the code-block tables, the slots' device parts, slot 0's host part */
     struct timespec t0;
-    double ms_dev = 0.0, ms_tables = 0.0, ms_slots = 0.0, ms_graphs = 0.0;
+    double ms_dev = 0.0, ms_tables = 0.0, ms_slots = 0.0, ms_slot0 = 0.0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     *priv = NULL;
@@ -533,6 +616,16 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     b->plan = plan;
     b->nb_slots = nb_slots;
     b->max_out = max_out;
+    if (pthread_mutex_init(&b->prep_mtx, NULL)) {
+        free(b);
+        return J2KC_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&b->prep_cond, NULL)) {
+        pthread_mutex_destroy(&b->prep_mtx);
+        free(b);
+        return J2KC_ERR_NOMEM;
+    }
+    b->prep_sync_ready = 1;
 
     if (cp->cu_ctx) {
         cudaDriverEntryPointQueryResult q1, q2;
@@ -600,6 +693,8 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                 b->tmp_size = sz;
         }
 
+    if ((ret = j2ki_plan_create(&b->plan_t2, cp, &b->log)) < 0)
+        goto fail;
     if (j2ki_quant_try_params(&b->cp_try, cp)) {
         if ((ret = j2ki_plan_create(&b->plan_try, &b->cp_try, &b->log)) < 0)
             goto fail;
@@ -613,15 +708,21 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         ret = J2KC_ERR_NOMEM;
         goto fail;
     }
-    for (int i = 0; i < nb_slots; i++) {
-        double ms = ms_since(&t0);
-        if ((ret = slot_init(b, &b->slots[i])) < 0)
+    for (int i = 0; i < nb_slots; i++)
+        if ((ret = slot_init_device(b, &b->slots[i])) < 0)
             goto fail;
-        ms_slots += ms_since(&t0) - ms;
-        ms = ms_since(&t0);
-        if ((ret = slot_graphs(b, &b->slots[i])) < 0)
+    ms_slots = ms_since(&t0) - ms_dev - ms_tables;
+    if ((ret = slot_init_host(b, &b->slots[0])) < 0)
+        goto fail;
+    ms_slot0 = ms_since(&t0) - ms_dev - ms_tables - ms_slots;
+    b->prep_ready = 1;
+    if (nb_slots > 1) {
+        if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
+            ret = J2KC_ERR_NOMEM;
             goto fail;
-        ms_graphs += ms_since(&t0) - ms;
+        }
+        b->prep_started = 1;
     }
     copiers_start(b);
     {
@@ -640,8 +741,9 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h), bypass);
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
-                 "code-block tables %.1f, slots' memory %.1f, graphs %.1f", ms_since(&t0), ms_dev, ms_tables,
-                 ms_slots, ms_graphs);
+                 "code-block tables %.1f, the slots' device memory %.1f, slot 0's page-locked memory and graphs "
+                 "%.1f%s", ms_since(&t0), ms_dev, ms_tables, ms_slots, ms_slot0,
+                 nb_slots > 1 ? " (the other slots' on a thread of their own)" : "");
     }
     leave(b, prev);
     *priv = b;
@@ -1046,6 +1148,8 @@ static int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     int ret, prev = 0;
     if (b->broken)
         return J2KC_ERR_BROKEN;
+    if ((ret = slot_wait_prepared(b, slot)) < 0)
+        return ret;
     pthread_mutex_lock(&s->mtx);
     /* the front end waits before reusing a slot */
     ret = s->state == SLOT_QUEUED ? J2KC_ERR_INTERNAL : 0;
