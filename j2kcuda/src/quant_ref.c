@@ -114,11 +114,69 @@ int j2ki_quant_try_planes(const J2kiCodingParams *cp)
     return 0;                               /* every component at 5 already */
 }
 
-int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp)
+int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, int d)
 {
+    int n = j2ki_quant_try_planes(cp);
     *cp_try = *cp;
-    cp_try->qstep_extra = j2ki_quant_try_planes(cp);
-    return cp_try->qstep_extra;
+    cp_try->qstep_extra = n ? j2ki_imax(1, j2ki_imin(d, n)) : 0;
+    return n;
+}
+
+/*
+ * qstep_try's prediction. Coding every frame first with a fixed qstep_try planes more was kept
+ * by few frames other than the richest (film grain, noise): with 3 planes the photographs, CG,
+ * text, HDR PQ, near-black and flat content of the benchmark's classes could not fill their
+ * budget and were coded twice, 2 frames in 3 (bench/results/recode-classes.md). Which planes a
+ * frame can spare is visible before tier-1 in its integers: the planes a budget reaches grow
+ * with the bits the coefficients have above the step. est(d) counts, for every integer part
+ * (|q| >> frac_bits, then d_b = min(d, the band's most) planes fewer), its bit length plus a
+ * sign bit: an upper bound of sorts for the bits of plane data, not of MQ coding, which codes
+ * the zeros of sparse planes in far less than a bit and the significant bits in about one.
+ * The real rate of the tried steps was 1.3 to 3 times est(d) on the content classes' frames
+ * (bench/results/recode-predict.md), so the frame is taken to fill at d when C est(d) reaches
+ * the budget (quant.h: C); the largest such d is coded first, none: once, at qstep_rate's
+ * steps. A frame that still does not fill is coded again, as before (only speed is lost).
+ */
+static int band_try_max(const J2kiBand *band, const J2kiCodingParams *cp, int depth)
+{
+    int m;
+    if (cp->reversible || !rate_planes_apply(cp))
+        return 0;
+    m = j2ki_imin(5 - j2ki_quant_rate_planes(cp, depth),
+                  j2ki_imin(band->expn - j2ki_imax(0, 2 - cp->guard_bits), band->nb_mag_bits - 1));
+    return m < 0 ? 0 : m;
+}
+
+int j2ki_quant_band_try_max(const J2kiBand *band, const J2kiCodingParams *cp)
+{
+    return band_try_max(band, cp, cp->img.depth[band->comp]);
+}
+
+void j2ki_quant_hist_ref(const int32_t *buf, ptrdiff_t stride, uint32_t w, uint32_t h, int frac_bits, int dmax,
+                         uint64_t hist[J2KI_QPRED_HIST])
+{
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            hist[j2ki_quant_hist_bin(buf[(size_t)y * (size_t)stride + x], frac_bits, dmax)]++;
+}
+
+uint64_t j2ki_quant_pred_bits(const uint64_t hist[J2KI_QPRED_HIST], int d)
+{
+    uint64_t bits = 0;
+    for (int m = 0; m <= J2KI_QPRED_MAX_D; m++) {
+        int db = j2ki_imin(d, m);
+        for (int n = db + 1; n < J2KI_QPRED_BINS; n++)
+            bits += hist[m * J2KI_QPRED_BINS + n] * (uint64_t)(n - db + 1);
+    }
+    return bits;
+}
+
+int j2ki_quant_predict(const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST])
+{
+    for (int d = j2ki_quant_try_planes(cp); d > 0; d--)
+        if (J2KI_QPRED_C_NUM * j2ki_quant_pred_bits(hist, d) >= J2KI_QPRED_C_DEN * 8 * cp->frame_bytes)
+            return d;
+    return 0;
 }
 
 /*
@@ -193,10 +251,8 @@ void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth
          * (inv_step unchanged, d more fractional bits, so M_b + frac_bits is unchanged too) and
          * the distortion units shrink by 4^d where the weight grows by as much: rate control
          * sees the same slopes for the passes both plans code. */
-        if (cp->qstep_extra > 0 && rate_planes_apply(cp)) {
-            int k = j2ki_quant_rate_planes(cp, depth);
-            int d = j2ki_imin(cp->qstep_extra, 5 - k);
-            d = j2ki_imin(d, j2ki_imin(band->expn - expn_min, band->nb_mag_bits - 1));
+        if (cp->qstep_extra > 0) {
+            int d = j2ki_imin(cp->qstep_extra, band_try_max(band, cp, depth));
             if (d > 0) {
                 band->expn -= d;
                 band->nb_mag_bits -= d;
