@@ -1183,8 +1183,7 @@ static int slot_predict(CudaBackend *b, CudaSlot *s)
     if ((ret = CU(cudaEventSynchronize(s->ev[EV_HIST]))) < 0)
         return ret;
     s->d = j2ki_quant_predict(b->cp, s->h_hist);
-    j2ki_log(&b->log, J2KC_LOG_DEBUG, "qstep_try: the frame is coded first with %d bit-plane%s more", s->d,
-             s->d == 1 ? "" : "s");
+    j2ki_quant_predict_log(&b->log, b->cp, s->h_hist, s->d);
     return enqueue_code(b, s, 0);
 }
 

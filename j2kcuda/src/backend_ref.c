@@ -485,8 +485,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
         j2ki_pool_run(rb->pool, rb->plan->nb_cblks, quant_item, &job);
         if (rb->hist) {
             d = predict_try(rb);
-            j2ki_log(&rb->log, J2KC_LOG_DEBUG, "qstep_try: the frame is coded first with %d bit-plane%s more",
-                     d, d == 1 ? "" : "s");
+            j2ki_quant_predict_log(&rb->log, rb->cp, rb->hist, d);
         }
     }
     t1 = now_ms();

@@ -48,11 +48,12 @@ int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, 
  * histogram of the integer parts' bit lengths, by the planes each code-block's band can drop,
  * gives every d's estimated rate exactly (integer sums: both backends decide alike).
  * J2KI_QPRED_C_NUM / J2KI_QPRED_C_DEN is C, the tuning constant: d is taken when C times its
- * estimate reaches the budget. The real codestream of the tried steps ran 1.30 to 3.0 times the
- * estimate on the content classes' frames that did not fill (bench/results/recode-classes.md,
- * recode-predict.md); C sits below the smallest ratio, so that a frame predicted to fill does
- * (a frame that does not is coded again at the full steps: speed lost, never quality), while a
- * frame with more detail keeps the deepest d that fills.
+ * estimate reaches the budget. The whole codestream of the tried steps ran 1.30 to 3.0 times the
+ * estimate on the content classes' frames that did not fill (bench/results/recode-classes.md);
+ * C sits below the smallest ratio, so that a frame predicted to fill does (one that does not is
+ * coded again with qstep_rate's steps: speed lost, never quality), while a frame with more
+ * detail keeps the deepest d that fills. Larger C: more frames coded twice; smaller: fewer
+ * planes skipped (bench/results/recode-predict.md).
  */
 #define J2KI_QPRED_C_NUM 5
 #define J2KI_QPRED_C_DEN 4
@@ -101,6 +102,10 @@ uint64_t j2ki_quant_pred_bits(const uint64_t hist[J2KI_QPRED_HIST], int d);
  * with qstep_rate's steps: the bytes of qstep_try=0).
  */
 int j2ki_quant_predict(const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST]);
+
+/** Logs (debug) the frame's d and est(d) / budget for d = 0..j2ki_quant_try_planes(cp). */
+void j2ki_quant_predict_log(const J2kiLog *log, const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST],
+                            int d);
 
 /**
  * Quantises one band in place: float coefficients (same storage, row stride `stride` samples)

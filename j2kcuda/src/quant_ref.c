@@ -12,6 +12,7 @@
  * in sample units and inv_step = 2^frac_bits / Delta_b multiplies coefficients directly.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dwt.h"
@@ -91,8 +92,9 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
  * more precision for a budget than most frames: the natural 2K DCI frame of bench/mkframes.py
  * (a painting) has, fully coded, 4.8 times its 250 Mb/s budget at the rule's steps (K = 0) and
  * still 1.48 times at K = 5, and decodes to 46.204 dB at the budget with either (reference
- * backend, OpenJPEG's decoder). So every frame is coded first with qstep_try planes more (at
- * most 5 in all), and kept when it fills its budget at those steps: rate control left out a
+ * backend, OpenJPEG's decoder). So a frame is coded first with up to qstep_try planes more (at
+ * most 5 in all; how many: j2ki_quant_predict, below), and kept when it fills its budget at
+ * those steps: rate control left out a
  * pass on some code-block's convex hull. Otherwise the budget reaches planes the coarser steps
  * dropped, and the frame is coded again at the rule's steps (both backends alike, so the bytes
  * stay the same on both). Measured at the edge (reference backend, OpenJPEG's decoder, against
@@ -102,7 +104,7 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
  * K = 4 it fills only below 0.995 times its 250 Mb/s budget: 1,290,000 bytes give 72.853 dB
  * against 72.837, while at the full budget, which K = 4 cannot fill, the rule's steps reach
  * 80.357 dB and the frame is coded again. With 3 planes the four bench frames keep the tried
- * steps (tests/quality.sh checks the cost and the fall-back).
+ * steps (tests/quality.sh checks the cost, the planes predicted and the fall-back).
  */
 int j2ki_quant_try_planes(const J2kiCodingParams *cp)
 {
@@ -132,10 +134,12 @@ int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, 
  * (|q| >> frac_bits, then d_b = min(d, the band's most) planes fewer), its bit length plus a
  * sign bit: an upper bound of sorts for the bits of plane data, not of MQ coding, which codes
  * the zeros of sparse planes in far less than a bit and the significant bits in about one.
- * The real rate of the tried steps was 1.3 to 3 times est(d) on the content classes' frames
- * (bench/results/recode-predict.md), so the frame is taken to fill at d when C est(d) reaches
- * the budget (quant.h: C); the largest such d is coded first, none: once, at qstep_rate's
- * steps. A frame that still does not fill is coded again, as before (only speed is lost).
+ * On the content classes' frames that did not fill, the whole codestream of the tried steps
+ * was 1.30 to 3.0 times est(d) (flat frames aside, whose estimate is a few per cent of the
+ * budget; bench/results/recode-classes.md), so the frame is taken to fill at d when C est(d)
+ * reaches the budget (quant.h: C); the largest such d is coded first, none: once, at
+ * qstep_rate's steps. A frame that still does not fill is coded again, as before (only speed
+ * is lost).
  */
 static int band_try_max(const J2kiBand *band, const J2kiCodingParams *cp, int depth)
 {
@@ -177,6 +181,18 @@ int j2ki_quant_predict(const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRE
         if (J2KI_QPRED_C_NUM * j2ki_quant_pred_bits(hist, d) >= J2KI_QPRED_C_DEN * 8 * cp->frame_bytes)
             return d;
     return 0;
+}
+
+void j2ki_quant_predict_log(const J2kiLog *log, const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST],
+                            int d)
+{
+    char est[8 * (J2KI_QPRED_MAX_D + 1) + 1] = "";
+    size_t n = 0;
+    for (int k = 0; k <= j2ki_quant_try_planes(cp) && n < sizeof(est) - 8; k++)
+        n += (size_t)snprintf(est + n, sizeof(est) - n, " %.3f",
+                              (double)j2ki_quant_pred_bits(hist, k) / (8.0 * (double)cp->frame_bytes));
+    j2ki_log(log, J2KC_LOG_DEBUG, "qstep_try: the frame is coded first with %d bit-plane%s more (estimated "
+             "rate / budget at 0..%d planes more:%s)", d, d == 1 ? "" : "s", j2ki_quant_try_planes(cp), est);
 }
 
 /*
