@@ -104,7 +104,7 @@ static const Cfg cfgs[] = {
     /* qstep_try (planes predicted per frame, j2ki_quant_predict): the tried steps kept (0.3
      * bit/sample: 1 plane more predicted), coded once (7.9 bit/sample: none predicted), the
      * default on 12 bits at 0.81 (3 planes more predicted, K = 1 + 3), and coded again: a flat
-     * frame at 200 bytes, whose integers predict 2 planes more (the estimate overrates flat
+     * frame at 200 bytes, whose integers predict 1 plane more (the estimate overrates flat
      * content) but whose codestream then stays under the budget; try-kept / try-once /
      * try-again assert the path the reference backend took (j2kc_encoder_stats) */
     { "try-kept-97",       3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "levels=5 bytes=5530 qstep_try=1" },

@@ -262,9 +262,9 @@ if t_have ffmpeg; then
         # 4K DCI's budget at 250 Mb/s, 24 fps (0.39 bit/sample, K = 3), and 0.3 bit/sample (K = 4)
         qrate_case qrate_testsrc2_4k_1302k 3 "$W/ts.ppm" $LAYOUT --bytes 1302083
         qrate_case qrate_testsrc2_4k_995k 4 "$W/ts.ppm" $LAYOUT --bytes 995328
-        # testsrc2 does not fill 4K DCI's budget with 2 planes more (K = 5): 1 is predicted
-        # (and fills); at 0.3 bit/sample the most (3, of which its bands take 1: K = 4) fill
-        qtry_case qtry_testsrc2_4k_1302k 1 kept "$W/ts.ppm" $LAYOUT --bytes 1302083
+        # testsrc2 does not fill 4K DCI's budget with 2 planes more (K = 5): none is predicted
+        # (coded once); at 0.3 bit/sample the most (3, of which its bands take 1: K = 4) fill
+        qtry_case qtry_testsrc2_4k_1302k 0 once "$W/ts.ppm" $LAYOUT --bytes 1302083
         qtry_case qtry_testsrc2_4k_995k 3 kept "$W/ts.ppm" $LAYOUT --bytes 995328
         rm -f "$W/ts.ppm"
     else

@@ -49,14 +49,17 @@ int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, 
  * gives every d's estimated rate exactly (integer sums: both backends decide alike).
  * J2KI_QPRED_C_NUM / J2KI_QPRED_C_DEN is C, the tuning constant: d is taken when C times its
  * estimate reaches the budget. The whole codestream of the tried steps ran 1.30 to 3.0 times the
- * estimate on the content classes' frames that did not fill (bench/results/recode-classes.md);
- * C sits below the smallest ratio, so that a frame predicted to fill does (one that does not is
- * coded again with qstep_rate's steps: speed lost, never quality), while a frame with more
- * detail keeps the deepest d that fills. Larger C: more frames coded twice; smaller: fewer
- * planes skipped (bench/results/recode-predict.md).
+ * estimate on the content classes' frames that did not fill (bench/results/recode-classes.md),
+ * so with C = 1.15 a frame taken at d has at least 1.13 times its budget there: it fills with
+ * a margin. Frames that fill barely are the ones that lose PSNR against qstep_rate's steps (the
+ * budget reaches into the planes dropped): with C = 1.25, text in broadcast at 64x64 kept 2
+ * planes more with estimates of 0.81-0.86 of the budget and lost 0.02 dB on the class's mean.
+ * A frame that does not fill at d is coded again with qstep_rate's steps (speed lost, never
+ * quality). Smaller C: fewer planes skipped, larger: more frames coded twice and lost dB
+ * (bench/results/recode-predict.md).
  */
-#define J2KI_QPRED_C_NUM 5
-#define J2KI_QPRED_C_DEN 4
+#define J2KI_QPRED_C_NUM 23
+#define J2KI_QPRED_C_DEN 20
 #define J2KI_QPRED_MAX_D 5                      /* K + d at most 5 (quant_ref.c) */
 #define J2KI_QPRED_BINS  32                     /* bit lengths 0..31 of an integer part */
 /** The histogram's size: bins per value 0..J2KI_QPRED_MAX_D of a band's most planes. */

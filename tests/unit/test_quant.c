@@ -502,27 +502,29 @@ static void check_predict(void)
     }
     CHECK(e[J2KI_QPRED_MAX_D + 1] == e[J2KI_QPRED_MAX_D], "d beyond every band's most planes");
 
-    /* known answers: 2^20 integer parts of 9 bits in bands that may drop 5 planes, 2^17 of 4
-     * bits in bands that may drop none: est(d) = 2^10 (1024 (10 - d) + 640) bits, a multiple
-     * of 32, so C est(d) is a whole number of bytes (C = 5 / 4: the checks below assume it);
-     * the budgets, 0.86 to 1.8 MB for 2048x1080x3 12-bit, leave qstep_try on */
-    CHECK(J2KI_QPRED_C_NUM == 5 && J2KI_QPRED_C_DEN == 4, "C = %d / %d", J2KI_QPRED_C_NUM, J2KI_QPRED_C_DEN);
-    memset(hist, 0, sizeof(hist));
-    hist[5 * J2KI_QPRED_BINS + 9] = 1u << 20;
-    hist[0 * J2KI_QPRED_BINS + 4] = 1u << 17;
-    for (int d = 0; d <= 5; d++)
-        CHECK(j2ki_quant_pred_bits(hist, d) == (uint64_t)(1024 * (10 - d) + 640) << 10, "est(%d) = %llu", d,
-              (unsigned long long)j2ki_quant_pred_bits(hist, d));
-    for (int d = 1; d <= 5; d++) {
-        /* the budget at C est(d) exactly: d taken (at most qstep_try); one byte more: d - 1 */
-        uint64_t at = ((uint64_t)(1024 * (10 - d) + 640) << 10) * 5 / 32;
-        for (int t = 1; t <= 3; t++) {
-            try_cp(&cp, 2048, 1080, 12, at, t);
-            CHECK(j2ki_quant_predict(&cp, hist) == (d < t ? d : t), "qstep_try=%d, budget C est(%d) = %llu B: d* %d",
-                  t, d, (unsigned long long)at, j2ki_quant_predict(&cp, hist));
-            cp.frame_bytes = at + 1;
-            CHECK(j2ki_quant_predict(&cp, hist) == (d - 1 < t ? d - 1 : t), "qstep_try=%d, budget %llu B: d* %d",
-                  t, (unsigned long long)at + 1, j2ki_quant_predict(&cp, hist));
+    /* known answers: integer parts of 9 bits in bands that may drop 5 planes and of 4 bits in
+     * bands that may drop none, counted in multiples of u = 8 C_DEN 2^5, so that est(d) =
+     * u (2^7 (10 - d) + 80) bits and C est(d) is a whole number of bytes, C_NUM 2^5 (2^7 (10 -
+     * d) + 80): 0.5 to 1.2 MB here, budgets that leave qstep_try on for 2048x1080x3 12-bit */
+    {
+        const uint64_t u = 8u * J2KI_QPRED_C_DEN * 32u;
+        memset(hist, 0, sizeof(hist));
+        hist[5 * J2KI_QPRED_BINS + 9] = u << 7;
+        hist[0 * J2KI_QPRED_BINS + 4] = u * 16;
+        for (int d = 0; d <= 5; d++)
+            CHECK(j2ki_quant_pred_bits(hist, d) == u * (128u * (uint64_t)(10 - d) + 80u), "est(%d) = %llu", d,
+                  (unsigned long long)j2ki_quant_pred_bits(hist, d));
+        for (int d = 1; d <= 5; d++) {
+            /* the budget at C est(d) exactly: d taken (at most qstep_try); one byte more: d - 1 */
+            uint64_t at = (uint64_t)J2KI_QPRED_C_NUM * 32u * (128u * (uint64_t)(10 - d) + 80u);
+            for (int t = 1; t <= 3; t++) {
+                try_cp(&cp, 2048, 1080, 12, at, t);
+                CHECK(j2ki_quant_predict(&cp, hist) == (d < t ? d : t), "qstep_try=%d, budget C est(%d) = %llu B: d* %d",
+                      t, d, (unsigned long long)at, j2ki_quant_predict(&cp, hist));
+                cp.frame_bytes = at + 1;
+                CHECK(j2ki_quant_predict(&cp, hist) == (d - 1 < t ? d - 1 : t), "qstep_try=%d, budget %llu B: d* %d",
+                      t, (unsigned long long)at + 1, j2ki_quant_predict(&cp, hist));
+            }
         }
     }
     /* far under the budget (flat content): coded once; qstep_try off: always 0 */
