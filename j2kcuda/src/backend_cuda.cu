@@ -1107,11 +1107,12 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int capturing)
 
 /*
  * CUDA graphs (b->graphs, the default with the device finish): code_t1_ops and code_fin_ops of
- * each plan are captured once per slot (slot_graphs, at init: a capture runs nothing) and
- * launched whole per frame; rate control between them is launched directly, since its decide
- * grid takes a share of the device that depends on the frames busy at the time. A frame's
- * tier-1 to download is about 50 launches, copies and event records; for small frames the
- * submitting thread issuing them one by one was the bound. The bytes are the same either way;
+ * each plan are captured once per slot (slot_graph: the plan's at init, each of qstep_try's on
+ * its first use; a capture runs nothing) and launched whole per frame; rate control between
+ * them is launched directly, since its decide grid takes a share of the device that depends on
+ * the frames busy at the time. A frame's tier-1 to download is about 50 launches, copies and
+ * event records; for small frames the submitting thread issuing them one by one was the bound.
+ * The bytes are the same either way;
  * J2KC_CUDA_GRAPH=0 launches everything directly (for comparison).
  * Measured: see bench/results/history.md#cuda-graphs
  */
@@ -1135,14 +1136,24 @@ static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, cudaGraphExec_t 
     return ret;
 }
 
-static int slot_graphs(CudaBackend *b, CudaSlot *s)
+/** The graph pair of plan d on the slot, captured when missing: the plan's (d = 0) at init,
+ *  qstep_try's (d > 0) on the slot's worker when a frame is first predicted d there (its stream
+ *  is idle then: slot_predict waited for its last event), so that creating the encoder
+ *  captures one pair per slot whatever qstep_try is, and d values no frame takes cost none. */
+static int slot_graph(CudaBackend *b, CudaSlot *s, int d)
 {
     int ret;
-    for (int d = 0; d <= b->nb_try; d++)
-        if ((ret = capture(b, s, d, 0, &s->g_t1[d])) < 0 ||
-            (ret = capture(b, s, d, 1, &s->g_fin[d])) < 0)
-            return ret;
+    if (!b->graphs)
+        return 0;
+    if ((!s->g_t1[d] && (ret = capture(b, s, d, 0, &s->g_t1[d])) < 0) ||
+        (!s->g_fin[d] && (ret = capture(b, s, d, 1, &s->g_fin[d])) < 0))
+        return ret;
     return 0;
+}
+
+static int slot_graphs(CudaBackend *b, CudaSlot *s)
+{
+    return slot_graph(b, s, 0);
 }
 
 /** Enqueues rate control to the download of a frame whose tier-1 is enqueued (s->d > 0: with
@@ -1184,6 +1195,8 @@ static int slot_predict(CudaBackend *b, CudaSlot *s)
         return ret;
     s->d = j2ki_quant_predict(b->cp, s->h_hist);
     j2ki_quant_predict_log(&b->log, b->cp, s->h_hist, s->d);
+    if ((ret = slot_graph(b, s, s->d)) < 0)
+        return ret;
     return enqueue_code(b, s, 0);
 }
 
@@ -1381,15 +1394,18 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     if (s->predict &&
         ((ret = CU(cudaMemsetAsync(s->d_hist, 0, J2KI_QPRED_HIST * sizeof(*s->d_hist), s->st))) < 0 ||
          (ret = CU(j2ki_quant_hist_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, b->d_dmax, s->d_hist,
-                                        s->st))) < 0 ||
-         (ret = CU(cudaMemcpyAsync(s->h_hist, s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist),
-                                   cudaMemcpyDeviceToHost, s->st))) < 0 ||
-         (ret = CU(cudaEventRecord(s->ev[EV_HIST], s->st))) < 0))
+                                        s->st))) < 0))
         return ret;
     if (!s->predict && !cp->reversible &&
         (ret = CU(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
         return ret;
     if ((ret = CU(cudaEventRecord(s->ev[EV_DWT], s->st))) < 0)
+        return ret;
+    /* the histogram to the host, the stream's last work until slot_predict enqueues the rest */
+    if (s->predict &&
+        ((ret = CU(cudaMemcpyAsync(s->h_hist, s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist),
+                                   cudaMemcpyDeviceToHost, s->st))) < 0 ||
+         (ret = CU(cudaEventRecord(s->ev[EV_HIST], s->st))) < 0))
         return ret;
 
     /* a frame of a tier-1 batch waits for the batch (1: pending; cuda_submit launches it) */
