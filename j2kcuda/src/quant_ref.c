@@ -94,17 +94,17 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
  * still 1.48 times at K = 5, and decodes to 46.204 dB at the budget with either (reference
  * backend, OpenJPEG's decoder). So a frame is coded first with up to qstep_try planes more (at
  * most 5 in all; how many: j2ki_quant_predict, below), and kept when it fills its budget at
- * those steps: rate control left out a
- * pass on some code-block's convex hull. Otherwise the budget reaches planes the coarser steps
- * dropped, and the frame is coded again at the rule's steps (both backends alike, so the bytes
- * stay the same on both). Measured at the edge (reference backend, OpenJPEG's decoder, against
- * the rule's steps at the same budget): the painting at 1.01 times its K = 5 full rate 52.425
- * against 52.424 dB, at 1.016 times its K = 3 one 63.426 against 63.424; the film-grain bench
- * frame (a DCI codestream decoded) fills at K = 3 (1.001 times) and loses nothing there, and at
- * K = 4 it fills only below 0.995 times its 250 Mb/s budget: 1,290,000 bytes give 72.853 dB
- * against 72.837, while at the full budget, which K = 4 cannot fill, the rule's steps reach
- * 80.357 dB and the frame is coded again. With 3 planes the four bench frames keep the tried
- * steps (tests/quality.sh checks the cost, the planes predicted and the fall-back).
+ * those steps: rate control left out a pass on some code-block's convex hull. Otherwise the
+ * budget reaches planes the coarser steps dropped, and the frame is coded again at the rule's
+ * steps (both backends alike, so the bytes stay the same on both). Measured at the edge
+ * (reference backend, OpenJPEG's decoder, against the rule's steps at the same budget): the
+ * painting at 1.01 times its K = 5 full rate 52.425 against 52.424 dB, at 1.016 times its K = 3
+ * one 63.426 against 63.424; the film-grain bench frame (a DCI codestream decoded) fills at
+ * K = 3 (1.001 times) and loses nothing there, and at K = 4 it fills only below 0.995 times its
+ * 250 Mb/s budget: 1,290,000 bytes give 72.853 dB against 72.837, while at the full budget,
+ * which K = 4 cannot fill, the rule's steps reach 80.357 dB and the frame is coded again. With
+ * 3 planes the four bench frames keep the tried steps (tests/quality.sh checks the cost, the
+ * planes predicted and the fall-back).
  */
 int j2ki_quant_try_planes(const J2kiCodingParams *cp)
 {
@@ -135,7 +135,7 @@ int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, 
  * sign bit: an upper bound of sorts for the bits of plane data, not of MQ coding, which codes
  * the zeros of sparse planes in far less than a bit and the significant bits in about one.
  * On the content classes' frames that did not fill, the whole codestream of the tried steps
- * was 1.30 to 3.0 times est(d) (flat frames aside, whose estimate is a few per cent of the
+ * was 1.30 to 3.0 times est(d) (flat frames aside, whose estimate is 1 to 2 per cent of the
  * budget; bench/results/recode-classes.md), so the frame is taken to fill at d when C est(d)
  * reaches the budget (quant.h: C); the largest such d is coded first, none: once, at
  * qstep_rate's steps. A frame that still does not fill is coded again, as before (only speed
