@@ -56,12 +56,18 @@ extern "C" {
 #include "t1_stop_host.h"
 #include "t2_cuda.h"
 
-enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, EV_AGAIN, NB_EV };
+/* EV_HIST: qstep_try's histogram is on the host (the worker decides the frame's plan there) */
+enum { EV_START, EV_UPLOADED, EV_DWT, EV_T1, EV_RC, EV_DONE, EV_AGAIN, EV_HIST, NB_EV };
+
+#define NB_TRY_MAX (J2KI_QPRED_MAX_D + 1)   /* qstep_try's plans, by d (0: the plan itself) */
 
 typedef struct CudaSlot {
     J2kiPlan     *plan;            /* the backend's plan_t2, shared by the slots */
-    J2kiPlan     *plan_try;        /* qstep_try: the tried steps' plan (NULL when off), shared */
-    int           tried;           /* the frame in flight is coded with plan_try */
+    J2kiPlan     *plan_try[NB_TRY_MAX]; /* qstep_try: plan_try[d], d = 1..b->nb_try, shared */
+    int           d;               /* the frame in flight is coded with plan_try[d] (0: plan) */
+    int           predict;         /* its d is still to be chosen (EV_HIST, slot_worker) */
+    unsigned long long *d_hist;    /* qstep_try's histogram (J2KI_QPRED_HIST counters) */
+    uint64_t     *h_hist;          /* its copy on the host (pinned) */
     cudaStream_t  st;
     cudaEvent_t   ev[NB_EV];
     cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
@@ -75,15 +81,15 @@ typedef struct CudaSlot {
     uint32_t     *d_flag;
     void         *d_t1_scratch;
     J2kiT1StopDev t1s;             /* tier-1's early stop: its scratch (t1s.d_scratch NULL: off) */
-    J2kiT1StopDev t1s_try;         /* the same scratch, with plan_try's weights */
+    J2kiT1StopDev t1s_try[NB_TRY_MAX]; /* the same scratch, with plan_try[d]'s weights */
     size_t        t1_scratch_size;
     /* pinned host */
     uint8_t      *h_stage;
     J2kiCblkRes  *h_res;
     uint32_t     *h_flag;
     /* device rate control and tier-2: only the codestream comes back */
-    J2kiT2Cuda   *t2, *t2_try;     /* of plan, and of plan_try */
-    J2kiRcCuda   *rc, *rc_try;
+    J2kiT2Cuda   *t2, *t2_try[NB_TRY_MAX]; /* of plan, and of plan_try[d] */
+    J2kiRcCuda   *rc, *rc_try[NB_TRY_MAX];
     uint8_t      *d_cs;
     J2kiT2CudaResult *h_t2res;     /* pinned */
     /* host */
@@ -93,8 +99,8 @@ typedef struct CudaSlot {
     int           cs_err;
     J2kcStats     stats;
     size_t        device_bytes;
-    /* graphs (slot_graphs): tier-1 and tier-2 .. download per plan (index tried) */
-    cudaGraphExec_t g_t1[2], g_fin[2];
+    /* graphs (slot_graph): tier-1 and tier-2 .. download per plan (index d) */
+    cudaGraphExec_t g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
     /* host worker: waits for the slot's device work, then checks its results and takes the
      * codestream, so the host part of several frames runs on several cores; state and quit
      * under mtx */
@@ -137,16 +143,20 @@ typedef struct CudaBackend {
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
-    /* qstep_try (quant.h): each frame is coded first with plan_try's steps (cp_try), and again
-     * from tier-1 on with the plan's when it does not fill its budget with them; the quantised
-     * samples are the same integers for both */
-    J2kiCodingParams cp_try;
-    J2kiPlan     *plan_try;        /* NULL when off */
+    /* qstep_try (quant.h): the quantiser's histogram gives the frame's d (j2ki_quant_predict,
+     * by the slot's worker after EV_HIST); with d > 0 it is coded first with plan_try[d]'s
+     * steps (cp_try[d]), and again from tier-1 on with the plan's when it does not fill its
+     * budget with them; the quantised samples are the same integers for every plan. nb_try:
+     * the plans, d = 1..nb_try (0: off); d_dmax: every code-block's band's most planes. */
+    int           nb_try;
+    J2kiCodingParams cp_try[NB_TRY_MAX];
+    J2kiPlan     *plan_try[NB_TRY_MAX];
+    J2kiCblkDev  *d_cblks_try[NB_TRY_MAX], *h_cblks_try[NB_TRY_MAX];
+    double       *d_weight_try[NB_TRY_MAX];
+    uint8_t      *d_dmax;
     J2kiPlan     *plan_t2;         /* a copy of plan that the slots' tier-2 tables are built from
                                       (j2ki_t2_cuda_init walks its packets, which resets its
                                       coding state) */
-    J2kiCblkDev  *d_cblks_try, *h_cblks_try;
-    double       *d_weight_try;
     size_t        data_size;       /* bytes of the code-blocks' byte area (the larger plan's) */
     size_t        nb_pass_total;
     /* per component: plane size and origin on the component grid, staging layout */
@@ -227,6 +237,7 @@ extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 static int finish_slot(CudaBackend *b, CudaSlot *s);
 static void slot_timings(CudaBackend *b, CudaSlot *s, int again);
 static int slot_fills(CudaBackend *b, CudaSlot *s);
+static int slot_predict(CudaBackend *b, CudaSlot *s);
 static int enqueue_code(CudaBackend *b, CudaSlot *s, int again);
 static int slot_graphs(CudaBackend *b, CudaSlot *s);
 static void copiers_start(CudaBackend *b);
@@ -268,13 +279,16 @@ static void *slot_worker(void *arg)
         }
         pthread_mutex_unlock(&s->mtx);
 
-        /* the frame's coding (enqueued by submit), then at most once more: qstep_try, a frame
-         * that does not fill its budget with the tried steps is coded again from tier-1 on with
-         * the plan's (the quantised samples are still in the slot) */
+        /* the frame's coding (enqueued by submit, from tier-1 on by slot_predict with qstep_try),
+         * then at most once more: qstep_try, a frame that does not fill its budget with the
+         * predicted steps is coded again from tier-1 on with the plan's (the quantised samples
+         * are still in the slot) */
         for (int again = 0;; again = 1) {
             if ((ret = enter(b, &prev)) == 0) {
                 if (again)
                     ret = enqueue_code(b, s, 1);
+                else if (s->predict)
+                    ret = slot_predict(b, s);
                 if (ret == 0)      /* asleep until rate control is done (slot_init), then spinning */
                     ret = CU(cudaEventSynchronize(s->ev[EV_RC]));
                 if (ret == 0)
@@ -285,12 +299,11 @@ static void *slot_worker(void *arg)
             }
             if (ret == 0)
                 ret = finish_slot(b, s);
-            if (ret < 0 || !s->tried || slot_fills(b, s))
+            if (ret < 0 || !s->d || slot_fills(b, s))
                 break;
             j2ki_log(&b->log, J2KC_LOG_DEBUG, "qstep_try: the frame does not fill its budget with %d "
-                     "bit-plane%s more: coded again with qstep_rate's steps", b->cp_try.qstep_extra,
-                     b->cp_try.qstep_extra > 1 ? "s" : "");
-            s->tried = 0;
+                     "bit-plane%s more: coded again with qstep_rate's steps", s->d, s->d > 1 ? "s" : "");
+            s->d = 0;
         }
 
         slot_set_state(s, SLOT_DONE, ret);
@@ -322,6 +335,8 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     cudaFree(s->d_flag);
     cudaFree(s->d_t1_scratch);
     cudaFree(s->t1s.d_scratch);
+    cudaFree(s->d_hist);
+    cudaFreeHost(s->h_hist);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_res);
     cudaFreeHost(s->h_flag);
@@ -330,7 +345,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
             cudaEventDestroy(s->ev[i]);
     if (s->ev_ext)
         cudaEventDestroy(s->ev_ext);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NB_TRY_MAX; k++) {
         if (s->g_t1[k])
             cudaGraphExecDestroy(s->g_t1[k]);
         if (s->g_fin[k])
@@ -341,8 +356,10 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
         cudaStreamDestroy(s->st);
     j2ki_rc_cuda_free(&s->rc);
     j2ki_t2_cuda_free(&s->t2);
-    j2ki_rc_cuda_free(&s->rc_try);
-    j2ki_t2_cuda_free(&s->t2_try);
+    for (int d = 1; d < NB_TRY_MAX; d++) {
+        j2ki_rc_cuda_free(&s->rc_try[d]);
+        j2ki_t2_cuda_free(&s->t2_try[d]);
+    }
     cudaFree(s->d_cs);
     cudaFreeHost(s->h_t2res);
     cudaFreeHost(s->h_cs);
@@ -382,10 +399,13 @@ static void cuda_uninit(void *priv)
     cudaFree(b->d_cblks);
     cudaFree(b->d_weight);
     free(b->h_cblks);
-    cudaFree(b->d_cblks_try);
-    cudaFree(b->d_weight_try);
-    free(b->h_cblks_try);
-    j2ki_plan_free(&b->plan_try);
+    for (int d = 1; d < NB_TRY_MAX; d++) {
+        cudaFree(b->d_cblks_try[d]);
+        cudaFree(b->d_weight_try[d]);
+        free(b->h_cblks_try[d]);
+        j2ki_plan_free(&b->plan_try[d]);
+    }
+    cudaFree(b->d_dmax);
     j2ki_plan_free(&b->plan_t2);
     if (entered)
         leave(b, prev);
@@ -452,6 +472,24 @@ static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cbl
     return ret;
 }
 
+/** qstep_try's histogram keys: every code-block's band's most planes (j2ki_quant_band_try_max,
+ *  plan order), on the device for the quantiser (j2ki_quant_hist_cuda). */
+static int build_dmax(CudaBackend *b, const J2kiPlan *plan)
+{
+    const size_t n = plan->nb_cblks ? plan->nb_cblks : 1;
+    uint8_t *h = (uint8_t *)calloc(n, 1);
+    int ret;
+    if (!h)
+        return J2KC_ERR_NOMEM;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        h[i] = (uint8_t)j2ki_quant_band_try_max(&plan->bands[plan->cblks[i].band_idx], b->cp);
+    ret = CU(j2ki_cuda_malloc((void **)&b->d_dmax, n));
+    if (ret == 0)
+        ret = CU(cudaMemcpy(b->d_dmax, h, n, cudaMemcpyHostToDevice));
+    free(h);
+    return ret;
+}
+
 /*
  * A slot is made in two parts (start-up time, issue 26). slot_init_device, for every slot at
  * creation: its device memory, the tier-2 and rate-control tables, its lock and its worker
@@ -472,7 +510,8 @@ static int slot_init_device(CudaBackend *b, CudaSlot *s)
     int ret;
 
     s->plan = b->plan_t2;
-    s->plan_try = b->plan_try;
+    for (int d = 1; d <= b->nb_try; d++)
+        s->plan_try[d] = b->plan_try[d];
     s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
                                                          plan->max_cblk_h, b->cp->hooks.t1_variant);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
@@ -490,18 +529,25 @@ static int slot_init_device(CudaBackend *b, CudaSlot *s)
         s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
         if ((ret = dev_alloc(b, s, &s->t1s.d_scratch, s->t1s.scratch_size)) < 0)
             return ret;
-        s->t1s_try = s->t1s;
-        s->t1s_try.d_weight = b->d_weight_try;
+        for (int d = 1; d <= b->nb_try; d++) {
+            s->t1s_try[d] = s->t1s;
+            s->t1s_try[d].d_weight = b->d_weight_try[d];
+        }
     }
+    if (b->nb_try &&
+        ((ret = dev_alloc(b, s, (void **)&s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist))) < 0 ||
+         (ret = CU(cudaMallocHost((void **)&s->h_hist, J2KI_QPRED_HIST * sizeof(*s->h_hist)))) < 0))
+        return ret;
     if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
         (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
         (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0)
         return ret;
-    if (s->plan_try &&
-        ((ret = j2ki_t2_cuda_init(&s->t2_try, s->plan_try, b->h_cblks_try, s->d_data, s->d_passes, &b->log,
-                                  &b->broken)) < 0 ||
-         (ret = j2ki_rc_cuda_init(&s->rc_try, s->plan_try, s->t2_try, b->nb_slots, &b->log, &b->broken)) < 0))
-        return ret;
+    for (int d = 1; d <= b->nb_try; d++)
+        if ((ret = j2ki_t2_cuda_init(&s->t2_try[d], s->plan_try[d], b->h_cblks_try[d], s->d_data, s->d_passes,
+                                     &b->log, &b->broken)) < 0 ||
+            (ret = j2ki_rc_cuda_init(&s->rc_try[d], s->plan_try[d], s->t2_try[d], b->nb_slots, &b->log,
+                                     &b->broken)) < 0)
+            return ret;
 
     s->b = b;
     if (pthread_mutex_init(&s->mtx, NULL))
@@ -535,8 +581,8 @@ static int slot_init_host(CudaBackend *b, CudaSlot *s)
      * thread wake-up to every frame's latency, hence the split.
      * Measured: see bench/results/history.md#slot-workers-sleep */
     for (int i = 0; i < NB_EV; i++)
-        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC ? cudaEventBlockingSync
-                                                                     : cudaEventDefault))) < 0)
+        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC || i == EV_HIST ? cudaEventBlockingSync
+                                                                                     : cudaEventDefault))) < 0)
             return ret;
     if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
         (ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0 ||
@@ -695,13 +741,18 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
 
     if ((ret = j2ki_plan_create(&b->plan_t2, cp, &b->log)) < 0)
         goto fail;
-    if (j2ki_quant_try_params(&b->cp_try, cp)) {
-        if ((ret = j2ki_plan_create(&b->plan_try, &b->cp_try, &b->log)) < 0)
+    b->nb_try = j2ki_quant_try_planes(cp);
+    for (int d = 1; d <= b->nb_try; d++) {
+        j2ki_quant_try_params(&b->cp_try[d], cp, d);
+        if ((ret = j2ki_plan_create(&b->plan_try[d], &b->cp_try[d], &b->log)) < 0)
             goto fail;
     }
-    if ((ret = build_cblks(b, plan, &b->d_cblks, &b->d_weight, &b->h_cblks)) < 0 ||
-        (b->plan_try &&
-         (ret = build_cblks(b, b->plan_try, &b->d_cblks_try, &b->d_weight_try, &b->h_cblks_try)) < 0))
+    if ((ret = build_cblks(b, plan, &b->d_cblks, &b->d_weight, &b->h_cblks)) < 0)
+        goto fail;
+    for (int d = 1; d <= b->nb_try; d++)
+        if ((ret = build_cblks(b, b->plan_try[d], &b->d_cblks_try[d], &b->d_weight_try[d], &b->h_cblks_try[d])) < 0)
+            goto fail;
+    if (b->nb_try && (ret = build_dmax(b, plan)) < 0)
         goto fail;
     ms_tables = ms_since(&t0) - ms_dev;
     if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
@@ -931,15 +982,15 @@ static cudaError_t ev_record(CudaSlot *s, int e)
     return cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal);
 }
 
-/** The slot's tier-1 early stop for the plan (tried: plan_try's), NULL when off. */
-static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int tried)
+/** The slot's tier-1 early stop for the plan (d > 0: plan_try[d]'s), NULL when off. */
+static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int d)
 {
-    return s->t1s.d_scratch ? (tried ? &s->t1s_try : &s->t1s) : NULL;
+    return s->t1s.d_scratch ? (d ? &s->t1s_try[d] : &s->t1s) : NULL;
 }
 
-/** enqueue_code's first part on s->st, captured: tier-1 with plan_try's tables when tried,
- *  then EV_T1, and its error flag and block results to the host. */
-static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried)
+/** enqueue_code's first part on s->st, captured: tier-1 with plan_try[d]'s tables (d > 0) or
+ *  the plan's, then EV_T1, and its error flag and block results to the host. */
+static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d)
 {
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
@@ -949,11 +1000,11 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried)
      * (its occupancy) as 1: the strategy does not depend on it (t1_cuda.h), and a graph holds
      * one value */
     if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
-        (ret = CU(j2ki_t1_cuda_variant(s->d_samples, tried ? b->d_cblks_try : b->d_cblks, plan->nb_cblks,
+        (ret = CU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,
                                        cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                        s->t1_scratch_size, cp->hooks.t1_variant, J2KI_T1_BYPASS_AUTO,
-                                       cp->hooks.smem_optin, slot_t1_stop(s, tried), 1, s->st))) < 0 ||
+                                       cp->hooks.smem_optin, slot_t1_stop(s, d), 1, s->st))) < 0 ||
         (ret = CU(ev_record(s, EV_T1))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
@@ -963,13 +1014,13 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int tried)
 }
 
 /** enqueue_code's last part on s->st, captured, after rate control: tier-2 and the download. */
-static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried)
+static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d)
 {
     const J2kiCodingParams *cp = b->cp;
     /* back come the result record and, with a byte budget (the codestream cannot be longer),
      * the budget's worth of bytes in the same stream, so the slot's last event stays the only
      * sync point */
-    J2kiT2Cuda *t2 = tried ? s->t2_try : s->t2;
+    J2kiT2Cuda *t2 = d ? s->t2_try[d] : s->t2;
     int ret;
     if ((ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out)) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),
@@ -984,20 +1035,21 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int tried)
 
 /*
  * CUDA graphs: code_t1_ops and code_fin_ops of each plan are captured once per slot
- * (slot_graphs, at init: a capture runs nothing) and launched whole per frame; rate control
+ * (slot_graph: the plan's at init, each of qstep_try's on its first use; a capture runs
+ * nothing) and launched whole per frame; rate control
  * between them is launched directly, since its decide grid takes a share of the device that
  * depends on the frames busy at the time. A frame's tier-1 to download is about 50 launches,
  * copies and event records; for small frames the submitting thread issuing them one by one
  * was the bound. Measured: see bench/results/history.md#cuda-graphs
  */
-static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExec_t *out)
+static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, cudaGraphExec_t *out)
 {
     cudaGraph_t g = NULL;
     cudaError_t e;
     int ret;
     if ((ret = CU(cudaStreamBeginCapture(s->st, cudaStreamCaptureModeRelaxed))) < 0)
         return ret;
-    ret = fin ? code_fin_ops(b, s, tried) : code_t1_ops(b, s, tried);
+    ret = fin ? code_fin_ops(b, s, d) : code_t1_ops(b, s, d);
     e = cudaStreamEndCapture(s->st, &g);              /* always, so the stream leaves capture */
     if (ret == 0 && (ret = CU(e)) == 0)
         ret = CU(cudaGraphInstantiate(out, g, 0));
@@ -1010,40 +1062,65 @@ static int capture(CudaBackend *b, CudaSlot *s, int tried, int fin, cudaGraphExe
     return ret;
 }
 
-static int slot_graphs(CudaBackend *b, CudaSlot *s)
+/** The graph pair of plan d on the slot, captured when missing: the plan's (d = 0) at init,
+ *  qstep_try's (d > 0) on the slot's worker when a frame is first predicted d there (its stream
+ *  is idle then: slot_predict waited for its last event), so that creating the encoder
+ *  captures one pair per slot whatever qstep_try is, and d values no frame takes cost none. */
+static int slot_graph(CudaBackend *b, CudaSlot *s, int d)
 {
     int ret;
-    for (int tried = 0; tried <= (s->plan_try != NULL); tried++)
-        if ((ret = capture(b, s, tried, 0, &s->g_t1[tried])) < 0 ||
-            (ret = capture(b, s, tried, 1, &s->g_fin[tried])) < 0)
-            return ret;
+    if ((!s->g_t1[d] && (ret = capture(b, s, d, 0, &s->g_t1[d])) < 0) ||
+        (!s->g_fin[d] && (ret = capture(b, s, d, 1, &s->g_fin[d])) < 0))
+        return ret;
     return 0;
 }
 
-/** Enqueues rate control to the download of a frame whose tier-1 is enqueued (s->tried: with
- *  plan_try's tables). */
-static int enqueue_rest(CudaBackend *b, CudaSlot *s)
+static int slot_graphs(CudaBackend *b, CudaSlot *s)
 {
-    const int tried = s->tried;
-    int ret;
-    /* PCRD-opt on the device, its grid sized for the frames busy now */
-    if ((ret = j2ki_rc_cuda_run(tried ? s->rc_try : s->rc, s->d_res, 1 + busy_slots(b, s), tried, s->st)) < 0 ||
-        (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0)
-        return ret;
-    return CU(cudaGraphLaunch(s->g_fin[tried], s->st));
+    return slot_graph(b, s, 0);
 }
 
-/** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try's tables when
- *  s->tried, else the plan's; again: the frame's second coding (qstep_try), timed from EV_AGAIN. */
+/** Enqueues rate control to the download of a frame whose tier-1 is enqueued (s->d > 0: with
+ *  plan_try[d]'s tables; qstep_try's hull mask then comes back too). */
+static int enqueue_rest(CudaBackend *b, CudaSlot *s)
+{
+    const int d = s->d;
+    int ret;
+    /* PCRD-opt on the device, its grid sized for the frames busy now */
+    if ((ret = j2ki_rc_cuda_run(d ? s->rc_try[d] : s->rc, s->d_res, 1 + busy_slots(b, s), d != 0, s->st)) < 0 ||
+        (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0)
+        return ret;
+    return CU(cudaGraphLaunch(s->g_fin[d], s->st));
+}
+
+/** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try[s->d]'s
+ *  tables (s->d > 0), else the plan's; again: the frame's second coding (qstep_try), timed
+ *  from EV_AGAIN. */
 static int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
 {
-    const int tried = s->tried;
+    const int d = s->d;
     int ret;
     if (again && (ret = CU(cudaEventRecord(s->ev[EV_AGAIN], s->st))) < 0)
         return ret;
-    if ((ret = CU(cudaGraphLaunch(s->g_t1[tried], s->st))) < 0)
+    if ((ret = CU(cudaGraphLaunch(s->g_t1[d], s->st))) < 0)
         return ret;
     return enqueue_rest(b, s);
+}
+
+/** qstep_try, on the slot's worker (inside enter/leave): once the frame's histogram is on the
+ *  host (EV_HIST, the one sync before its tier-1), its d by the reference backend's rule
+ *  (j2ki_quant_predict: integer sums, the same d), then its coding from tier-1 on. */
+static int slot_predict(CudaBackend *b, CudaSlot *s)
+{
+    int ret;
+    s->predict = 0;
+    if ((ret = CU(cudaEventSynchronize(s->ev[EV_HIST]))) < 0)
+        return ret;
+    s->d = j2ki_quant_predict(b->cp, s->h_hist);
+    j2ki_quant_predict_log(&b->log, b->cp, s->h_hist, s->d);
+    if ((ret = slot_graph(b, s, s->d)) < 0)
+        return ret;
+    return enqueue_code(b, s, 0);
 }
 
 static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
@@ -1125,16 +1202,27 @@ static int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
                 return ret;
         }
     }
-    if (!cp->reversible &&
+    /* qstep_try: the quantiser's histogram too, brought back for the slot's worker, which
+     * chooses the frame's d (slot_predict) and enqueues the rest */
+    s->d = 0;
+    s->predict = b->nb_try > 0;
+    if (s->predict &&
+        ((ret = CU(cudaMemsetAsync(s->d_hist, 0, J2KI_QPRED_HIST * sizeof(*s->d_hist), s->st))) < 0 ||
+         (ret = CU(j2ki_quant_hist_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, b->d_dmax, s->d_hist,
+                                        s->st))) < 0))
+        return ret;
+    if (!s->predict && !cp->reversible &&
         (ret = CU(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
         return ret;
     if ((ret = CU(cudaEventRecord(s->ev[EV_DWT], s->st))) < 0)
         return ret;
-
-    /* qstep_try: the tried steps first (slot_worker codes the frame again when it does not
-     * fill its budget with them) */
-    s->tried = s->plan_try != NULL;
-    if ((ret = enqueue_code(b, s, 0)) < 0)
+    /* the histogram to the host, the stream's last work until slot_predict enqueues the rest */
+    if (s->predict &&
+        ((ret = CU(cudaMemcpyAsync(s->h_hist, s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist),
+                                   cudaMemcpyDeviceToHost, s->st))) < 0 ||
+         (ret = CU(cudaEventRecord(s->ev[EV_HIST], s->st))) < 0))
+        return ret;
+    if (!s->predict && (ret = enqueue_code(b, s, 0)) < 0)
         return ret;
     if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
         return ret;
@@ -1239,7 +1327,7 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
-/** qstep_try: whether the frame coded with plan_try filled its budget (j2ki_rc_mask_fills). */
+/** qstep_try: whether the frame coded with plan_try[s->d] filled its budget (j2ki_rc_mask_fills). */
 static int slot_fills(CudaBackend *b, CudaSlot *s)
 {
     return j2ki_rc_mask_fills(s->h_t2res->hull_mask, b->cp->img.nb_comps);

@@ -4,9 +4,10 @@
  * DWT (Annex F), quantisation (Annex E), tier-1 (Annexes C, D), then rate control and
  * tier-2 shared with the CUDA backend (j2ki_finish_codestream). It encodes during submit;
  * wait only hands the slot's codestream back. This is the oracle the CUDA backend matches.
- * With qstep_try (quant.h) a frame is coded with the tried steps' plan first and, when it does
+ * With qstep_try (quant.h) the quantiser's integers give the planes d the frame is coded with
+ * first (j2ki_quant_predict); with d > 0 it is coded with that plan's steps and, when it does
  * not fill its budget there, from tier-1 on again with the plan of qstep_rate's steps (the
- * quantised samples are the same integers for both).
+ * quantised samples are the same integers for every plan).
  *
  * Threads: the sample stages and tier-1 run on the encoder's pool (threadpool.h, "threads"
  * workers), as jobs of independent items:
@@ -14,7 +15,8 @@
  *     (of the three transformed components together when the MCT is on);
  *   - DWT, per level: the vertical pass by strips of J2KI_DWT_STRIP columns, then the
  *     horizontal pass by chunks of REF_ROWS rows, over every tile-component at once;
- *   - quantisation and tier-1: one code-block per item (code-blocks partition the bands);
+ *   - quantisation (and qstep_try's histogram, per worker, summed after) and tier-1: one
+ *     code-block per item (code-blocks partition the bands);
  *   - the early stop's decisions (t1_stop_host.h, j2ki_t1s_plan_pool): code-blocks' keys and
  *     limits by chunks of code-blocks, the threshold by histograms of chunks of pass slots;
  *   - rate control: its hulls, thresholds' application and histograms by chunks of
@@ -55,9 +57,16 @@ typedef struct RefBackend {
     const J2kiCodingParams *cp;
     J2kiLog    log;
     J2kiPlan  *plan;
-    J2kiCodingParams cp_try; /* qstep_try: cp with qstep_extra set, for plan_try */
-    J2kiPlan  *plan_try;     /* qstep_try's plan (the tried steps), or NULL */
-    J2kiT2Sizer *sizer, *sizer_try; /* rate control's tier-2 sizing of plan / plan_try on the pool */
+    /* qstep_try: nb_try plans, plan_try[d] with d planes more (cp_try[d]: cp with qstep_extra
+     * d), d = 1..nb_try (0 when off); each band's most planes (band_dmax), the histogram of
+     * the quantised integers per worker (hist, J2KI_QPRED_HIST each) */
+    int        nb_try;
+    J2kiCodingParams cp_try[J2KI_QPRED_MAX_D + 1];
+    J2kiPlan  *plan_try[J2KI_QPRED_MAX_D + 1];
+    J2kiT2Sizer *sizer_try[J2KI_QPRED_MAX_D + 1];
+    uint8_t   *band_dmax;
+    uint64_t  *hist;
+    J2kiT2Sizer *sizer;      /* rate control's tier-2 sizing of plan on the pool */
     void      *rc_scratch;   /* rate control's per-worker partials (j2ki_rc_pool_scratch_size) */
     int32_t   *samples;      /* every tile-component, plan layout; float in place on the 9/7 path */
     J2kiPool  *pool;
@@ -87,7 +96,12 @@ static void ref_uninit(void *priv)
         return;
     j2ki_pool_free(&rb->pool);
     j2ki_t2_sizer_free(&rb->sizer);
-    j2ki_t2_sizer_free(&rb->sizer_try);
+    for (int d = 1; d <= J2KI_QPRED_MAX_D; d++) {
+        j2ki_t2_sizer_free(&rb->sizer_try[d]);
+        j2ki_plan_free(&rb->plan_try[d]);
+    }
+    free(rb->band_dmax);
+    free(rb->hist);
     if (rb->slots)
         for (int i = 0; i < rb->nb_slots; i++)
             free(rb->slots[i].out);
@@ -107,7 +121,6 @@ static void ref_uninit(void *priv)
     free(rb->stop_work);
     free(rb->samples);
     j2ki_plan_free(&rb->plan);
-    j2ki_plan_free(&rb->plan_try);
     free(rb);
 }
 
@@ -129,8 +142,10 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     rb->max_out = max_out;
     if ((ret = j2ki_plan_create(&rb->plan, cp, log)) < 0)
         goto fail;
-    if (j2ki_quant_try_params(&rb->cp_try, cp)) {
-        if ((ret = j2ki_plan_create(&rb->plan_try, &rb->cp_try, log)) < 0)
+    rb->nb_try = j2ki_quant_try_planes(cp);
+    for (int d = 1; d <= rb->nb_try; d++) {
+        j2ki_quant_try_params(&rb->cp_try[d], cp, d);
+        if ((ret = j2ki_plan_create(&rb->plan_try[d], &rb->cp_try[d], log)) < 0)
             goto fail;
     }
     ret = J2KC_ERR_NOMEM;
@@ -155,14 +170,22 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
         !(rb->t1 = calloc((size_t)j2ki_pool_threads(rb->pool), sizeof(*rb->t1))))
         goto fail;
     rb->nb_workers = j2ki_pool_threads(rb->pool);
+    if (rb->nb_try) {
+        if (!(rb->band_dmax = malloc(rb->plan->nb_bands ? rb->plan->nb_bands : 1)) ||
+            !(rb->hist = malloc((size_t)rb->nb_workers * J2KI_QPRED_HIST * sizeof(*rb->hist))))
+            goto fail;
+        for (uint32_t i = 0; i < rb->plan->nb_bands; i++)
+            rb->band_dmax[i] = (uint8_t)j2ki_quant_band_try_max(&rb->plan->bands[i], cp);
+    }
     for (int w = 0; w < rb->nb_workers; w++)
         if (!(rb->dwt_scratch[w] = malloc(j2ki_dwt_scratch_size(max_w, max_h))) ||
             !(rb->t1[w] = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
             goto fail;
     if (j2ki_t1s_enabled(cp)) {
         size_t sz = j2ki_t1s_pool_scratch_size(rb->plan, rb->nb_workers);
-        if (rb->plan_try && j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers) > sz)
-            sz = j2ki_t1s_pool_scratch_size(rb->plan_try, rb->nb_workers);
+        for (int d = 1; d <= rb->nb_try; d++)
+            if (j2ki_t1s_pool_scratch_size(rb->plan_try[d], rb->nb_workers) > sz)
+                sz = j2ki_t1s_pool_scratch_size(rb->plan_try[d], rb->nb_workers);
         if (!(rb->stop_lim = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, sizeof(*rb->stop_lim))) ||
             !(rb->stop_work = malloc(sz)))
             goto fail;
@@ -175,12 +198,14 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
     if (j2ki_rc_pool_scratch_size(rb->nb_workers) &&
         !(rb->rc_scratch = malloc(j2ki_rc_pool_scratch_size(rb->nb_workers))))
         goto fail;
-    if ((ret = j2ki_t2_sizer_new(&rb->sizer, rb->plan)) < 0 ||
-        (rb->plan_try && (ret = j2ki_t2_sizer_new(&rb->sizer_try, rb->plan_try)) < 0))
+    if ((ret = j2ki_t2_sizer_new(&rb->sizer, rb->plan)) < 0)
         goto fail;
     j2ki_t2_sizer_set_pool(rb->sizer, rb->pool);
-    if (rb->sizer_try)
-        j2ki_t2_sizer_set_pool(rb->sizer_try, rb->pool);
+    for (int d = 1; d <= rb->nb_try; d++) {
+        if ((ret = j2ki_t2_sizer_new(&rb->sizer_try[d], rb->plan_try[d])) < 0)
+            goto fail;
+        j2ki_t2_sizer_set_pool(rb->sizer_try[d], rb->pool);
+    }
     if (cp->threads && rb->nb_workers < cp->threads)
         j2ki_log(log, J2KC_LOG_WARNING, "reference backend: %d of the %d threads asked for could be started",
                  rb->nb_workers, cp->threads);
@@ -354,22 +379,37 @@ typedef struct CblkJob {
     int         stopped;       /* tier-1: 0 = every block fully, 1 = the stopped ones again */
 } CblkJob;
 
-/* Quantisation (9/7) of one code-block's samples of rb->plan, in place. */
+/* Quantisation (9/7) of one code-block's samples of rb->plan, in place, and with qstep_try
+ * their histogram (quant.h) into the worker's. */
 static void quant_item(void *opaque, uint32_t i, int worker)
 {
     const CblkJob *job = opaque;
+    const RefBackend *rb = job->rb;
     const J2kiPlan *plan = job->plan;
     const J2kiCblk *cb = &plan->cblks[i];
     const J2kiBand *band = &plan->bands[cb->band_idx];
     const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
     uint32_t w = cb->x1 - cb->x0, h = cb->y1 - cb->y0;
+    int32_t *q = rb->samples + tc->buf_offset + (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                 band->buf_x0 + (cb->x0 - band->x0);
 
-    (void)worker;
     if (!w || !h)
         return;
-    j2ki_quant_fwd_ref(job->rb->samples + tc->buf_offset + (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                       band->buf_x0 + (cb->x0 - band->x0),
-                       tc->w, w, h, band->inv_step, band->nb_mag_bits, band->frac_bits);
+    j2ki_quant_fwd_ref(q, tc->w, w, h, band->inv_step, band->nb_mag_bits, band->frac_bits);
+    if (rb->hist)
+        j2ki_quant_hist_ref(q, tc->w, w, h, band->frac_bits, rb->band_dmax[cb->band_idx],
+                            rb->hist + (size_t)worker * J2KI_QPRED_HIST);
+}
+
+/* qstep_try's d for the quantised frame: the workers' histograms summed (integers: the same
+ * whatever the split), then j2ki_quant_predict. */
+static int predict_try(RefBackend *rb)
+{
+    uint64_t *h = rb->hist;
+    for (int w = 1; w < rb->nb_workers; w++)
+        for (int k = 0; k < J2KI_QPRED_HIST; k++)
+            h[k] += rb->hist[(size_t)w * J2KI_QPRED_HIST + k];
+    return j2ki_quant_predict(rb->cp, h);
 }
 
 static void tier1_item(void *opaque, uint32_t i, int worker)
@@ -446,24 +486,31 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
     RefSlot *slot = &rb->slots[slot_idx];
     double t0 = now_ms(), t1, t2, t3;
     int64_t n;
+    int d = 0;
 
     memset(&slot->stats, 0, sizeof(slot->stats));
     encode_samples(rb, f);
     if (!rb->cp->reversible) {
         CblkJob job = { .rb = rb, .plan = rb->plan };
+        if (rb->hist)
+            memset(rb->hist, 0, (size_t)rb->nb_workers * J2KI_QPRED_HIST * sizeof(*rb->hist));
         j2ki_pool_run(rb->pool, rb->plan->nb_cblks, quant_item, &job);
+        if (rb->hist) {
+            d = predict_try(rb);
+            j2ki_quant_predict_log(&rb->log, rb->cp, rb->hist, d);
+        }
     }
     t1 = now_ms();
     slot->stats.ms_mct_dwt = t1 - t0;
-    /* qstep_try: the tried steps first; kept when the frame fills its budget with them */
-    for (int pass = rb->plan_try ? 0 : 1; pass < 2; pass++) {
-        J2kiPlan *plan = pass ? rb->plan : rb->plan_try;
+    /* qstep_try: the predicted steps first; kept when the frame fills its budget with them */
+    for (int pass = d ? 0 : 1; pass < 2; pass++) {
+        J2kiPlan *plan = pass ? rb->plan : rb->plan_try[d];
         t1 = now_ms();
         slot->status = tier1_all(rb, plan);
         t2 = now_ms();
         if (slot->status >= 0) {
             n = j2ki_finish_codestream_with(plan, &rb->log, slot->out, rb->max_out, j2ki_t2_sizer_size,
-                                            pass ? rb->sizer : rb->sizer_try, rb->pool, rb->rc_scratch);
+                                            pass ? rb->sizer : rb->sizer_try[d], rb->pool, rb->rc_scratch);
             if (n < 0)
                 slot->status = (int)n;
             else
@@ -476,8 +523,7 @@ static int ref_submit(void *priv, int slot_idx, const J2kcFrame *f)
             break;
         slot->stats.nb_recoded++;
         j2ki_log(&rb->log, J2KC_LOG_DEBUG, "qstep_try: the frame does not fill its budget with %d bit-plane%s "
-                 "more: coded again with qstep_rate's steps", rb->cp_try.qstep_extra,
-                 rb->cp_try.qstep_extra > 1 ? "s" : "");
+                 "more: coded again with qstep_rate's steps", d, d > 1 ? "s" : "");
     }
     slot->stats.ms_total = t3 - t0;
     return 0;   /* the frame's own status is reported by wait, in order */

@@ -69,11 +69,13 @@ static const char help_text[] =
     "              bit-planes that budget cannot reach (at most 5; none above 1.11 bit per\n"
     "              sample at 12 bits, 0.22 at 8 bits), and tier-1 does not code them (0: the\n"
     "              steps of the full-rate quantiser) [1]\n"
-    "  qstep_try   0..5: with qstep_rate, every frame is first coded with steps coarser by this\n"
-    "              many bit-planes more (at most 5 in all); when the frame does not fill its\n"
-    "              budget at those steps (rate control kept every useful pass), it is coded\n"
-    "              again with qstep_rate's steps, so the coarser steps are kept only where the\n"
-    "              budget could not reach the planes they drop (0: off) [3]\n";
+    "  qstep_try   0..5: with qstep_rate, every frame is first coded with steps coarser by up\n"
+    "              to this many bit-planes more (at most 5 in all): as many as its quantised\n"
+    "              coefficients predict it still fills its budget with, none when too few\n"
+    "              do; when the frame does not fill its budget at those steps (rate control\n"
+    "              kept every useful pass), it is coded again with qstep_rate's steps, so the\n"
+    "              coarser steps are kept only where the budget could not reach the planes\n"
+    "              they drop (0: off) [3]\n";
 
 const char *j2kc_params_help(void) { return help_text; }
 
@@ -800,8 +802,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
             j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_rate: 9/7 steps coarsened by %d bit-plane%s for %llu bytes a frame",
                      k, k > 1 ? "s" : "", (unsigned long long)cp->frame_bytes);
         if (j2ki_quant_try_planes(cp))
-            j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_try: each frame tried with %d bit-plane%s more, kept where it "
-                     "fills its budget", j2ki_quant_try_planes(cp), j2ki_quant_try_planes(cp) > 1 ? "s" : "");
+            j2ki_log(log, J2KC_LOG_VERBOSE, "qstep_try: each frame tried with %d bit-plane%s more at most, as "
+                     "many as its coefficients predict it fills its budget with, kept where it does",
+                     j2ki_quant_try_planes(cp), j2ki_quant_try_planes(cp) > 1 ? "s" : "");
     }
     return 0;
 }

@@ -21,6 +21,15 @@ extern "C" {
 cudaError_t j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                             cudaStream_t st);
 
+/**
+ * j2ki_quant_cuda, and qstep_try's histogram of the integers (quant.h, j2ki_quant_hist_bin:
+ * J2KI_QPRED_HIST counters) added to d_hist, each code-block's under its band's most planes
+ * d_dmax[i] (j2ki_quant_band_try_max). The counts equal j2ki_quant_hist_ref's over the same
+ * code-blocks. The caller zeroes d_hist first. Irreversible code-blocks only (9/7).
+ */
+cudaError_t j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                                 const uint8_t *d_dmax, unsigned long long *d_hist, cudaStream_t st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
  * in sample units and inv_step = 2^frac_bits / Delta_b multiplies coefficients directly.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dwt.h"
@@ -91,18 +92,19 @@ int j2ki_quant_rate_planes(const J2kiCodingParams *cp, int depth)
  * more precision for a budget than most frames: the natural 2K DCI frame of bench/mkframes.py
  * (a painting) has, fully coded, 4.8 times its 250 Mb/s budget at the rule's steps (K = 0) and
  * still 1.48 times at K = 5, and decodes to 46.204 dB at the budget with either (reference
- * backend, OpenJPEG's decoder). So every frame is coded first with qstep_try planes more (at
- * most 5 in all), and kept when it fills its budget at those steps: rate control left out a
- * pass on some code-block's convex hull. Otherwise the budget reaches planes the coarser steps
- * dropped, and the frame is coded again at the rule's steps (both backends alike, so the bytes
- * stay the same on both). Measured at the edge (reference backend, OpenJPEG's decoder, against
- * the rule's steps at the same budget): the painting at 1.01 times its K = 5 full rate 52.425
- * against 52.424 dB, at 1.016 times its K = 3 one 63.426 against 63.424; the film-grain bench
- * frame (a DCI codestream decoded) fills at K = 3 (1.001 times) and loses nothing there, and at
- * K = 4 it fills only below 0.995 times its 250 Mb/s budget: 1,290,000 bytes give 72.853 dB
- * against 72.837, while at the full budget, which K = 4 cannot fill, the rule's steps reach
- * 80.357 dB and the frame is coded again. With 3 planes the four bench frames keep the tried
- * steps (tests/quality.sh checks the cost and the fall-back).
+ * backend, OpenJPEG's decoder). So a frame is coded first with up to qstep_try planes more (at
+ * most 5 in all; how many: j2ki_quant_predict, below), and kept when it fills its budget at
+ * those steps: rate control left out a pass on some code-block's convex hull. Otherwise the
+ * budget reaches planes the coarser steps dropped, and the frame is coded again at the rule's
+ * steps (both backends alike, so the bytes stay the same on both). Measured at the edge
+ * (reference backend, OpenJPEG's decoder, against the rule's steps at the same budget): the
+ * painting at 1.01 times its K = 5 full rate 52.425 against 52.424 dB, at 1.016 times its K = 3
+ * one 63.426 against 63.424; the film-grain bench frame (a DCI codestream decoded) fills at
+ * K = 3 (1.001 times) and loses nothing there, and at K = 4 it fills only below 0.995 times its
+ * 250 Mb/s budget: 1,290,000 bytes give 72.853 dB against 72.837, while at the full budget,
+ * which K = 4 cannot fill, the rule's steps reach 80.357 dB and the frame is coded again. With
+ * 3 planes the four bench frames keep the tried steps (tests/quality.sh checks the cost, the
+ * planes predicted and the fall-back).
  */
 int j2ki_quant_try_planes(const J2kiCodingParams *cp)
 {
@@ -114,11 +116,83 @@ int j2ki_quant_try_planes(const J2kiCodingParams *cp)
     return 0;                               /* every component at 5 already */
 }
 
-int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp)
+int j2ki_quant_try_params(J2kiCodingParams *cp_try, const J2kiCodingParams *cp, int d)
 {
+    int n = j2ki_quant_try_planes(cp);
     *cp_try = *cp;
-    cp_try->qstep_extra = j2ki_quant_try_planes(cp);
-    return cp_try->qstep_extra;
+    cp_try->qstep_extra = n ? j2ki_imax(1, j2ki_imin(d, n)) : 0;
+    return n;
+}
+
+/*
+ * qstep_try's prediction. Coding every frame first with a fixed qstep_try planes more was kept
+ * by few frames other than the richest (film grain, noise): with 3 planes the photographs, CG,
+ * text, HDR PQ, near-black and flat content of the benchmark's classes could not fill their
+ * budget and were coded twice, 2 frames in 3 (bench/results/recode-classes.md). Which planes a
+ * frame can spare is visible before tier-1 in its integers: the planes a budget reaches grow
+ * with the bits the coefficients have above the step. est(d) counts, for every integer part
+ * (|q| >> frac_bits, then d_b = min(d, the band's most) planes fewer), its bit length plus a
+ * sign bit: an upper bound of sorts for the bits of plane data, not of MQ coding, which codes
+ * the zeros of sparse planes in far less than a bit and the significant bits in about one.
+ * On the content classes' frames that did not fill, the whole codestream of the tried steps
+ * was 1.30 to 3.0 times est(d) (flat frames aside, whose estimate is 1 to 2 per cent of the
+ * budget; bench/results/recode-classes.md), so the frame is taken to fill at d when C est(d)
+ * reaches the budget (quant.h: C); the largest such d is coded first, none: once, at
+ * qstep_rate's steps. A frame that still does not fill is coded again, as before (only speed
+ * is lost).
+ */
+static int band_try_max(const J2kiBand *band, const J2kiCodingParams *cp, int depth)
+{
+    int m;
+    if (cp->reversible || !rate_planes_apply(cp))
+        return 0;
+    m = j2ki_imin(5 - j2ki_quant_rate_planes(cp, depth),
+                  j2ki_imin(band->expn - j2ki_imax(0, 2 - cp->guard_bits), band->nb_mag_bits - 1));
+    return m < 0 ? 0 : m;
+}
+
+int j2ki_quant_band_try_max(const J2kiBand *band, const J2kiCodingParams *cp)
+{
+    return band_try_max(band, cp, cp->img.depth[band->comp]);
+}
+
+void j2ki_quant_hist_ref(const int32_t *buf, ptrdiff_t stride, uint32_t w, uint32_t h, int frac_bits, int dmax,
+                         uint64_t hist[J2KI_QPRED_HIST])
+{
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            hist[j2ki_quant_hist_bin(buf[(size_t)y * (size_t)stride + x], frac_bits, dmax)]++;
+}
+
+uint64_t j2ki_quant_pred_bits(const uint64_t hist[J2KI_QPRED_HIST], int d)
+{
+    uint64_t bits = 0;
+    for (int m = 0; m <= J2KI_QPRED_MAX_D; m++) {
+        int db = j2ki_imin(d, m);
+        for (int n = db + 1; n < J2KI_QPRED_BINS; n++)
+            bits += hist[m * J2KI_QPRED_BINS + n] * (uint64_t)(n - db + 1);
+    }
+    return bits;
+}
+
+int j2ki_quant_predict(const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST])
+{
+    for (int d = j2ki_quant_try_planes(cp); d > 0; d--)
+        if (J2KI_QPRED_C_NUM * j2ki_quant_pred_bits(hist, d) >= J2KI_QPRED_C_DEN * 8 * cp->frame_bytes)
+            return d;
+    return 0;
+}
+
+void j2ki_quant_predict_log(const J2kiLog *log, const J2kiCodingParams *cp, const uint64_t hist[J2KI_QPRED_HIST],
+                            int d)
+{
+    char est[8 * (J2KI_QPRED_MAX_D + 1) + 1] = "";
+    size_t n = 0;
+    for (int k = 0; k <= j2ki_quant_try_planes(cp) && n < sizeof(est) - 8; k++)
+        n += (size_t)snprintf(est + n, sizeof(est) - n, " %.3f",
+                              (double)j2ki_quant_pred_bits(hist, k) / (8.0 * (double)cp->frame_bytes));
+    j2ki_log(log, J2KC_LOG_DEBUG, "qstep_try: the frame is coded first with %d bit-plane%s more (estimated "
+             "rate / budget at 0..%d planes more:%s)", d, d == 1 ? "" : "s", j2ki_quant_try_planes(cp), est);
 }
 
 /*
@@ -193,10 +267,8 @@ void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth
          * (inv_step unchanged, d more fractional bits, so M_b + frac_bits is unchanged too) and
          * the distortion units shrink by 4^d where the weight grows by as much: rate control
          * sees the same slopes for the passes both plans code. */
-        if (cp->qstep_extra > 0 && rate_planes_apply(cp)) {
-            int k = j2ki_quant_rate_planes(cp, depth);
-            int d = j2ki_imin(cp->qstep_extra, 5 - k);
-            d = j2ki_imin(d, j2ki_imin(band->expn - expn_min, band->nb_mag_bits - 1));
+        if (cp->qstep_extra > 0) {
+            int d = j2ki_imin(cp->qstep_extra, band_try_max(band, cp, depth));
             if (d > 0) {
                 band->expn -= d;
                 band->nb_mag_bits -= d;

@@ -427,10 +427,13 @@ static void check_try_planes(void)
                         b = a;
                         j2ki_quant_band_setup(&a, &cp, depth);
                         k = j2ki_quant_rate_planes(&cp, depth);
-                        extra = j2ki_quant_try_params(&cpt, &cp);
+                        extra = j2ki_quant_try_params(&cpt, &cp, t);
                         j2ki_quant_band_setup(&b, &cpt, depth);
+                        CHECK(cpt.qstep_extra == (extra ? t : 0), "qstep_extra %d for d = %d", cpt.qstep_extra, t);
                         cpt.qstep_extra = cp.qstep_extra;        /* the rest of cpt is cp */
                         d = extra < 5 - k ? extra : 5 - k;
+                        CHECK(!extra || d == (t < j2ki_quant_band_try_max(&a, &cp) ? t : j2ki_quant_band_try_max(&a, &cp)),
+                              "band's most planes %d, d %d", j2ki_quant_band_try_max(&a, &cp), d);
                         CHECK(!memcmp(&cpt, &cp, sizeof(cp)) && extra == j2ki_quant_try_planes(&cp) &&
                               extra == (k < 5 ? t : 0) && b.expn == a.expn - d && b.mant == a.mant &&
                               b.nb_mag_bits == a.nb_mag_bits - d && b.frac_bits == a.frac_bits + d &&
@@ -445,6 +448,100 @@ static void check_try_planes(void)
     group("qstep_try: when it applies; its plan's bands are the plan's with d planes fewer, same integers", f0);
 }
 
+/* qstep_try's prediction (j2ki_quant_predict): the histogram's bins, est(d) against its
+ * definition counted coefficient by coefficient on random integers, and d* on histograms
+ * whose answer is known: the largest d with C est(d) >= the budget (the boundary taken), none
+ * when even d = 1 falls short, at most qstep_try, none where qstep_try does not apply. */
+static uint64_t est_direct(const int32_t *q, const int *frac, const int *dmax, int n, int d)
+{
+    uint64_t bits = 0;
+    for (int i = 0; i < n; i++) {
+        int db = d < dmax[i] ? d : dmax[i];
+        uint32_t m = (uint32_t)(q[i] < 0 ? -q[i] : q[i]) >> (frac[i] + db);
+        int len = 0;
+        while (m) {
+            len++;
+            m >>= 1;
+        }
+        if (len)
+            bits += (uint64_t)len + 1;
+    }
+    return bits;
+}
+
+static void check_predict(void)
+{
+    int f0 = test_failures;
+    static uint64_t hist[J2KI_QPRED_HIST];
+    enum { NQ = 20000 };
+    static int32_t q[NQ];
+    static int frac[NQ], dmax[NQ];
+    J2kiCodingParams cp;
+    uint64_t e[J2KI_QPRED_MAX_D + 2];
+
+    CHECK(j2ki_quant_hist_bin(0, 6, 0) == 0 && j2ki_quant_hist_bin(63, 6, 2) == 2 * J2KI_QPRED_BINS &&
+          j2ki_quant_hist_bin(64, 6, 2) == 2 * J2KI_QPRED_BINS + 1 &&
+          j2ki_quant_hist_bin(-5 * 64 - 63, 6, 5) == 5 * J2KI_QPRED_BINS + 3 &&
+          j2ki_quant_hist_bin((1 << 30) - 1, 0, 1) == J2KI_QPRED_BINS + 30,
+          "bins of 0, 63, 64, -383, 2^30 - 1");
+
+    /* est(d) from the histogram = est(d) by its definition (random bands and integers) */
+    memset(hist, 0, sizeof(hist));
+    for (int i = 0; i < NQ; i++) {
+        uint32_t r = test_rand();
+        frac[i] = (int)(r % 9);                          /* 0..8 fractional bits */
+        dmax[i] = (int)((r >> 4) % (J2KI_QPRED_MAX_D + 1));
+        q[i] = (int32_t)((test_rand() & ((1u << (1 + (r >> 8) % 22)) - 1)) * ((r >> 16) & 1 ? -1 : 1));
+        j2ki_quant_hist_ref(&q[i], 1, 1, 1, frac[i], dmax[i], hist);
+    }
+    for (int d = 0; d <= J2KI_QPRED_MAX_D + 1; d++) {
+        e[d] = j2ki_quant_pred_bits(hist, d);
+        CHECK(e[d] == est_direct(q, frac, dmax, NQ, d), "est(%d): %llu from the histogram, %llu counted", d,
+              (unsigned long long)e[d], (unsigned long long)est_direct(q, frac, dmax, NQ, d));
+        CHECK(d == 0 || e[d] <= e[d - 1], "est(%d) %llu > est(%d)", d, (unsigned long long)e[d], d - 1);
+    }
+    CHECK(e[J2KI_QPRED_MAX_D + 1] == e[J2KI_QPRED_MAX_D], "d beyond every band's most planes");
+
+    /* known answers: integer parts of 9 bits in bands that may drop 5 planes and of 4 bits in
+     * bands that may drop none, counted in multiples of u = 8 C_DEN 2^5, so that est(d) =
+     * u (2^7 (10 - d) + 80) bits and C est(d) is a whole number of bytes, C_NUM 2^5 (2^7 (10 -
+     * d) + 80): 0.5 to 1.2 MB here, budgets that leave qstep_try on for 2048x1080x3 12-bit */
+    {
+        const uint64_t u = 8u * J2KI_QPRED_C_DEN * 32u;
+        memset(hist, 0, sizeof(hist));
+        hist[5 * J2KI_QPRED_BINS + 9] = u << 7;
+        hist[0 * J2KI_QPRED_BINS + 4] = u * 16;
+        for (int d = 0; d <= 5; d++)
+            CHECK(j2ki_quant_pred_bits(hist, d) == u * (128u * (uint64_t)(10 - d) + 80u), "est(%d) = %llu", d,
+                  (unsigned long long)j2ki_quant_pred_bits(hist, d));
+        for (int d = 1; d <= 5; d++) {
+            /* the budget at C est(d) exactly: d taken (at most qstep_try); one byte more: d - 1 */
+            uint64_t at = (uint64_t)J2KI_QPRED_C_NUM * 32u * (128u * (uint64_t)(10 - d) + 80u);
+            for (int t = 1; t <= 3; t++) {
+                try_cp(&cp, 2048, 1080, 12, at, t);
+                CHECK(j2ki_quant_predict(&cp, hist) == (d < t ? d : t), "qstep_try=%d, budget C est(%d) = %llu B: d* %d",
+                      t, d, (unsigned long long)at, j2ki_quant_predict(&cp, hist));
+                cp.frame_bytes = at + 1;
+                CHECK(j2ki_quant_predict(&cp, hist) == (d - 1 < t ? d - 1 : t), "qstep_try=%d, budget %llu B: d* %d",
+                      t, (unsigned long long)at + 1, j2ki_quant_predict(&cp, hist));
+            }
+        }
+    }
+    /* far under the budget (flat content): coded once; qstep_try off: always 0 */
+    try_cp(&cp, 2048, 1080, 12, 1302083, 3);
+    hist[5 * J2KI_QPRED_BINS + 9] = 1000;
+    hist[0 * J2KI_QPRED_BINS + 4] = 0;
+    CHECK(j2ki_quant_predict(&cp, hist) == 0, "10,000 bits for 1,302,083 B: d* %d", j2ki_quant_predict(&cp, hist));
+    hist[5 * J2KI_QPRED_BINS + 9] = 10000000;                       /* 10^7 x 9 bits: plenty */
+    CHECK(j2ki_quant_predict(&cp, hist) == 3, "plenty: d* %d", j2ki_quant_predict(&cp, hist));
+    cp.qstep_try = 0;
+    CHECK(j2ki_quant_predict(&cp, hist) == 0, "qstep_try=0: d* %d", j2ki_quant_predict(&cp, hist));
+    try_cp(&cp, 2048, 1080, 12, 1302083, 3);
+    cp.reversible = 1;
+    CHECK(j2ki_quant_predict(&cp, hist) == 0, "reversible: d* %d", j2ki_quant_predict(&cp, hist));
+    group("qstep_try's prediction: histogram, est(d), d* at and between the budget's boundaries", f0);
+}
+
 int main(void)
 {
     test_seed("test_quant", 4242);
@@ -453,5 +550,6 @@ int main(void)
     check_worst_case();
     check_rate_planes();
     check_try_planes();
+    check_predict();
     return test_done("test_quant");
 }
