@@ -12,7 +12,9 @@
  * codestream ends in host memory (J2kcPacket.data); nothing else is copied.
  *
  * Prints one "RESULT key=value ..." line (bench/run.sh parses it) and writes the first
- * codestream with -o.
+ * codestream with -o. Start-up: create_ms, the encoder's creation; first_ms, the first warm-up
+ * frame's submit to its packet (module loading, first-touch and, on the CUDA backend, the
+ * slots still being prepared after creation).
  *
  * A sequence: -i given several times (frames of one size and format, at most MAX_FRAMES).
  * Every phase then submits the frames in turn (frame i % nb), so the encoder sees distinct
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
     void *pinned_buf = NULL; /* --pinned: one cudaHostAlloc block for every plane of every frame */
     uint8_t *packed_buf = NULL; /* --packed: the interleaved planes (malloc), frame after frame */
     double lat[MAX_REPS], lat_sub[MAX_REPS], t0, t1, t_phase, c0, c1, lat_max = 0;
+    double create_ms = 0, first_ms = 0;   /* start-up: creation, then the first frame alone */
     int nb_stats = 0, same = 1, sub, rec, nb_load = 0, nb_recoded = 0, load_recoded = 0;
     char name[4096], list[MAX_FRAMES * 4 + 2] = "";
     /* stage times of the frames of the throughput run (under load: their kernels share the
@@ -233,6 +236,7 @@ int main(int argc, char **argv)
         goto end;
     }
     t1 = now_ms();
+    create_ms = t1 - t0;
     /* page-locked input after the encoder exists: CUDA starts in the library, as it would
      * in an application (j2ki_cuda_connections must see no context yet) */
     if (pinned) {
@@ -269,14 +273,17 @@ int main(int argc, char **argv)
             nb_in > 1 ? "..." : "", j2kc_encoder_backend(enc), fr[0].width, fr[0].height, fr[0].nb_comps,
             fr[0].depth, nb_in, t1 - t0);
 
-    /* warm-up */
+    /* warm-up; its first frame, submitted right after creation, times the first packet */
     for (int i = 0; i < warmup; i++) {
         jf[i % nb_in].tag = (uint64_t)i;
+        t0 = now_ms();
         if ((err = j2kc_encoder_submit(enc, &jf[i % nb_in])) < 0 ||
             (err = j2kc_encoder_receive(enc, &pkt, 1)) < 0) {
             fprintf(stderr, "warm-up frame %d: %s\n", i, j2kc_strerror(err));
             goto end;
         }
+        if (i == 0)
+            first_ms = now_ms() - t0;
         if (!same_as_first(&first[i % nb_in], &first_size[i % nb_in], &pkt))
             same = 0;
     }
@@ -402,11 +409,11 @@ int main(int argc, char **argv)
     printf("RESULT backend=%s width=%u height=%u comps=%d depth=%d bytes=%zu frames=%d fps=%.3f "
            "ms_per_frame=%.4f latency_ms=%.4f latency_min_ms=%.4f latency_max_ms=%.4f latency_submit_ms=%.4f "
            "latency_reps=%d identical=%d pinned=%d packed=%d cpu_cores=%.2f seq_frames=%d recoded=%d "
-           "recoded_frames=%s load_recoded=%d",
+           "recoded_frames=%s load_recoded=%d create_ms=%.1f first_ms=%.1f",
            j2kc_encoder_backend(enc), fr[0].width, fr[0].height, fr[0].nb_comps, fr[0].depth, first_size[0], n,
            n > 0 ? n * 1e3 / (t1 - t0) : 0.0, n > 0 ? (t1 - t0) / n : 0.0, lat[reps / 2], lat[0], lat_max,
            lat_sub[reps / 2], reps, same, pinned, packed, t1 > t0 ? (c1 - c0) / (t1 - t0) : 0.0, nb_in,
-           nb_recoded, nb_recoded ? list : "-", load_recoded);
+           nb_recoded, nb_recoded ? list : "-", load_recoded, create_ms, first_ms);
     if (nb_in > 1) {
         size_t tot = 0;
         for (int k = 0; k < nb_in; k++)
