@@ -62,9 +62,9 @@ static const char help_text[] =
     "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
     "              may run on); the bytes are the same for every count [0]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
-    "              code-block once its passes reach well below the estimated rate-control\n"
-    "              threshold (faster; same bytes on both backends; it can cost quality on\n"
-    "              near-black frames, hence off; 0 codes every pass) [0]\n"
+    "              code-block once rate control cannot keep its remaining passes (the same\n"
+    "              bytes as 0 unless a pass lies below the threshold; faster with\n"
+    "              qstep_rate=0, nothing left to save with qstep_rate's steps, hence off) [0]\n"
     "  qstep_rate  0|1: with a byte budget (9/7), the quantisation steps are coarsened by the\n"
     "              bit-planes that budget cannot reach (at most 5; none above 1.11 bit per\n"
     "              sample at 12 bits, 0.22 at 8 bits), and tier-1 does not code them (0: the\n"
@@ -96,9 +96,9 @@ static void set_defaults(J2kiCodingParams *cp)
     cp->backend      = J2KI_BACKEND_AUTO;
     cp->gpu          = -1;
     cp->async_depth  = 2;
-    /* off by default: after a pass that increases distortion the early stop (t1_stop.h) can
-     * stop a code-block whose later passes rate control would choose, which near-black frames
-     * show (doc/open-work.md; bench/results/recode-classes.md) */
+    /* off by default: with qstep_rate's steps (the default) tier-1 codes few passes that rate
+     * control drops, so the early stop (t1_stop.h) saves nothing measurable there
+     * (bench/results/history.md#tier-1-early-stop) */
     cp->t1_stop      = 0;
     cp->qstep_rate   = 1;
     cp->qstep_try    = 3;
