@@ -97,12 +97,8 @@ int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint
  *  wider than 64 in groups of 64 columns, t1_par_cuda.cuh). J2KI_T1_CUDA_DEFAULT (-1) is
  *  J2KI_T1_CUDA_PAR for every shape; the serial kernels remain for tests (the code that
  *  J2KC_CUDA_T1_VARIANT reaches) and for sizes the column-parallel coder refuses (none
- *  legal: t1_resolve_variant). Measured before that, when the default chose from the code-block size, on an H100
- *  (2026-11-22, bench frames, tier-1 time of one frame alone): 32x32 blocks, J2KI_T1_CUDA_PAR:
- *  4K DCI 10.3 ms against 17.0 for 8 lanes (112 against 72 frames/s with 8 in flight), 2K DCI
- *  7.4 against 11.3; 64x64 blocks (2K 5/3 8-bit): shared words with 4 lanes, as measured on
- *  an H200 (4K 4:2:2 10-bit lossless 9.5 ms against 18.5 for 1 lane), J2KI_T1_CUDA_PAR 20.0
- *  ms against 13.9 for shared words with 1 lane. */
+ *  legal: t1_resolve_variant). Measured: bench/results/history.md#column-parallel-tier-1 and
+ *  #64x64-code-blocks. */
 #define J2KI_T1_CUDA_DEFAULT (-1)
 /** Added to 1, 4 or 8 lanes: the stripe-column words in shared memory (t1_smem_kernel). */
 #define J2KI_T1_CUDA_SMEM 64

@@ -53,20 +53,16 @@
 
 #define J2KI_T1S_PLANES 4   /**< bit-planes per chunk after the first (= T1P_PLANES of the CUDA coder) */
 #ifndef J2KI_T1S_FIRST
-/** Bit-planes of chunk 0 (1 + 3 (F - 1) passes). 3 was measured: on the 4K DCI bench frame (a
- *  block keeps 1.65 passes on average) 270,306 passes coded instead of 302,079, same bytes, 245
- *  against 241 frames/s on an H100; but on tests/quality.sh's gen8 at 0.43 bit/sample it lost
- *  0.048 dB against coding every pass (4: 0.002 dB), so 4 it stays. With 2 planes the first
- *  estimate of the threshold is too low to stop many (6,655 blocks of 26,292 at 4K). */
+/** Bit-planes of chunk 0 (1 + 3 (F - 1) passes): 3 cost quality on tests/quality.sh's gen8,
+ *  with 2 the first estimate of the threshold is too low to stop many
+ *  (bench/results/history.md#tier-1-early-stop). */
 #define J2KI_T1S_FIRST  4
 #endif
-#define J2KI_T1S_STEPS  2   /**< decision steps: after chunks 0 and 1 (a third stopped 23 of
-                                 26,292 blocks of the 4K DCI bench frame, 143 of 6,708 at 2K) */
+#define J2KI_T1S_STEPS  2   /**< decision steps: after chunks 0 and 1 (a third stopped almost
+                                 no block; history.md#tier-1-early-stop) */
 #define J2KI_T1S_MARGIN 3   /**< known passes below the threshold before a block stops */
 /** Budgets of at least this many bits per sample code every pass: the decisions cost more than
- *  they save there. H100, bench frames, 8 frames in flight, without -> with the early stop:
- *  4K DCI at 250 Mb/s (0.39 bit/sample) 193 -> 250 frames/s; 2K DCI (1.6) 535 -> 511; the
- *  grain frame (2.0) 631 -> 583. */
+ *  they save there (bench/results/history.md#tier-1-early-stop). */
 #define J2KI_T1S_MAX_BPS 1
 
 /** First bit-plane (counted from the most significant) of chunk c. */

@@ -26,8 +26,7 @@
 /* The staging copy is uploaded in parts of about this size, each as soon as it is in place,
  * so the upload overlaps the copy (#staging-in-parts) ... */
 #define J2KI_TUNE_STAGE_PART_BYTES ((size_t)2 << 20)
-/* ... and in at most this many (a 4K DCI frame's copy and upload: 1.26 ms in 8 parts, 1.78
- * in one; #staging-in-parts). */
+/* ... and in at most this many (#staging-in-parts). */
 #define J2KI_TUNE_STAGE_MAX_PARTS 8
 /* Chunks of rows per staging job, claimed from a counter, so that no copier waits for a fixed
  * share of the slowest one (about 830 KB each for 4K DCI; #staging-in-parts). */
@@ -35,9 +34,8 @@
 
 /* ---- CUDA tier-1 (t1_cuda.cu) ---- */
 
-/* The serial kernels' workers: one per code-block up to this many; 8,192 workers took 28 ms
- * for a 4K frame where one per block took 16.4 ms (#64x64-code-blocks), for about 7 KB of
- * scratch per worker. */
+/* The serial kernels' workers: one per code-block up to this many; fewer were slower on a
+ * 4K frame (#64x64-code-blocks), for about 7 KB of scratch per worker. */
 #define J2KI_TUNE_T1_MAX_WORKERS 32768u
 /* The column-parallel coder's launch schedule with the early stop: 2 = the modelling and MQ
  * coding of a chunk in separate launches up to the last decision, fused after; the steadiest
