@@ -137,7 +137,7 @@ int main(int argc, char **argv)
     char name[4096], list[MAX_FRAMES * 4 + 2] = "";
     /* stage times of the frames of the throughput run (under load: their kernels share the
      * device with the other frames in flight) */
-    double ld_t1 = 0, ld_rc = 0, ld_total = 0;
+    double ld_up = 0, ld_mct_dwt = 0, ld_t1 = 0, ld_rc = 0, ld_t2 = 0, ld_down = 0, ld_total = 0;
 
     memset(fr, 0, sizeof(fr));
     for (int i = 1; i < argc; i++) {
@@ -391,8 +391,12 @@ int main(int argc, char **argv)
         if (j2kc_encoder_stats(enc, &st) == 0) {
             load_recoded += st.nb_recoded;
             if (st.ms_total > 0) {
+                ld_up += st.ms_upload;
+                ld_mct_dwt += st.ms_mct_dwt;
                 ld_t1 += st.ms_t1;
                 ld_rc += st.ms_rc;
+                ld_t2 += st.ms_t2;
+                ld_down += st.ms_download;
                 ld_total += st.ms_total;
                 nb_load++;
             }
@@ -427,8 +431,9 @@ int main(int argc, char **argv)
                st_sum.ms_rc / nb_stats, st_sum.ms_t2 / nb_stats, st_sum.ms_download / nb_stats,
                st_sum.ms_total / nb_stats, st_sum.device_bytes_per_slot / 1048576.0);
     if (nb_load)
-        printf(" load_t1=%.4f load_rc=%.4f load_total=%.4f", ld_t1 / nb_load, ld_rc / nb_load,
-               ld_total / nb_load);
+        printf(" load_upload=%.4f load_mct_dwt=%.4f load_t1=%.4f load_rc=%.4f load_t2=%.4f "
+               "load_download=%.4f load_total=%.4f", ld_up / nb_load, ld_mct_dwt / nb_load, ld_t1 / nb_load,
+               ld_rc / nb_load, ld_t2 / nb_load, ld_down / nb_load, ld_total / nb_load);
     printf("\n");
     ret = same ? 0 : 3;
     if (!same)

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Markdown report of bench/run.sh: one table per frame, then the targets.
+"""Markdown report of bench/run.sh: one table per frame, the stage tables, then the targets.
 
 Usage: report.py results.tsv cases.tsv [classes.tsv]   (standard library only)
 results.tsv rows: case encoder mode fps latency_ms bytes psnr notes ('-' = none)
 classes.tsv rows: bench/classes.sh
 """
+import re
 import sys
 
 
@@ -83,6 +84,310 @@ def classes_table(path):
     return out
 
 
+# issue 26's targets (points 1, 3 and 4), on one GPU, host to host
+DCI4K_FPS = 800            # 4K DCI frames a second ...
+DCI4K_FPS_DEPTH = 16       # ... with this many frames in flight
+DCI2K_FPS = 1500           # 2K DCI frames a second (8 or 16 in flight)
+DCI4K_LATENCY_MS = 5.0     # a 4K DCI frame alone, submit to codestream
+CBLK64_FPS_MIN = 0.75      # 64x64 code-blocks: at least this share of 32x32's frame rate ...
+CBLK64_LATENCY_MAX = 1.33  # ... and at most this multiple of its lone-frame latency
+CREATE_MS_MAX = 300.0      # encoder creation at 4K with 8 frames in flight
+FIRST_MS_MAX = 500.0       # the first packet after creation
+NVJ_RATIO_MIN = 2.0        # frame rate against nvJPEG2000's best at equal PSNR
+
+# results.tsv rows that are not an encoder's: the PCIe floor and the byte comparisons
+PSEUDO = ("pcie-h2d", "cmp")
+STAGES = ("up", "mct+dwt", "t1", "rc", "t2", "down")
+OUTSIDE = "outside the device stages"
+
+
+def stage_times(notes, label):
+    """{stage: ms} of a row's 'stages ms: up 1.29 ... total 7.70' (or 'under load ms: ...')."""
+    m = re.search(re.escape(label) + r": ([^;|]*)", notes or "")
+    if not m:
+        return {}
+    w = m.group(1).split()
+    return {k: v for k, v in ((w[i], num(w[i + 1])) for i in range(0, len(w) - 1, 2)) if v is not None}
+
+
+def note_value(notes, key):
+    """The number after 'key=' or 'key ' in a row's notes (async_depth=16, pinned_ms=0.97)."""
+    m = re.search(r"(?:^|[ ;])" + re.escape(key) + r"[= ]([0-9.]+)", notes or "")
+    return num(m.group(1)) if m else None
+
+
+def median_list(notes, key):
+    """Median of 'key a / b / c' in a row's notes (the start-up times of every run)."""
+    m = re.search(re.escape(key) + r" ([0-9.]+(?: / [0-9.]+)*)", notes or "")
+    if not m:
+        return None, ""
+    v = sorted(float(x) for x in m.group(1).split(" / "))
+    return v[(len(v) - 1) // 2], m.group(1)
+
+
+def depth_of(row):
+    return int(note_value(row[7], "async_depth") or 8)
+
+
+def slot_parts(row):
+    """A throughput row's time per frame in its slot: (slot ms, {part: ms}). With D frames kept
+    in flight, a frame spends D x 1000 / fps ms between submit and receive (Little's law); the
+    device stages are the throughput run's means, the rest is outside them."""
+    f = num(row[3])
+    if not f:
+        return None, {}
+    slot = depth_of(row) * 1000.0 / f
+    ld = stage_times(row[7], "under load ms")
+    parts = {k: ld[k] for k in STAGES if k in ld}
+    if "total" in ld:
+        parts[OUTSIDE] = slot - ld["total"]
+    return slot, parts
+
+
+def lone_parts(row):
+    """A lone frame's serial path: (wall ms, {part: ms}), the host's share = wall - device total."""
+    lat = num(row[4])
+    if lat is None:
+        return None, {}
+    st = stage_times(row[7], "stages ms")
+    parts = {k: st[k] for k in STAGES if k in st}
+    if "total" in st:
+        parts[OUTSIDE] = lat - st["total"]
+    return lat, parts
+
+
+def largest(parts):
+    return max(parts.items(), key=lambda kv: kv[1]) if parts else (None, None)
+
+
+def hold_throughput(row, target_fps):
+    d = depth_of(row)
+    slot, parts = slot_parts(row)
+    budget = d * 1000.0 / target_fps
+    name, ms = largest(parts)
+    over = f"{slot - budget:.2f} ms over the {budget:.2f} ms a frame may spend in its slot ({d} x 1000/{target_fps:g})"
+    if name is None:
+        return f"{over}; no stage times"
+    return f"held by {name}: {ms:.2f} of the {slot:.2f} ms in its slot; {over}"
+
+
+def hold_latency(row, budget):
+    lat, parts = lone_parts(row)
+    name, ms = largest(parts)
+    over = f"{lat - budget:.2f} ms over the {budget:.2f} ms budget"
+    if name is None:
+        return f"{over}; no stage times"
+    return f"held by {name}: {ms:.2f} of the {lat:.2f} ms; {over}"
+
+
+def hold_growth(parts64, parts32, excess, budget, what):
+    """The part that grew the most from 32x32 to 64x64 code-blocks holds a relative target."""
+    grow = {k: parts64[k] - parts32[k] for k in parts64 if k in parts32}
+    name, ms = largest(grow)
+    over = f"{excess:.2f} ms over the {budget:.2f} ms {what}"
+    if name is None:
+        return f"{over}; no stage times"
+    return f"held by {name}: +{ms:.2f} ms against 32x32; {over}"
+
+
+def stage_table(out, case, get):
+    """Each millisecond of a lone frame and of a frame under load against the PCIe floor."""
+    lone = get(case, "j2kcuda-cuda", "normal")
+    d8 = get(case, "j2kcuda-cuda", "normal")
+    d16 = get(case, "j2kcuda-cuda", "depth16")
+    pc = get(case, "pcie-h2d", "floor")
+    out.append(f"## Stage table: {case}\n")
+    if not lone or num(lone[3]) is None:
+        out.append("n/a: no CUDA rows for this case (the stage table needs the GPU run).\n")
+        return
+    floor = num(pc[4]) if pc else None
+    if floor:
+        out.append(f"PCIe floor, measured in this run (bench/pcie_floor.c): {pc[5]} B (the frame as 16-bit "
+                   f"samples) host to device in {floor:.3f} ms pinned ({fmt(note_value(pc[7], 'pinned_gbs'), 2)} GB/s), "
+                   f"{fmt(note_value(pc[7], 'pageable_ms'), 3)} ms pageable ({fmt(note_value(pc[7], 'pageable_gbs'), 2)} GB/s). "
+                   "'÷ floor' is a time over the pinned copy.\n")
+    else:
+        out.append(f"PCIe floor: not measured ({pc[7] if pc else 'pcie_floor did not run'}).\n")
+    cols = [("lone frame", lone_parts(lone), 1)]
+    for r in (d8, d16):
+        if r and num(r[3]):
+            cols.append((f"{depth_of(r)} in flight", slot_parts(r), depth_of(r)))
+    head = "| stage | " + " | ".join(f"{n} ms" + ("" if dd == 1 else f" | per frame (÷ {dd})") + " | ÷ floor"
+                                     for n, _, dd in cols) + " |"
+    out.append(head)
+    out.append("|---|" + "".join("---:|" * (2 if dd == 1 else 3) for _, _, dd in cols))
+
+    def cells(ms, dd):
+        if ms is None:
+            return ["-"] * (2 if dd == 1 else 3)
+        per = ms / dd
+        c = [f"{ms:.2f}"] + ([] if dd == 1 else [f"{per:.3f}"])
+        return c + [f"{per / floor:.2f}x" if floor else "-"]
+
+    for k in STAGES + ("device total", OUTSIDE, "wall"):
+        row = []
+        for n, (wall, parts), dd in cols:
+            if k == "wall":
+                v = wall
+            elif k == "device total":
+                v = (wall - parts[OUTSIDE]) if OUTSIDE in parts else None
+            else:
+                v = parts.get(k)
+            row += cells(v, dd)
+        name = {"wall": "wall (lone: latency; D in flight: D x 1000 / fps)"}.get(k, k)
+        out.append(f"| {name} | " + " | ".join(row) + " |")
+    budget = []
+    for n, _, dd in cols:
+        if dd == 1:
+            b = DCI4K_LATENCY_MS if case == "dci4k" else None
+            budget += [fmt(b, 2), "-"]
+        else:
+            f = DCI4K_FPS if case == "dci4k" else DCI2K_FPS if case == "dci2k" else None
+            if f and (case != "dci4k" or dd == DCI4K_FPS_DEPTH):
+                budget += [f"{dd * 1000.0 / f:.2f}", f"{1000.0 / f:.3f}", f"{1000.0 / f / floor:.2f}x" if floor else "-"]
+            else:
+                budget += ["-", "-", "-"]
+    out.append("| target's allowance | " + " | ".join(budget) + " |")
+    out.append("")
+
+
+def targets(out, order, by_case, get):
+    def fps(case, enc, mode):
+        r = get(case, enc, mode)
+        return num(r[3]) if r else None
+
+    def verdict(ok):
+        return "n/a" if ok is None else ("MET" if ok else "NOT MET")
+
+    tabled = [c for c in ("dci4k", "dci2k") if c in order]
+    for c in tabled:
+        stage_table(out, c, get)
+    if tabled:
+        out.append("Throughput: with D frames kept in flight a frame spends D x 1000 / fps ms in its slot "
+                   f"(Little's law), and a target of F fps allows D x 1000 / F (4K: {DCI4K_FPS_DEPTH} x 1000/"
+                   f"{DCI4K_FPS} = {DCI4K_FPS_DEPTH * 1000 / DCI4K_FPS:.0f} ms, {1000 / DCI4K_FPS:.2f} ms a frame); "
+                   "the part with the largest share of the slot time holds a missed target, by the slot time "
+                   "minus the allowance.  ")
+        out.append("Latency: the lone frame's wall time against its budget; the largest part of its serial path "
+                   f"(a device stage, or '{OUTSIDE}' = wall - device total: host staging, submit, receive) holds "
+                   "it. Code-blocks: the part that grew most from 32x32 to 64x64 holds it.\n")
+
+    out.append("## Targets\n")
+    out.append("| target | measured | verdict |")
+    out.append("|---|---|---|")
+    # point 4: 4K DCI >= 800 fps with 16 in flight
+    r16 = get("dci4k", "j2kcuda-cuda", "depth16")
+    f16 = num(r16[3]) if r16 else None
+    v = verdict(None if f16 is None else f16 >= DCI4K_FPS)
+    if v == "NOT MET":
+        v += ": " + hold_throughput(r16, DCI4K_FPS)
+    out.append(f"| 4K DCI 250 Mb/s >= {DCI4K_FPS} fps with {DCI4K_FPS_DEPTH} in flight (host to host) | {fmt(f16)} fps "
+               f"(8 in flight: {fmt(fps('dci4k', 'j2kcuda-cuda', 'normal'))}; pinned input, 8: "
+               f"{fmt(fps('dci4k', 'j2kcuda-cuda', 'pinned'))}) | {v} |")
+    # 2K DCI >= 1500 fps, 8 or 16 in flight (the better one)
+    cand = [r for r in (get("dci2k", "j2kcuda-cuda", "normal"), get("dci2k", "j2kcuda-cuda", "depth16"))
+            if r and num(r[3]) is not None]
+    best = max(cand, key=lambda r: num(r[3])) if cand else None
+    v = verdict(None if best is None else num(best[3]) >= DCI2K_FPS)
+    if v == "MET":
+        v = f"MET with {depth_of(best)} in flight"
+    elif v == "NOT MET":
+        v += ": " + hold_throughput(best, DCI2K_FPS)
+    out.append(f"| 2K DCI 250 Mb/s >= {DCI2K_FPS} fps | "
+               + ("; ".join(f"{fmt(num(r[3]))} fps with {depth_of(r)} in flight" for r in cand) or "-")
+               + f" | {v} |")
+    # 4K lone-frame latency
+    r4 = get("dci4k", "j2kcuda-cuda", "normal")
+    lat = num(r4[4]) if r4 else None
+    v = verdict(None if lat is None else lat <= DCI4K_LATENCY_MS)
+    if v == "NOT MET":
+        v += ": " + hold_latency(r4, DCI4K_LATENCY_MS)
+    rp = get("dci4k", "j2kcuda-cuda", "pinned")
+    out.append(f"| 4K DCI lone-frame latency <= {DCI4K_LATENCY_MS:g} ms | {fmt(lat, 2)} ms (median; pinned input: "
+               f"{rp[4] if rp else '-'}) | {v} |")
+    # point 1: 64x64 against 32x32 code-blocks, same frame, budget and settings
+    r32 = get("dci4k", "j2kcuda-cuda", "noprofile")
+    r64 = get("dci4k", "j2kcuda-cuda", "cblk64")
+    cmps = [get("dci4k", "cmp", m) for m in ("noprofile", "cblk64")]
+    if any(x and x[7] != "identical" for x in cmps):
+        bytes_note, bytes_ok = "; codestreams DIFFER from the reference backend's", False
+    elif all(cmps):
+        bytes_note, bytes_ok = "; codestreams identical to the reference backend's (32x32 and 64x64)", True
+    else:
+        bytes_note, bytes_ok = "; codestreams not compared with the reference backend", True
+    ok = r32 and r64 and num(r32[3]) and num(r64[3])
+    if ok:
+        ratio = num(r64[3]) / num(r32[3])
+        v = verdict(ratio >= CBLK64_FPS_MIN and bytes_ok)
+        if ratio < CBLK64_FPS_MIN:
+            s64, p64 = slot_parts(r64)
+            s32, p32 = slot_parts(r32)
+            budget = depth_of(r64) * 1000.0 / (CBLK64_FPS_MIN * num(r32[3]))
+            v += ": " + hold_growth(p64, p32, s64 - budget, budget, f"slot allowance ({depth_of(r64)} x 1000 / "
+                                    f"({CBLK64_FPS_MIN:g} x {num(r32[3]):.1f} fps))")
+        elif not bytes_ok:
+            v += ": bytes differ"
+        out.append(f"| dci4k 64x64 code-blocks >= {CBLK64_FPS_MIN * 100:.0f} % of the 32x32 frame rate "
+                   f"({depth_of(r64)} in flight) | {ratio * 100:.1f} % ({fmt(num(r64[3]))} vs {fmt(num(r32[3]))} fps)"
+                   f"{bytes_note} | {v} |")
+        l64, q64 = lone_parts(r64)
+        l32, q32 = lone_parts(r32)
+        lr = l64 / l32 if l64 and l32 else None
+        v = verdict(None if lr is None else lr <= CBLK64_LATENCY_MAX and bytes_ok)
+        if lr is not None and lr > CBLK64_LATENCY_MAX:
+            v += ": " + hold_growth(q64, q32, l64 - CBLK64_LATENCY_MAX * l32, CBLK64_LATENCY_MAX * l32,
+                                    f"budget ({CBLK64_LATENCY_MAX:g} x {l32:.2f} ms)")
+        elif lr is not None and not bytes_ok:
+            v += ": bytes differ"
+        out.append(f"| dci4k 64x64 code-blocks lone-frame latency <= {CBLK64_LATENCY_MAX:g}x 32x32's | {fmt(lr, 2)}x "
+                   f"({fmt(l64, 2)} vs {fmt(l32, 2)} ms){bytes_note} | {v} |")
+    else:
+        out.append(f"| dci4k 64x64 code-blocks >= {CBLK64_FPS_MIN * 100:.0f} % of the 32x32 frame rate and lone "
+                   f"latency <= {CBLK64_LATENCY_MAX:g}x | - (CUDA rows 'noprofile' and 'cblk64' missing) | n/a |")
+    # point 3: start-up at 4K with 8 in flight; ffmpeg's single frame
+    r4 = get("dci4k", "j2kcuda-cuda", "normal")
+    for key, lim, what in (("create", CREATE_MS_MAX, "encoder creation"),
+                           ("first", FIRST_MS_MAX, "first packet after creation")):
+        med, runs = median_list(r4[7], key) if r4 else (None, "")
+        v = verdict(None if med is None else med < lim)
+        if v == "NOT MET":
+            v += f": {what} {med - lim:.1f} ms over the {lim:g} ms"
+        out.append(f"| 4K DCI, {depth_of(r4) if r4 else 8} in flight: {what} < {lim:g} ms | "
+                   + (f"{med:.1f} ms (median of runs: {runs})" if med is not None else "-") + f" | {v} |")
+    rf = get("dci4k", "ffmpeg", "1 frame")
+    if rf is None:
+        out.append("| ffmpeg, a single 4K DCI frame: wall time | - (no dci4k case) | n/a |")
+    elif num(rf[4]) is None:
+        out.append(f"| ffmpeg, a single 4K DCI frame: wall time | - ({rf[7]}) | {rf[7].split(':')[0].split()[0]} |")
+    else:
+        out.append(f"| ffmpeg, a single 4K DCI frame: wall time | {rf[4]} ms ({rf[7]}) | report |")
+    # nvJPEG2000 at equal PSNR
+    for c in order:
+        fc = fps(c, "j2kcuda-cuda", "normal")
+        nvr = [r for r in by_case.get(c, []) if r[1] == "nvjpeg2k" and num(r[3])]
+        if not nvr:
+            continue
+        best = max(num(r[3]) for r in nvr)
+        rr = fc / best if fc else None
+        ours_p = get(c, "j2kcuda-cuda", "normal")
+        out.append(f"| {c}: >= {NVJ_RATIO_MIN:g}x nvJPEG2000 at equal PSNR | {fmt(rr, 2)}x ({fmt(fc)} vs {fmt(best)} fps; "
+                   f"PSNR {ours_p[6] if ours_p else '-'} vs {nvr[0][6]} dB; bytes {ours_p[5] if ours_p else '-'} vs {nvr[0][5]}) | "
+                   f"{verdict(None if rr is None else rr >= NVJ_RATIO_MIN)} |")
+    for c in order:
+        for be in ("cuda", "ref"):
+            n = get(c, f"j2kcuda-{be}", "noprofile") or get(c, f"j2kcuda-{be}", "normal")
+            b = get(c, f"j2kcuda-{be}", "bypass")
+            if not n or not b or num(n[3]) is None or num(b[3]) is None:
+                continue
+            sp = num(b[3]) / num(n[3])
+            size = (num(b[5]) / num(n[5]) - 1) * 100 if num(b[5]) and num(n[5]) else None
+            pb, pn = num(b[6]), num(n[6])
+            dp = pb - pn if pb is not None and pn is not None and abs(pb) != float("inf") and abs(pn) != float("inf") else None
+            out.append(f"| {c} ({be}): BYPASS speed-up and cost | {sp:.2f}x faster; size {fmt(size, 2)} %; "
+                       f"PSNR {fmt(dp, 3)} dB (vs mode '{n[2]}') | report |")
+
+
+
 def main():
     rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
     cases = []
@@ -102,7 +407,7 @@ def main():
 
     out = []
     for c in order:
-        rs = by_case[c]
+        rs = [r for r in by_case[c] if r[1] not in PSEUDO]
         if not rs:
             continue
         cuda = get(c, "j2kcuda-cuda", "normal")
@@ -120,73 +425,7 @@ def main():
             out.append(f"| {r[1]} | {r[2]} | {fmt(f, 2)} | {r[4]} | {r[5]} | {r[6]} | {ratio} | {r[7]} |")
         out.append("")
 
-    # targets
-    def fps(case, enc, mode):
-        r = get(case, enc, mode)
-        return num(r[3]) if r else None
-
-    def best_cpu(case):
-        v = [num(r[3]) for r in by_case.get(case, []) if r[1] in ("grk", "opj") and num(r[3])]
-        return max(v) if v else None
-
-    def verdict(ok):
-        return "n/a" if ok is None else ("MET" if ok else "NOT MET")
-
-    out.append("## Targets\n")
-    out.append("| target | measured | verdict |")
-    out.append("|---|---|---|")
-    f4 = fps("dci4k", "j2kcuda-cuda", "normal")
-    f4p = fps("dci4k", "j2kcuda-cuda", "pinned")
-    f4d = fps("dci4k", "j2kcuda-cuda", "depth16")
-    out.append(f"| 4K DCI 250 Mb/s >= 300 fps (host to host) | {fmt(f4)} fps (pinned input: {fmt(f4p)}; 16 in flight: {fmt(f4d)}) | "
-               f"{verdict(None if f4 is None else f4 >= 300)} |")
-    cpu = best_cpu("dci4k")
-    ratio = f4 / cpu if f4 and cpu else None
-    out.append(f"| 4K DCI >= 50x the best CPU peer | {fmt(ratio)}x (best CPU peer {fmt(cpu, 2)} fps) | "
-               f"{verdict(None if ratio is None else ratio >= 50)} |")
-    f2 = fps("dci2k", "j2kcuda-cuda", "normal")
-    f2d = fps("dci2k", "j2kcuda-cuda", "depth16")
-    # the issue leaves the number of frames in flight to the user (async_depth, 1..32): say which
-    # depth meets the target when 8 does not
-    v2 = verdict(None if f2 is None else f2 >= 1000)
-    if f2 is not None and f2 < 1000 and f2d is not None and f2d >= 1000:
-        v2 = "MET with 16 in flight (not with 8)"
-    out.append(f"| 2K DCI >= 1000 fps | {fmt(f2)} fps (16 in flight: {fmt(f2d)}) | {v2} |")
-    r4 = get("dci4k", "j2kcuda-cuda", "normal")
-    lat = num(r4[4]) if r4 else None
-    out.append(f"| single 4K frame latency < 10 ms | {fmt(lat, 2)} ms (median) | "
-               f"{verdict(None if lat is None else lat < 10)} |")
-    for c in order:
-        fc = fps(c, "j2kcuda-cuda", "normal")
-        nv = [num(r[3]) for r in by_case.get(c, []) if r[1] == "nvjpeg2k" and num(r[3])]
-        nvr = [r for r in by_case.get(c, []) if r[1] == "nvjpeg2k" and num(r[3])]
-        if not nv:
-            continue
-        best = max(nv)
-        rr = fc / best if fc else None
-        ours_p = get(c, "j2kcuda-cuda", "normal")
-        out.append(f"| {c}: >= 2x nvJPEG2000 at equal PSNR | {fmt(rr, 2)}x ({fmt(fc)} vs {fmt(best)} fps; "
-                   f"PSNR {ours_p[6] if ours_p else '-'} vs {nvr[0][6]} dB; bytes {ours_p[5] if ours_p else '-'} vs {nvr[0][5]}) | "
-                   f"{verdict(None if rr is None else rr >= 2)} |")
-    for c in order:
-        for be in ("cuda", "ref"):
-            n = get(c, f"j2kcuda-{be}", "noprofile") or get(c, f"j2kcuda-{be}", "normal")
-            b = get(c, f"j2kcuda-{be}", "bypass")
-            if not n or not b or num(n[3]) is None or num(b[3]) is None:
-                continue
-            sp = num(b[3]) / num(n[3])
-            size = (num(b[5]) / num(n[5]) - 1) * 100 if num(b[5]) and num(n[5]) else None
-            pb, pn = num(b[6]), num(n[6])
-            dp = pb - pn if pb is not None and pn is not None and abs(pb) != float("inf") and abs(pn) != float("inf") else None
-            out.append(f"| {c} ({be}): BYPASS speed-up and cost | {sp:.2f}x faster; size {fmt(size, 2)} %; "
-                       f"PSNR {fmt(dp, 3)} dB (vs mode '{n[2]}') | report |")
-            # the paper's other two tier-1 strategies for BYPASS, forced (the library's is one-kernel)
-            others = [(k, get(c, f"j2kcuda-{be}", f"bypass-{k}")) for k in ("two", "three")]
-            others = [(k, r) for k, r in others if r and num(r[3]) is not None]
-            if others:
-                out.append(f"| {c} ({be}): BYPASS tier-1 strategies | one-kernel {fmt(num(b[3]))} fps; " +
-                           "; ".join(f"{k}-kernel {fmt(num(r[3]))} fps ({num(r[3]) / num(b[3]):.3f}x)" for k, r in others) +
-                           " | report |")
+    targets(out, order, by_case, get)
     if len(sys.argv) > 3:
         out.append("")
         out += classes_table(sys.argv[3])

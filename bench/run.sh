@@ -13,6 +13,7 @@
 #                 BENCH_CLASS_FRAMES, BENCH_CLASS_CBLK, BENCH_CLASS_BUDGETS, BENCH_CLASS_FULL,
 #                 BENCH_CLASS_THREADS
 #   BENCH_QUICK=1 fewer repetitions (harness testing)
+#   BENCH_FFMPEG  ffmpeg with jpeg2000_cuda for the single-frame row (default BUILD_DIR/ffmpeg/ffmpeg)
 #   BENCH_REF=0   skip the reference backend;  BENCH_PEERS=0 skip Grok/OpenJPEG
 #   BENCH_OUT, BENCH_WORK (scratch, default /dev/shm), PEERS (default .dev/peers),
 #   BENCH_FRAMES (frame sources, default .dev/frames)
@@ -169,6 +170,22 @@ if [ $GPU = 1 ]; then
     fi
 fi
 
+HAVE_PCIE=0
+if [ $GPU = 1 ]; then
+    if cc -std=c99 -O2 -Wall -I"$CUDA_HOME/include" -o "$SCR/bin/pcie_floor" bench/pcie_floor.c \
+            -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt -lpthread -lm 2> "$SCR/pf.err"; then
+        HAVE_PCIE=1
+    else
+        say "pcie_floor not built: the stage table has no PCIe floor"
+        head -n 5 "$SCR/pf.err" | sed 's/^/    /'
+    fi
+fi
+FFMPEG=${BENCH_FFMPEG:-$B/ffmpeg/ffmpeg}
+NPY=${PYTHON:-}   # a python3 with numpy (ffmpeg's raw frame), found as bench/frames.sh does
+if [ -z "$NPY" ]; then
+    for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' >/dev/null 2>&1 && { NPY=$p; break; }; done
+fi
+
 psnr_of() { # SRC_FILE FMT_ARGS CODESTREAM -> "psnr" or "-"
     [ $HAVE_PSNR = 1 ] || { echo -; return; }
     local l
@@ -203,10 +220,9 @@ ours() {
     # GPU rows: BENCH_REPS runs (default 3), the row is the run of median frame rate (the
     # frame rates on one machine scatter by up to 10 % between runs a minute apart:
     # bench/results/history.md#run-to-run-spread)
-    local reps=${BENCH_REPS:-3} runs k l2 allfps
+    local reps=${BENCH_REPS:-3} runs=$l k l2 allfps
     [ "$QUICK" = 1 ] && reps=1
     if [ "$be" = cuda ] && [ "$reps" -gt 1 ] && [ "$(kv "$l" frames)" != 0 ]; then
-        runs=$l
         for k in $(seq 2 "$reps"); do
             l2=$(jb "$@") && [ -n "$l2" ] && runs=$(printf '%s\n%s' "$runs" "$l2")
         done
@@ -223,7 +239,10 @@ ours() {
     [ -n "${allfps:-}" ] && notes="$notes; median of $(echo $allfps | wc -w) runs: $(echo $allfps | sed 's/ / \/ /g') fps"
     f2() { printf %.2f "$(kv "$l" "$1")"; }
     [ -n "$(kv "$l" st_total)" ] && notes="$notes; stages ms: up $(f2 st_upload) mct+dwt $(f2 st_mct_dwt) t1 $(f2 st_t1) rc $(f2 st_rc) t2 $(f2 st_t2) down $(f2 st_download) total $(f2 st_total)$([ "$be" = cuda ] && echo "; devmem/slot $(kv "$l" devmem_mb) MB")"
-    [ "$be" = cuda ] && [ -n "$(kv "$l" load_total)" ] && notes="$notes; under load ms: t1 $(f2 load_t1) rc $(f2 load_rc) total $(f2 load_total)"
+    [ "$be" = cuda ] && [ -n "$(kv "$l" load_total)" ] && notes="$notes; under load ms: up $(f2 load_upload) mct+dwt $(f2 load_mct_dwt) t1 $(f2 load_t1) rc $(f2 load_rc) t2 $(f2 load_t2) down $(f2 load_download) total $(f2 load_total)"
+    # start-up of every run, in run order (issue 26 point 3: the report takes their medians)
+    allkv() { echo "$runs" | while read -r x; do kv "$x" "$1"; done | paste -sd' ' | sed 's/ / \/ /g'; }
+    [ -n "$(kv "$l" create_ms)" ] && notes="$notes; start-up ms: create $(allkv create_ms), first $(allkv first_ms)"
     local lat; lat=$(printf %.2f "$(kv "$l" latency_ms)")
     row "$cs" "j2kcuda-$be" "$mode" "$fps" "$lat" "$(kv "$l" bytes)" "$ps" "$notes; params: $params"
     say "  j2kcuda $be $mode: $fps fps, latency $lat ms, $(kv "$l" bytes) B, PSNR $ps"
@@ -244,6 +263,93 @@ cli_bench() {
     else
         say "  j2kc --bench failed: $(echo "$l" | cut -c1-200)"
     fi
+}
+
+# ---- PCIe floor and ffmpeg (issue 26, points 3 and 4) -----------------------------------
+# ppm_geom PPM -> "width height maxval data_offset" (a binary P6 header; '#' comments, as
+# opj_decompress writes, skipped)
+ppm_geom() {
+    python3 -c '
+import re, sys
+d = open(sys.argv[1], "rb").read(4096)
+f, pos = [], 0
+while len(f) < 4:
+    m = re.compile(rb"(?:\s|#[^\n]*\n)*([^\s#]+)").match(d, pos)
+    if not m:
+        sys.exit(1)
+    f.append(m.group(1))
+    pos = m.end()
+if f[0] != b"P6" or not all(x.isdigit() for x in f[1:]) or not d[pos:pos + 1].isspace():
+    sys.exit(1)
+print(*(int(x) for x in f[1:]), pos + 1)' "$1" 2>/dev/null
+}
+
+# pcie_row CASE: host-to-device copy of the frame's bytes (16-bit samples, as the library takes
+# them) from pinned and from pageable memory, measured here in this run (bench/pcie_floor.c)
+pcie_row() {
+    local cs=$1 g bytes l
+    [ $HAVE_PCIE = 1 ] || return 0
+    g=$(ppm_geom "$C_FILE") || { say "  pcie_floor: $C_FILE is not a P6 PPM"; return 0; }
+    set -- $g
+    bytes=$(($1 * $2 * 3 * ($3 > 255 ? 2 : 1)))
+    if ! l=$("$SCR/bin/pcie_floor" "$bytes" 2> "$SCR/pf.err") || [ -z "$l" ]; then
+        say "  pcie_floor FAILED: $(tail -n 1 "$SCR/pf.err" | cut -c1-200)"
+        row "$cs" pcie-h2d floor - - "$bytes" - "failed: $(tail -n 1 "$SCR/pf.err" | cut -c1-120)"
+        return 0
+    fi
+    row "$cs" pcie-h2d floor - "$(kv "$l" pinned_ms)" "$bytes" - "${l#PCIE }"
+    say "  PCIe floor, $bytes B host to device: pinned $(kv "$l" pinned_ms) ms ($(kv "$l" pinned_gbs) GB/s), pageable $(kv "$l" pageable_ms) ms ($(kv "$l" pageable_gbs) GB/s)"
+}
+
+# ffmpeg_row CASE: wall time of an ffmpeg process that encodes the frame alone with
+# jpeg2000_cuda (process start, reading the raw frame, encoder creation, one frame, writing it),
+# median of 3 (1 with BENCH_QUICK); the CUDA backend on the GPU machine, else the reference one.
+# Its bytes are not compared with j2kbench's: FFmpeg's codestream carries a COM marker (the
+# encoder's name) inside the same budget.
+ffmpeg_row() {
+    local cs=$1 be=ref raw=$SCR/frames/$1.xyz12le out=$SCR/cs/$1_ffmpeg.j2c g wh t0 t1 i med rc
+    local reps=3 times=()
+    [ "$QUICK" = 1 ] && reps=1
+    [ $GPU = 1 ] && be=cuda
+    if [ ! -x "$FFMPEG" ] || [[ "$("$FFMPEG" -hide_banner -h encoder=jpeg2000_cuda 2>/dev/null)" != *jpeg2000_cuda* ]]; then
+        say "  ffmpeg: no ffmpeg with jpeg2000_cuda at $FFMPEG: row skipped"
+        row "$cs" ffmpeg "1 frame" - - - - "skip: no ffmpeg with jpeg2000_cuda at $FFMPEG (BENCH_FFMPEG, or make ffmpeg)"
+        return 0
+    fi
+    # the PPM's big-endian samples as FFmpeg's xyz12le: little-endian 16-bit words, the 12 bits
+    # at the top (shift 4), so that ffmpeg converts nothing
+    if ! g=$(ppm_geom "$C_FILE") || ! "${NPY:-python3}" -c '
+import sys, numpy as np
+w, h, mx, off = map(int, sys.argv[3:7])
+a = np.fromfile(sys.argv[1], ">u2", count=w * h * 3, offset=off)
+(a.astype("<u2") << (16 - mx.bit_length())).astype("<u2").tofile(sys.argv[2])' "$C_FILE" "$raw" $g 2> "$SCR/ff.log"; then
+        say "  ffmpeg: frame conversion failed ($(tail -n 1 "$SCR/ff.log" | cut -c1-120))"
+        row "$cs" ffmpeg "1 frame" - - - - "failed: frame conversion (python3 with numpy)"
+        return 0
+    fi
+    set -- $g
+    wh=${1}x$2
+    for i in $(seq $reps); do
+        rm -f "$out"
+        t0=$(now)
+        timeout 120 "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f rawvideo -pix_fmt xyz12le -s "$wh" \
+            -framerate 24 -i "$raw" -frames:v 1 -c:v jpeg2000_cuda -backend $be -profile dcinema_4k -b:v 250M \
+            -async_depth "${BENCH_ASYNC:-8}" -f image2 -update 1 "$out" > "$SCR/ff.log" 2>&1
+        rc=$?
+        t1=$(now)
+        if [ $rc != 0 ] || [ ! -s "$out" ]; then
+            say "  ffmpeg FAILED (rc=$rc): $(tail -n 2 "$SCR/ff.log" | tr '\n' ' ' | cut -c1-200)"
+            row "$cs" ffmpeg "1 frame" - - - - "failed rc=$rc: $(tail -n 1 "$SCR/ff.log" | cut -c1-120)"
+            rm -f "$raw"
+            return 0
+        fi
+        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')")
+    done
+    rm -f "$raw"
+    med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    row "$cs" ffmpeg "1 frame" - "$med" "$(stat -c %s "$out")" "$(psnr_of "$C_FILE" "" "$out")" \
+        "wall ms of $reps runs: $(echo "${times[*]}" | sed 's/ / \/ /g'); backend=$be async_depth=${BENCH_ASYNC:-8}; process start, raw xyz12le read from tmpfs, encoder creation, one frame, .j2c written"
+    say "  ffmpeg, one frame alone: $med ms wall (runs: ${times[*]})"
 }
 
 # ---- peers -----------------------------------------------------------------------------
@@ -365,6 +471,8 @@ for cs in $CASES; do
     if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
         n=300 t=4 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
         export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
+        # the bus floor of the stage table, measured on this machine in this run
+        { [ "$cs" = dci4k ] || [ "$cs" = dci2k ]; } && pcie_row "$cs"
         ours "$cs" cuda normal "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 && CUDA_PSNR=$LAST_PSNR
         [ "$cs" = dci4k ] && ours "$cs" cuda pinned "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 --pinned
         # the components interleaved in one plane, as FFmpeg's xyz12le / rgb48le frames come
@@ -376,11 +484,19 @@ for cs in $CASES; do
         # BYPASS against the same parameters without it (the profiles forbid code-block styles)
         ours "$cs" cuda noprofile "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5
         ours "$cs" cuda bypass "$C_OURS_FALLBACK async_depth=${BENCH_ASYNC:-8} bypass=1" -n $n -t $t -l $l -w 5
+        # 64x64 code-blocks against noprofile's 32x32, all else equal (issue 26, point 1)
+        [ "$cs" = dci4k ] && ours "$cs" cuda cblk64 "${C_OURS_FALLBACK/cblk=32x32/cblk=64x64} async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5
         unset OURS_TIMEOUT
         cli_bench "$cs"
     fi
     if [ $HAVE_OURS = 1 ] && [ "$DO_REF" = 1 ]; then
-        if [ $GPU = 1 ]; then OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "$C_OURS" -n 0 -l 1 -w 0 -t 100
+        if [ $GPU = 1 ]; then
+            OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "$C_OURS" -n 0 -l 1 -w 0 -t 100
+            # the bytes of the code-block comparison's two rows, checked against the CUDA ones
+            if [ "$cs" = dci4k ]; then
+                OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref noprofile "$C_OURS_FALLBACK" -n 0 -l 1 -w 0 -t 100
+                OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref cblk64 "${C_OURS_FALLBACK/cblk=32x32/cblk=64x64}" -n 0 -l 1 -w 0 -t 100
+            fi
         else
             reps=3; [ "$QUICK" = 1 ] && reps=1
             ours "$cs" ref normal "$C_OURS" -n 0 -l $reps -w 0 -t 60
@@ -388,16 +504,24 @@ for cs in $CASES; do
                 ours "$cs" ref noprofile "$C_OURS_FALLBACK" -n 0 -l 1 -w 0 -t 60
                 ours "$cs" ref bypass "$C_OURS_FALLBACK bypass=1" -n 0 -l 1 -w 0 -t 60
             fi
+            [ "$cs" = dci4k ] && ours "$cs" ref cblk64 "${C_OURS_FALLBACK/cblk=32x32/cblk=64x64}" -n 0 -l 1 -w 0 -t 60
         fi
     fi
-    if [ -s "$SCR/cs/${cs}_ours_cuda_normal.j2k" ] && [ -s "$SCR/cs/${cs}_ours_ref_normal.j2k" ]; then
-        if cmp -s "$SCR/cs/${cs}_ours_cuda_normal.j2k" "$SCR/cs/${cs}_ours_ref_normal.j2k"; then
-            say "  CUDA and reference codestreams are byte-identical"; BYTE_EXACT="$BYTE_EXACT $cs:identical"
+    # CUDA against reference codestreams, each mode that both ran (a "cmp" row for the report)
+    for mode in normal noprofile cblk64; do
+        a=$SCR/cs/${cs}_ours_cuda_$mode.j2k b=$SCR/cs/${cs}_ours_ref_$mode.j2k
+        [ -s "$a" ] && [ -s "$b" ] || continue
+        tag=$cs; [ $mode = normal ] || tag=$cs/$mode
+        if cmp -s "$a" "$b"; then
+            say "  CUDA and reference codestreams ($mode) are byte-identical"; BYTE_EXACT="$BYTE_EXACT $tag:identical"
+            row "$cs" cmp "$mode" - - "$(stat -c %s "$a")" - identical
         else
-            say "  WARNING: CUDA and reference codestreams DIFFER ($(cmp "$SCR/cs/${cs}_ours_cuda_normal.j2k" "$SCR/cs/${cs}_ours_ref_normal.j2k" 2>&1 | head -n 1))"
-            BYTE_EXACT="$BYTE_EXACT $cs:DIFFER"
+            say "  WARNING: CUDA and reference codestreams ($mode) DIFFER ($(cmp "$a" "$b" 2>&1 | head -n 1))"
+            BYTE_EXACT="$BYTE_EXACT $tag:DIFFER"
+            row "$cs" cmp "$mode" - - "$(stat -c %s "$a")" - DIFFER
         fi
-    fi
+    done
+    [ "$cs" = dci4k ] && ffmpeg_row "$cs"
     [ -z "$CUDA_PSNR" ] && CUDA_PSNR=$(awk -F'\t' -v c="$cs" '$1 == c && $2 == "j2kcuda-ref" && $3 == "normal" && $7 != "-" { print $7; exit }' "$RES")
     if [ "$DO_PEERS" = 1 ]; then
         for name in grk opj; do peer_threaded "$cs" $name; done

@@ -81,8 +81,8 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input threads quality fuzz-smoke longrun bench-classes; do
-    case $s in quality|fuzz-smoke|longrun|bench-classes)   # optional (other owners)
+for s in checker conformance bad-input threads quality fuzz-smoke longrun bench-classes bench-report; do
+    case $s in quality|fuzz-smoke|longrun|bench-classes|bench-report)   # optional (other owners)
         [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
     esac
     if [ -f "$TESTS_DIR/$s.sh" ]; then
