@@ -406,13 +406,32 @@ index_offsets() {
 element_offsets() {
     awk '$1 == "K" && $2 ~ /^060e2b34010201010d01030115/ { print o + 0; o += 20 + $3 }' "$1"
 }
-# i1_items DUMP: the items in which two I1 files are compared, one line each
+# track_items DUMP: "KIND EditRate VALUE" for each track and "KIND Duration VALUE" for each
+# sequence and component, KIND the data definition (picture, timecode, other) of the track's
+# sequence or of the set itself (a Track set comes before its Sequence: ST 377-1 header
+# metadata as both writers order it), one a line
+track_items() {
+    awk 'function kind(d) {
+             if (d ~ /0103020201000000$/) return "picture"
+             if (d ~ /0103020101000000$/) return "timecode"
+             return "other" }
+         function flush() { if (dur != "" && dd != "") print kind(dd), "Duration", dur }
+         $1 == "K" { flush(); dd = ""; dur = ""; next }
+         $1 == "I" && $2 ~ /^060e2b34010101..0407010000000000$/ {
+             dd = $3; if (rate != "") { print kind(dd), "EditRate", rate; rate = "" } }
+         $1 == "I" && $2 ~ /^060e2b34010101..0530040500000000$/ { rate = $3 }
+         $1 == "I" && $2 ~ /^060e2b34010101..0702020101030000$/ { dur = $3 }
+         END { flush() }' "$1"
+}
+# i1_items DUMP: the items in which two I1 files are compared, one line each (the picture
+# track's: asdcplib writes no timecode track)
 i1_items() {
     local u
-    for u in EDIT_RATE SAMPLE_RATE INDEX_RATE CONTAINER_DUR DURATION INDEX_DUR LAYOUT STORED_H \
-             LINEMAP CONTAINER $I1_DOMINANCE; do
+    for u in SAMPLE_RATE INDEX_RATE CONTAINER_DUR INDEX_DUR LAYOUT STORED_H LINEMAP CONTAINER \
+             $I1_DOMINANCE; do
         eval "echo \"$u \$(item \"\$1\" \"\$UL_$u\" | sort -u | tr -s ' \\n' ' ')\""
     done
+    track_items "$1" | grep '^picture ' | sort -u
     echo "index $(index_offsets "$1" | tr '\n' ' ')"
     echo "elements $(element_offsets "$1" | tr '\n' ' ')"
 }
@@ -454,14 +473,18 @@ run_fields() {
     if [ $kind = I1 ]; then ec=$EC_I1 per=2 eur=$(( 2 * rate )) eus=field
     else ec=$EC_I2 per=1 eur=$rate eus=frame; fi
     content_kind "$dump" $n $ec $kind
-    rates "$dump" $eur && ok $n/rates "$eur/1 throughout: the edit unit is the $eus" ||
-        fail $n/rates "$(rates_seen "$dump")"
-    # ContainerDuration, every Duration (tracks, clips, timecode) and the IndexDuration count
-    # edit units
-    exp=$(printf '%016x' $(( per * frames )))
-    v="$(item "$dump" "$UL_CONTAINER_DUR" | sort -u) $(item "$dump" "$UL_DURATION" | sort -u | tr '\n' ' ')$(item "$dump" "$UL_INDEX_DUR" | sort -u)"
-    [ "$v" = "$exp $exp $exp" ] && ok $n/durations "$(( per * frames )) edit units ($eus) for $frames frames" ||
-        fail $n/durations "ContainerDuration, Durations, IndexDuration: '$v', expected $exp ($(( per * frames )))"
+    # SampleRate, IndexEditRate and the picture tracks' EditRate are the edit rate; the timecode
+    # tracks keep the frame rate of their timecode (RoundedTimecodeBase)
+    exp=$(printf 'S %08x00000001 I %08x00000001 picture %08x00000001 timecode %08x00000001' $eur $eur $eur $rate)
+    v="S $(item "$dump" "$UL_SAMPLE_RATE" | sort -u | tr '\n' ' ')I $(item "$dump" "$UL_INDEX_RATE" | sort -u | tr '\n' ' ')$(track_items "$dump" | awk '$2 == "EditRate" { print $1, $3 }' | sort -u | tr '\n' ' ')"
+    [ "$v" = "$exp " ] && ok $n/rates "$eur/1 throughout (timecode $rate/1): the edit unit is the $eus" ||
+        fail $n/rates "'$v', expected '$exp'"
+    # ContainerDuration, the picture track's Durations (sequences, clips) and the IndexDuration
+    # count edit units, the timecode track's Durations frames
+    exp="$(printf '%016x %016x %016x timecode %016x' $(( per * frames )) $(( per * frames )) $(( per * frames )) $frames)"
+    v="$(item "$dump" "$UL_CONTAINER_DUR" | sort -u) $(track_items "$dump" | awk '$1 == "picture" && $2 == "Duration" { print $3 }' | sort -u | tr '\n' ' ')$(item "$dump" "$UL_INDEX_DUR" | sort -u) timecode $(track_items "$dump" | awk '$1 == "timecode" && $2 == "Duration" { print $3 }' | sort -u)"
+    [ "$v" = "$exp" ] && ok $n/durations "$(( per * frames )) edit units ($eus) for $frames frames, timecode $frames" ||
+        fail $n/durations "ContainerDuration, picture Durations, IndexDuration, timecode Durations: '$v', expected '$exp'"
     # one index entry per element, at the element
     v=$(index_offsets "$dump" | tr '\n' ' ')
     [ -n "$v" ] && [ "$v" = "$(element_offsets "$dump" | tr '\n' ' ')" ] &&
@@ -543,6 +566,11 @@ run_fields() {
         v=$(mediainfo --Inform='Video;%ScanType%|%ScanOrder%|%Height%|%FrameRate%|%FrameCount%' "$out" 2>&1)
         exp="Interlaced|$order|$h|$rate.000|$frames"
         [ "$v" = "$exp" ] && ok $n/mediainfo "$v" || fail $n/mediainfo "'$v', expected $exp"
+        # the timecode tracks (material and source package) end at the last frame
+        v=$(mediainfo --Inform='Other;%TimeCode_LastFrame%|' "$out" 2>&1)
+        exp=$(printf '00:00:00:%02d|00:00:00:%02d|' $(( frames - 1 )) $(( frames - 1 )))
+        [ "$v" = "$exp" ] && ok $n/mediainfo-timecode "last frame: $v" ||
+            fail $n/mediainfo-timecode "last frame '$v', expected '$exp'"
     fi
 
     # --- FFmpeg reads interlaced frames back: full height, field order, frame rate, frame flags
@@ -570,6 +598,17 @@ run_fields() {
         [ "$v" = $frames ] && [ ! -s "$WORK/err" ] && ok $n/decode "$frames frames, no errors" ||
             fail $n/decode "$v frames decoded: $(last_err)"
     fi
+    # --- seeking to the second frame (I1: to the edit unit of its field 1) gives that frame on
+    "$FFMPEG" -nostdin -v error -i "$out" -pix_fmt "$pix" -f framemd5 "$WORK/$n.all.md5" 2>"$WORK/err"
+    "$FFMPEG" -nostdin -v error -ss "$(awk -v r=$rate 'BEGIN { printf "%.3f", 1 / r }')" -i "$out" \
+        -pix_fmt "$pix" -f framemd5 "$WORK/$n.seek.md5" 2>>"$WORK/err"
+    v=$(frame_hashes < "$WORK/$n.seek.md5")
+    if [ ! -s "$WORK/err" ] && [ -n "$v" ] &&
+       [ "$v" = "$(frame_hashes < "$WORK/$n.all.md5" | tail -n +2)" ]; then
+        ok $n/seek "-ss 1/$rate s: frames 2-$frames, as decoded from the start"
+    else
+        fail $n/seek "-ss 1/$rate s gave $(echo "$v" | grep -c .) frame(s), not frames 2-$frames: $(last_err)"
+    fi
 }
 
 # asdcplib_i1 NAME FIELD_MODE: the field codestreams of NAME's I1 file, wrapped by asdcplib
@@ -590,7 +629,7 @@ asdcplib_i1() {
     i1_items "$WORK/$n.klv" > "$WORK/$n.items"
     i1_items "$WORK/$n.asdcplib.klv" > "$WORK/$n.asdcplib.items"
     if cmp -s "$WORK/$n.items" "$WORK/$n.asdcplib.items"; then
-        ok $n/asdcplib-i1 "as-02-wrap -i's file and ours agree: $(cut -d' ' -f1 "$WORK/$n.items" | tr '\n' ' ')"
+        ok $n/asdcplib-i1 "as-02-wrap -i's file and ours agree: $(awk '{ print $1 == "picture" ? $1 " " $2 : $1 }' "$WORK/$n.items" | tr '\n' ' ')"
     else
         fail $n/asdcplib-i1 "differs from as-02-wrap -i's: $(diff "$WORK/$n.asdcplib.items" "$WORK/$n.items" | grep '^[<>]' | tr -s ' \n' ' ')"
     fi
