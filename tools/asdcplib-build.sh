@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds asdcplib's command-line tools (asdcp-info, asdcp-unwrap, asdcp-wrap, as-02-info,
-# as-02-unwrap, klvwalk) once from a source tarball and caches them outside the clone; the MXF
-# tests use them as an outside judge of the track files FFmpeg writes.
+# as-02-unwrap, as-02-wrap, klvwalk) once from a source tarball and caches them outside the
+# clone; the MXF tests use them as an outside judge of the track files FFmpeg writes, and
+# as-02-wrap's files as references.
 #
 #   tools/asdcplib-build.sh [TARBALL]
 #
@@ -24,7 +25,7 @@ die() { echo "asdcplib-build: $*" >&2; exit 1; }
 log() { echo "asdcplib-build: $*" >&2; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TOOLS="asdcp-info asdcp-unwrap asdcp-wrap as-02-info as-02-unwrap klvwalk"
+TOOLS="asdcp-info asdcp-unwrap asdcp-wrap as-02-info as-02-unwrap as-02-wrap klvwalk"
 
 tar=${1:-${J2KC_ASDCPLIB_TARBALL:-}}
 if [ -z "$tar" ]; then

@@ -70,7 +70,12 @@ UL_CDCI_KEY=060e2b34025301010d01010101012800   # CDCI descriptor set key
 # JPEG 2000 essence container labels (SMPTE ST 422:2019): byte 15 is the content kind.
 EC_FU=060e2b34040101070d010301020c0100  # FU: frame wrapping, picture structure undefined
 EC_P1=060e2b340401010d0d010301020c0600  # P1: progressive frames
+EC_I1=060e2b340401010d0d010301020c0300  # I1: interlaced frames, one field per KLV
 EC_I2=060e2b340401010d0d010301020c0400  # I2: interlaced frames, both fields in one KLV
+UL_CONTAINER_DUR=060e2b34010101..0406010200000000 # ContainerDuration
+UL_DURATION=060e2b34010101..0702020101030000   # Duration (sequences, source clips, timecode)
+UL_INDEX_DUR=060e2b34010101..0702020101020000  # IndexDuration
+UL_INDEX_ENTRIES=060e2b34010101..0404040205000000 # IndexEntryArray
 
 # item DUMP UL: the value(s) of an item (hex)
 item() { awk -v re="^$2\$" '$1 == "I" && $2 ~ re { print $3 }' "$1"; }
@@ -355,9 +360,12 @@ fi
 
 # ---- interlaced sources: two field codestreams per edit unit ---------------------------------
 
-# SMPTE ST 422 wraps field-based JPEG 2000 as FrameLayout SeparateFields, both fields of a
-# frame in one KLV (I2): field 1 (the top field) first, FieldDominance saying which field is
-# displayed first. The codestreams must equal what the j2kc CLI writes for each field alone.
+# SMPTE ST 422 wraps field-based JPEG 2000 as FrameLayout SeparateFields, field 1 (the top
+# field) first, FieldDominance saying which field is displayed first. Broadcast files put both
+# fields of a frame in one KLV, the edit unit (I2); IMF track files (SMPTE ST 2067-21) each field
+# in a KLV of its own that is an edit unit of its own (I1), as asdcplib's as-02-wrap -i writes:
+# edit rate, sample rate and index at the field rate, an index entry per field, durations in
+# fields. The codestreams must equal what the j2kc CLI writes for each field alone.
 J2KC=$BUILD/bin/j2kc
 [ -x "$J2KC" ] || skip fields/j2kc "$J2KC not built (make B=$BUILD): field codestreams not compared"
 if have mxf2raw; then
@@ -379,12 +387,61 @@ fields_of() {
     tail -c +$(( off + 3 )) "$1" > "$2/2.j2c"
 }
 
-# run_fields NAME FIELD_MODE PIX "ENC_OPTS" "J2KC_OPTS" LOSSLESS: 1080i25, two frames, each
+# index_offsets DUMP: the stream offsets of the IndexEntryArray's entries (SMPTE ST 377-1
+# 11.2.5: count, entry size, then per entry TemporalOffset, KeyFrameOffset, Flags, StreamOffset),
+# in decimal, one a line
+index_offsets() {
+    local a
+    a=$(item "$1" "$UL_INDEX_ENTRIES" | head -n 1)
+    [ -n "$a" ] || return
+    awk -v a="$a" 'function hex(s,  v, i) { v = 0; for (i = 1; i <= length(s); i++)
+                                              v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+                                          return v }
+        BEGIN { n = hex(substr(a, 1, 8)); sz = hex(substr(a, 9, 8))
+                for (i = 0; i < n; i++) print hex(substr(a, 17 + 2 * i * sz + 6, 16)) }'
+}
+# element_offsets DUMP: where each picture element starts in the essence container (the body
+# offsets an index points at), from the element lengths: elements one after the other, 16-byte
+# key and 4-byte BER length each, no fill between (the track file layout of both writers)
+element_offsets() {
+    awk '$1 == "K" && $2 ~ /^060e2b34010201010d01030115/ { print o + 0; o += 20 + $3 }' "$1"
+}
+# track_items DUMP: "KIND EditRate VALUE" for each track and "KIND Duration VALUE" for each
+# sequence and component, KIND the data definition (picture, timecode, other) of the track's
+# sequence or of the set itself (a Track set comes before its Sequence: ST 377-1 header
+# metadata as both writers order it), one a line
+track_items() {
+    awk 'function kind(d) {
+             if (d ~ /0103020201000000$/) return "picture"
+             if (d ~ /0103020101000000$/) return "timecode"
+             return "other" }
+         function flush() { if (dur != "" && dd != "") print kind(dd), "Duration", dur }
+         $1 == "K" { flush(); dd = ""; dur = ""; next }
+         $1 == "I" && $2 ~ /^060e2b34010101..0407010000000000$/ {
+             dd = $3; if (rate != "") { print kind(dd), "EditRate", rate; rate = "" } }
+         $1 == "I" && $2 ~ /^060e2b34010101..0530040500000000$/ { rate = $3 }
+         $1 == "I" && $2 ~ /^060e2b34010101..0702020101030000$/ { dur = $3 }
+         END { flush() }' "$1"
+}
+# i1_items DUMP: the items in which two I1 files are compared, one line each (the picture
+# track's: asdcplib writes no timecode track)
+i1_items() {
+    local u
+    for u in SAMPLE_RATE INDEX_RATE CONTAINER_DUR INDEX_DUR LAYOUT STORED_H LINEMAP CONTAINER \
+             $I1_DOMINANCE; do
+        eval "echo \"$u \$(item \"\$1\" \"\$UL_$u\" | sort -u | tr -s ' \\n' ' ')\""
+    done
+    track_items "$1" | grep '^picture ' | sort -u
+    echo "index $(index_offsets "$1" | tr '\n' ' ')"
+    echo "elements $(element_offsets "$1" | tr '\n' ' ')"
+}
+
+# run_fields NAME FIELD_MODE PIX "ENC_OPTS" "J2KC_OPTS" LOSSLESS KIND: 1080i25, two frames, each
 # coded as two 1920x540 field codestreams; J2KC_OPTS are the library parameters ENC_OPTS stand
-# for (at the field rate, 50/1), for j2kc to code each field alone.
+# for (at the field rate, 50/1), for j2kc to code each field alone; KIND: I1 | I2.
 run_fields() {
-    local n=$1 mode=$2 pix=$3 opts=$4 jopts=$5 lossless=$6
-    local w=1920 h=1080 fh=540 rate=25 frames=2
+    local n=$1 mode=$2 pix=$3 opts=$4 jopts=$5 lossless=$6 kind=$7
+    local w=1920 h=1080 fh=540 rate=25 frames=2 ec per eur eus
     local in=(-f rawvideo -pix_fmt "$pix" -s "${w}x$h" -framerate "$rate" -i "$WORK/src-$n.raw")
     local out=$WORK/$n.mxf dump=$WORK/$n.klv v exp i f dom order fsz
     src "src-$n" $w $h $rate $frames "$pix" || { fail $n "source: $(last_err)"; return; }
@@ -401,7 +458,7 @@ run_fields() {
 
     # --- descriptor: SeparateFields, a field's height (stored, sampled, displayed, Ysiz), the
     # line map of 1080i (SMPTE ST 274: fields from lines 21 and 584), field 1 (tff) or field 2
-    # (bff) displayed first, ST 422's I2 container label (byte 15: 04), the frame rate
+    # (bff) displayed first, ST 422's container label of KIND (byte 15: 03 or 04), the edit rate
     [ $mode = tff ] && dom=01 || dom=02
     v="$(item "$dump" "$UL_LAYOUT") $(item "$dump" "$UL_STORED_H") $(item "$dump" "$UL_SAMPLED_H") $(item "$dump" "$UL_DISPLAY_H") $(item "$dump" "$UL_YSIZ")"
     exp="01 $(printf '%08x %08x %08x %08x' $fh $fh $fh $fh)"
@@ -412,25 +469,47 @@ run_fields() {
         fail $n/video-line-map "VideoLineMap '$v', expected 2 x 4 bytes: 21, 584"
     v=$(item "$dump" "$UL_DOMINANCE")
     [ "$v" = $dom ] && ok $n/field-dominance "$v ($mode)" || fail $n/field-dominance "'$v', expected $dom ($mode)"
-    # I2 for broadcast and IMF fields alike (IMF's I1, each field its own KLV element, is not
-    # written yet: doc/open-work.md)
-    content_kind "$dump" $n $EC_I2 I2
-    rates "$dump" $rate && ok $n/rates "$rate/1 throughout: the edit unit is the frame" ||
-        fail $n/rates "$(rates_seen "$dump")"
+    # per: elements (and edit units) per frame; eur: the edit rate; eus: what an edit unit is
+    if [ $kind = I1 ]; then ec=$EC_I1 per=2 eur=$(( 2 * rate )) eus=field
+    else ec=$EC_I2 per=1 eur=$rate eus=frame; fi
+    content_kind "$dump" $n $ec $kind
+    # SampleRate, IndexEditRate and the picture tracks' EditRate are the edit rate; the timecode
+    # tracks keep the frame rate of their timecode (RoundedTimecodeBase)
+    exp=$(printf 'S %08x00000001 I %08x00000001 picture %08x00000001 timecode %08x00000001' $eur $eur $eur $rate)
+    v="S $(item "$dump" "$UL_SAMPLE_RATE" | sort -u | tr '\n' ' ')I $(item "$dump" "$UL_INDEX_RATE" | sort -u | tr '\n' ' ')$(track_items "$dump" | awk '$2 == "EditRate" { print $1, $3 }' | sort -u | tr '\n' ' ')"
+    [ "$v" = "$exp " ] && ok $n/rates "$eur/1 throughout (timecode $rate/1): the edit unit is the $eus" ||
+        fail $n/rates "'$v', expected '$exp'"
+    # ContainerDuration, the picture track's Durations (sequences, clips) and the IndexDuration
+    # count edit units, the timecode track's Durations frames
+    exp="$(printf '%016x %016x %016x timecode %016x' $(( per * frames )) $(( per * frames )) $(( per * frames )) $frames)"
+    v="$(item "$dump" "$UL_CONTAINER_DUR" | sort -u) $(track_items "$dump" | awk '$1 == "picture" && $2 == "Duration" { print $3 }' | sort -u | tr '\n' ' ')$(item "$dump" "$UL_INDEX_DUR" | sort -u) timecode $(track_items "$dump" | awk '$1 == "timecode" && $2 == "Duration" { print $3 }' | sort -u)"
+    [ "$v" = "$exp" ] && ok $n/durations "$(( per * frames )) edit units ($eus) for $frames frames, timecode $frames" ||
+        fail $n/durations "ContainerDuration, picture Durations, IndexDuration, timecode Durations: '$v', expected '$exp'"
+    # one index entry per element, at the element
+    v=$(index_offsets "$dump" | tr '\n' ' ')
+    [ -n "$v" ] && [ "$v" = "$(element_offsets "$dump" | tr '\n' ' ')" ] &&
+        ok $n/index "an entry per element ($kind), at its offset: $v" ||
+        fail $n/index "index offsets '$v', elements at '$(element_offsets "$dump" | tr '\n' ' ')'"
 
-    # --- essence: each edit unit is field 1's codestream then field 2's, equal to j2kc's coding
-    # of that field (every other line of the source frame) alone
+    # --- essence: field 1's codestream then field 2's (I2: in one element, I1: in two), equal to
+    # j2kc's coding of that field (every other line of the source frame) alone
     v=$(ls "$WORK/$n.x" | wc -l)
-    [ "$v" = $frames ] && ok $n/edit-units "$frames edit units for $frames frames" ||
-        fail $n/edit-units "$v edit units for $frames frames"
+    [ "$v" = $(( per * frames )) ] && ok $n/elements "$v elements for $frames frames ($kind)" ||
+        fail $n/elements "$v elements for $frames frames ($kind: $per per frame)"
     if [ -x "$J2KC" ]; then
         "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=top -f rawvideo "$WORK/$n.f1.raw" 2>"$WORK/err" &&
         "$FFMPEG" -nostdin -v error -y "${in[@]}" -vf field=bottom -f rawvideo "$WORK/$n.f2.raw" 2>>"$WORK/err" ||
             { fail $n/fields "field sources: $(last_err)"; return; }
         fsz=$(( $(stat -c %s "$WORK/$n.f1.raw") / frames ))
         for ((i = 0; i < frames; i++)); do
-            f=$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)
-            fields_of "$f" "$WORK/$n.fx$i" || { fail $n/fields "edit unit $i does not split into two codestreams"; i=-1; break; }
+            if [ $kind = I1 ]; then
+                mkdir -p "$WORK/$n.fx$i"
+                cp "$(printf '%s/%06d.j2c' "$WORK/$n.x" $(( 2 * i )))" "$WORK/$n.fx$i/1.j2c"
+                cp "$(printf '%s/%06d.j2c' "$WORK/$n.x" $(( 2 * i + 1 )))" "$WORK/$n.fx$i/2.j2c"
+            else
+                f=$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)
+                fields_of "$f" "$WORK/$n.fx$i" || { fail $n/fields "edit unit $i does not split into two codestreams"; i=-1; break; }
+            fi
             for fld in 1 2; do
                 dd if="$WORK/$n.f$fld.raw" of="$WORK/$n.in.raw" bs=$fsz skip=$i count=1 2>/dev/null
                 # shellcheck disable=SC2086
@@ -441,50 +520,63 @@ run_fields() {
                     { fail $n/fields "edit unit $i, field $fld differs from j2kc's coding of that field"; i=-1; break 2; }
             done
         done
-        [ $i = $frames ] && ok $n/fields "$frames edit units = field 1 + field 2 codestreams, each equal to j2kc's"
+        [ $i = $frames ] && ok $n/fields "$frames frames = field 1 + field 2 codestreams, each equal to j2kc's"
     fi
 
-    # --- asdcplib: as-02-info describes fields, as-02-unwrap extracts the edit units
+    # --- asdcplib: as-02-info describes fields, as-02-unwrap extracts one element per edit unit
+    # (index entry): both fields of each frame, in one element (I2) or in two (I1)
     if [ -n "$ASDCP" ]; then
         if "$ASDCP/as-02-info" -d -c -t 100000 "$out" > "$WORK/$n.info" 2>&1; then
             ok $n/as-02-info
         else
             fail $n/as-02-info "$(grep -v '^ ' "$WORK/$n.info" | head -n 3 | tr '\n' ' ')"
         fi
-        grep -Eq "essence type is JPEG 2000 pictures, \($frames edit units\)" "$WORK/$n.info" &&
+        grep -Eq "essence type is JPEG 2000 pictures, \($(( per * frames )) edit units\)" "$WORK/$n.info" &&
+            grep -Eq "SampleRate = $eur/1$" "$WORK/$n.info" &&
             grep -Eq "FrameLayout = 1$" "$WORK/$n.info" && grep -Eq "StoredHeight = $fh$" "$WORK/$n.info" &&
             grep -Eq "FieldDominance = $(( dom ))$" "$WORK/$n.info" &&
             grep -Eq "VideoLineMap = 21,584$" "$WORK/$n.info" &&
-            ok $n/as-02-info-describes "$frames edit units, FrameLayout 1, StoredHeight $fh, FieldDominance $(( dom ))" ||
-            fail $n/as-02-info-describes "$(grep -E 'essence type|FrameLayout|StoredHeight|FieldDominance|VideoLineMap' "$WORK/$n.info" | tr -s ' \n' ' ')"
+            ok $n/as-02-info-describes "$(( per * frames )) edit units at $eur/1, FrameLayout 1, StoredHeight $fh, FieldDominance $(( dom ))" ||
+            fail $n/as-02-info-describes "$(grep -E 'essence type|SampleRate|FrameLayout|StoredHeight|FieldDominance|VideoLineMap' "$WORK/$n.info" | tr -s ' \n' ' ')"
         mkdir -p "$WORK/$n.u"
         if (cd "$WORK/$n.u" && "$ASDCP/as-02-unwrap" "$out" f > "$WORK/$n.unwrap" 2>&1); then
-            for ((i = 0; i < frames; i++)); do
+            for ((i = 0; i < per * frames; i++)); do
                 cmp -s "$(printf '%s/%06d.j2c' "$WORK/$n.x" $i)" "$(printf '%s/f%06d.j2c' "$WORK/$n.u" $i)" ||
                     { fail $n/as-02-unwrap "edit unit $i differs (or missing: $(ls "$WORK/$n.u" | head -n 3 | tr '\n' ' '))"; i=-1; break; }
             done
-            [ $i = $frames ] && ok $n/as-02-unwrap "$frames edit units (both fields) byte-identical"
+            v=$(ls "$WORK/$n.u" | wc -l)
+            if [ $i = $(( per * frames )) ] && [ "$v" = $i ]; then
+                ok $n/as-02-unwrap "$v edit units, both fields of $frames frames, byte-identical"
+            elif [ $i != -1 ]; then
+                fail $n/as-02-unwrap "$v files for $(( per * frames )) edit units"
+            fi
         else
             fail $n/as-02-unwrap "$(head -n 3 "$WORK/$n.unwrap" | tr '\n' ' ')"
         fi
+        [ $kind = I1 ] && asdcplib_i1 $n $mode
     fi
     if [ -n "$BMX" ]; then
         if mxf2raw --info "$out" > "$WORK/$n.bmx" 2>&1; then ok $n/mxf2raw
         else fail $n/mxf2raw "$(head -n 3 "$WORK/$n.bmx" | tr '\n' ' ')"; fi
     fi
 
-    # --- mediainfo: interlaced, in the right order
+    # --- mediainfo: interlaced, in the right order, at the frame rate, the frame count
     if have mediainfo; then
         [ $mode = tff ] && order=TFF || order=BFF
-        v=$(mediainfo --Inform='Video;%ScanType%|%ScanOrder%|%Height%' "$out" 2>&1)
-        [ "$v" = "Interlaced|$order|$h" ] && ok $n/mediainfo "$v" ||
-            fail $n/mediainfo "'$v', expected Interlaced|$order|$h"
+        v=$(mediainfo --Inform='Video;%ScanType%|%ScanOrder%|%Height%|%FrameRate%|%FrameCount%' "$out" 2>&1)
+        exp="Interlaced|$order|$h|$rate.000|$frames"
+        [ "$v" = "$exp" ] && ok $n/mediainfo "$v" || fail $n/mediainfo "'$v', expected $exp"
+        # the timecode tracks (material and source package) end at the last frame
+        v=$(mediainfo --Inform='Other;%TimeCode_LastFrame%|' "$out" 2>&1)
+        exp=$(printf '00:00:00:%02d|00:00:00:%02d|' $(( frames - 1 )) $(( frames - 1 )))
+        [ "$v" = "$exp" ] && ok $n/mediainfo-timecode "last frame: $v" ||
+            fail $n/mediainfo-timecode "last frame '$v', expected '$exp'"
     fi
 
-    # --- FFmpeg reads interlaced frames back: full height, field order, frame flags
+    # --- FFmpeg reads interlaced frames back: full height, field order, frame rate, frame flags
     [ $mode = tff ] && order=tt || order=tb
-    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order -of csv=p=0 "$out" 2>&1)
-    [ "$v" = "$w,$h,$order" ] && ok $n/probe "$v" || fail $n/probe "'$v', expected $w,$h,$order"
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order,r_frame_rate -of csv=p=0 "$out" 2>&1)
+    [ "$v" = "$w,$h,$order,$rate/1" ] && ok $n/probe "$v" || fail $n/probe "'$v', expected $w,$h,$order,$rate/1"
     v=$("$FFPROBE" -v error -select_streams v:0 -show_entries frame=interlaced_frame,top_field_first -of csv=p=0 "$out" 2>&1 | sort | uniq -c | tr -s ' ')
     [ $mode = tff ] && exp=" $frames 1,1" || exp=" $frames 1,0"
     [ "$v" = "$exp" ] && ok $n/frame-flags "interlaced, top_field_first=$([ $mode = tff ] && echo 1 || echo 0) on every frame" ||
@@ -506,13 +598,87 @@ run_fields() {
         [ "$v" = $frames ] && [ ! -s "$WORK/err" ] && ok $n/decode "$frames frames, no errors" ||
             fail $n/decode "$v frames decoded: $(last_err)"
     fi
+    # --- seeking to the second frame (I1: to the edit unit of its field 1) gives that frame on
+    "$FFMPEG" -nostdin -v error -i "$out" -pix_fmt "$pix" -f framemd5 "$WORK/$n.all.md5" 2>"$WORK/err"
+    "$FFMPEG" -nostdin -v error -ss "$(awk -v r=$rate 'BEGIN { printf "%.3f", 1 / r }')" -i "$out" \
+        -pix_fmt "$pix" -f framemd5 "$WORK/$n.seek.md5" 2>>"$WORK/err"
+    v=$(frame_hashes < "$WORK/$n.seek.md5")
+    if [ ! -s "$WORK/err" ] && [ -n "$v" ] &&
+       [ "$v" = "$(frame_hashes < "$WORK/$n.all.md5" | tail -n +2)" ]; then
+        ok $n/seek "-ss 1/$rate s: frames 2-$frames, as decoded from the start"
+    else
+        fail $n/seek "-ss 1/$rate s gave $(echo "$v" | grep -c .) frame(s), not frames 2-$frames: $(last_err)"
+    fi
 }
 
-#          name         mode pix          encoder options                 j2kc options (per field)                                lossless
-run_fields i-bcast-tff  tff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
-run_fields i-bcast-bff  bff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1
-run_fields i-imf-r-tff  tff  yuv422p10le "-profile:v imf_2k_r"            "--profile imf2k_r --lossless --mct 0"                        1
-run_fields i-imf-bff    bff  yuv422p10le "-b:v 200M -profile:v imf_2k"    "--profile imf2k --bytes 500000 --mct 0"                      0
+# asdcplib_i1 NAME FIELD_MODE: the field codestreams of NAME's I1 file, wrapped by asdcplib
+# (as-02-wrap -i, at the field rate: SMPTE ST 2067-21 files have a SampleRate of twice the
+# frame rate), must give the same items as ours (i1_items; FieldDominance only for tff:
+# as-02-wrap -F writes 0 or 1, not bff's 2), and FFmpeg must read asdcplib's file as ours: the
+# same frame size, frame rate and decoded frames, top field first (as-02-wrap's FieldDominance).
+asdcplib_i1() {
+    local n=$1 mode=$2 ref=$WORK/$1.asdcplib.mxf v exp I1_DOMINANCE=
+    [ $mode = tff ] && I1_DOMINANCE=DOMINANCE
+    rm -f "$ref"
+    if ! "$ASDCP/as-02-wrap" -i -F 1 -l 21,584 -J -r 50/1 "$WORK/$n.x/" "$ref" > "$WORK/$n.wrap" 2>&1; then
+        fail $n/asdcplib-i1 "as-02-wrap -i: $(head -n 3 "$WORK/$n.wrap" | tr '\n' ' ')"; return
+    fi
+    if ! "$KLV" "$ref" > "$WORK/$n.asdcplib.klv" 2>"$WORK/klv.err"; then
+        fail $n/asdcplib-i1 "$(cat "$WORK/klv.err")"; return
+    fi
+    i1_items "$WORK/$n.klv" > "$WORK/$n.items"
+    i1_items "$WORK/$n.asdcplib.klv" > "$WORK/$n.asdcplib.items"
+    if cmp -s "$WORK/$n.items" "$WORK/$n.asdcplib.items"; then
+        ok $n/asdcplib-i1 "as-02-wrap -i's file and ours agree: $(awk '{ print $1 == "picture" ? $1 " " $2 : $1 }' "$WORK/$n.items" | tr '\n' ' ')"
+    else
+        fail $n/asdcplib-i1 "differs from as-02-wrap -i's: $(diff "$WORK/$n.asdcplib.items" "$WORK/$n.items" | grep '^[<>]' | tr -s ' \n' ' ')"
+    fi
+    v=$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order,r_frame_rate -of csv=p=0 "$ref" 2>&1)
+    "$FFMPEG" -nostdin -hide_banner -loglevel warning -i "$ref" -f framemd5 "$WORK/$n.asdcplib.md5" 2>"$WORK/err"
+    "$FFMPEG" -nostdin -hide_banner -loglevel warning -i "$WORK/$n.mxf" -f framemd5 "$WORK/$n.ours.md5" 2>>"$WORK/err"
+    exp="$("$FFPROBE" -v error -select_streams v:0 -show_entries stream=width,height,field_order,r_frame_rate -of csv=p=0 "$WORK/$n.mxf" 2>&1 | sed 's/,tb,/,tt,/')"
+    if [ -s "$WORK/err" ]; then
+        fail $n/asdcplib-i1-read "FFmpeg: $(last_err)"
+    elif [ "$v" = "$exp" ] &&
+         [ "$(frame_hashes < "$WORK/$n.asdcplib.md5" | wc -l)" = 2 ] &&
+         [ "$(frame_hashes < "$WORK/$n.asdcplib.md5")" = "$(frame_hashes < "$WORK/$n.ours.md5")" ]; then
+        ok $n/asdcplib-i1-read "FFmpeg reads as-02-wrap -i's file as ours: $v, the same 2 frames"
+    else
+        fail $n/asdcplib-i1-read "asdcplib's file: '$v' (expected '$exp'), $(frame_hashes < "$WORK/$n.asdcplib.md5" | wc -l) frames, equal to ours: $(cmp -s <(frame_hashes < "$WORK/$n.asdcplib.md5") <(frame_hashes < "$WORK/$n.ours.md5") && echo yes || echo no)"
+    fi
+}
+
+#          name         mode pix          encoder options                 j2kc options (per field)                                lossless kind
+run_fields i-bcast-tff  tff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1 I2
+run_fields i-bcast-bff  bff  yuv422p10le "-profile:v 0x0307"              "--profile broadcast_multi_r --mainlevel 7 --lossless --mct 0" 1 I2
+run_fields i-imf-r-tff  tff  yuv422p10le "-profile:v imf_2k_r"            "--profile imf2k_r --lossless --mct 0"                        1 I1
+run_fields i-imf-bff    bff  yuv422p10le "-b:v 200M -profile:v imf_2k"    "--profile imf2k --bytes 500000 --mct 0"                      0 I1
+
+# An I1 frame whose second field element has another key (its element number changed): the
+# demuxer warns and returns field 1 alone (then the stray element, as the file's only track
+# takes any element); no crash.
+n=i1-lone-field
+if [ -f "$WORK/i-imf-r-tff.mxf" ]; then
+    cp "$WORK/i-imf-r-tff.mxf" "$WORK/$n.mxf"
+    off=$(LC_ALL=C grep -obUaP '\x06\x0e\x2b\x34\x01\x02\x01\x01\x0d\x01\x03\x01\x15\x01\x08' \
+          "$WORK/$n.mxf" | sed -n 2p | cut -d: -f1)
+    if [ -z "$off" ]; then
+        fail $n "no second essence element in i-imf-r-tff.mxf"
+    else
+        printf '\011' | dd of="$WORK/$n.mxf" bs=1 seek=$(( off + 15 )) conv=notrunc 2>/dev/null
+        "$FFMPEG" -nostdin -hide_banner -loglevel warning -i "$WORK/$n.mxf" -f framemd5 "$WORK/$n.md5" 2>"$WORK/err"
+        rc=$?
+        if signalled $rc; then
+            fail $n "crashed: $(last_err)"
+        elif grep -q 'has no second field element' "$WORK/err"; then
+            ok $n "$(grep -m 1 'no second field' "$WORK/err" | sed 's/^\[[^]]*\] //'), $(grep -vc '^#' "$WORK/$n.md5") frame(s) decoded, exit $rc"
+        else
+            fail $n "no warning: $(last_err)"
+        fi
+    fi
+else
+    skip $n "i-imf-r-tff.mxf not written"
+fi
 
 # OP-Atom of one interlaced frame: one element, one edit unit; FFmpeg reads it whole (not
 # through the parser, which would split the two fields), back to the source frame
