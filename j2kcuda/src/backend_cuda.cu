@@ -777,20 +777,11 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     }
     copiers_start(b);
     {
-        /* with BYPASS, the tier-1 strategy and its occupancy with every slot busy (t1_cuda.h) */
-        double occ = 0.0;
-        char bypass[128] = "";
-        const int bs = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, cp->hooks.t1_variant, cp->cblk_style,
-                                                    plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, nb_slots,
-                                                    &occ);
-        if (bs)
-            snprintf(bypass, sizeof(bypass), ", BYPASS by its %s-kernel strategy (occupancy %.1f with every slot busy)",
-                     bs == J2KI_T1_BYPASS_ONE ? "one" : bs == J2KI_T1_BYPASS_TWO ? "two" : "three", occ);
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-                 "copy thread(s), tier-1 by %s%s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
+                 "copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
-                                          plan->max_cblk_h), bypass);
+                                          plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
                  "code-block tables %.1f, the slots' device memory %.1f, slot 0's page-locked memory and graphs "
                  "%.1f%s", ms_since(&t0), ms_dev, ms_tables, ms_slots, ms_slot0,
@@ -996,15 +987,13 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d)
     const J2kiPlan *plan = b->plan;
     int ret;
     /* the kernel variant and shared-memory limit of the test hooks (J2KI_T1_CUDA_DEFAULT and
-     * the device's unless a test sets them), the BYPASS strategy the library chooses; sharing
-     * (its occupancy) as 1: the strategy does not depend on it (t1_cuda.h), and a graph holds
-     * one value */
+     * the device's unless a test sets them) */
     if ((ret = CU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
         (ret = CU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,
                                        cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
-                                       s->t1_scratch_size, cp->hooks.t1_variant, J2KI_T1_BYPASS_AUTO,
-                                       cp->hooks.smem_optin, slot_t1_stop(s, d), 1, s->st))) < 0 ||
+                                       s->t1_scratch_size, cp->hooks.t1_variant, cp->hooks.smem_optin,
+                                       slot_t1_stop(s, d), s->st))) < 0 ||
         (ret = CU(ev_record(s, EV_T1))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = CU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),

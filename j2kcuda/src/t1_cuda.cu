@@ -668,56 +668,6 @@ static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, 
     return cudaPeekAtLastError();
 }
 
-/* Model warps the device holds at once (t1p_chunk_kernel's thread blocks per SM x 4 x SMs). */
-static double t1p_resident_warps(int max_w, int max_h)
-{
-    const T1pLayout lay = t1p_layout(max_w, max_h);
-    const size_t dyn = t1p_smem(&lay);
-    int dev = 0, sms = 0, per = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e == cudaSuccess)
-        e = lay.gr        ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2, true>, 128, dyn)
-            : lay.nc == 2 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<2>, 128, dyn)
-                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, t1p_chunk_kernel<1>, 128, dyn);
-    if (e != cudaSuccess || sms <= 0 || per <= 0) {
-        (void)cudaGetLastError();
-        return 0.0;
-    }
-    return 4.0 * per * sms;
-}
-
-extern "C" int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks,
-                                            int max_w, int max_h, int sharing, double *occupancy)
-{
-    double occ = 0.0, res;
-    if (occupancy)
-        *occupancy = 0.0;
-    if (!(cblk_style & J2KI_CBLK_BYPASS) || t1_resolve_variant(variant, max_w, max_h) != J2KI_T1_CUDA_PAR)
-        return 0;
-    /* the occupancy only for a caller that asks (the choice below needs none of it) */
-    if (occupancy && (res = t1p_resident_warps(max_w, max_h)) > 0.0)
-        occ = (double)(sharing < 1 ? 1 : sharing) * (double)nb_cblks / res;
-    if (occupancy)
-        *occupancy = occ;
-    if (strategy >= J2KI_T1_BYPASS_ONE && strategy <= J2KI_T1_BYPASS_THREE)
-        return strategy;
-    /* The choice by occupancy, as measured: on an H100 (2026-11-26, bench/results/bench-h100.md,
-     * the four BYPASS bench cases with 1, 8 and 16 frames in flight, occupancies 1.6 (a 2K DCI
-     * frame alone) to about 100 (sixteen 4K frames) the one-kernel strategy was the fastest
-     * at every one: 2K 1022 against 960 (two) and 980 (three) frames/s with 8 in flight, 4K
-     * 460 / 457 / 453, lossless 4K 292 / 286 / 284; a frame alone 4.73 / 5.13 / 4.92 ms (2K).
-     * The paper's three-kernel strategy wins at high occupancy (GOP coding) because it
-     * overlaps the next bit-plane's modelling with this one's MQ coding, which its one-kernel
-     * strategy cannot; here every strategy's launches already overlap the MQ coding of chunk
-     * c - 1 with the modelling of chunk c, so the separate raw launch only adds a pass over the
-     * symbols in global memory, and the two-kernel one only takes that overlap away. So the
-     * one-kernel strategy at every occupancy; the occupancy is still computed for the log
-     * (the backend's init line). */
-    return J2KI_T1_BYPASS_ONE;
-}
-
 /* A frame's part of the column-parallel coder's scratch (after its keys and indices). */
 typedef struct T1pScratch {
     uint32_t *keys_in, *keys_out, *idx_in, *idx_out, *nbps, *stat;
@@ -766,8 +716,8 @@ static cudaError_t t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, 
 /* J2KI_T1_CUDA_PAR's coding of the prepared frame F (t1_prepare) on st, with the early stop's
  * decisions between its launches when stop is not NULL. */
 static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks,
-                            uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h, int variant,
-                            int strategy, int sharing, cudaStream_t st)
+                            uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
+                            cudaStream_t st)
 {
     const T1pLayout lay = t1p_layout(max_w, max_h);
     const size_t dyn = t1p_smem(&lay);
@@ -784,14 +734,9 @@ static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, con
      * fused (2, T1P_SPLIT_DEFAULT with the early stop): split up to the modelling of chunk
      * J2KI_T1S_STEPS, fused after, where only the blocks with the most bit-planes are left
      * and the overlap of their MQ chains with the modelling shortens the frame's tail. The
-     * decisions, hence the bytes, are the same in every mode. */
-    /* BYPASS (j2ki_t1_cuda_bypass_strategy): the two-kernel strategy splits every chunk
-     * (mode 1), the three-kernel one packs the raw passes of chunk c in a launch of their
-     * own after its modelling (raw_sep), the one-kernel one neither */
-    const int bstrat = j2ki_t1_cuda_bypass_strategy(strategy, variant, cblk_style, nb_cblks, max_w, max_h,
-                                                    sharing, NULL);
-    const int raw_sep = bstrat == J2KI_T1_BYPASS_THREE;
-    const int mode = bstrat == J2KI_T1_BYPASS_TWO ? 1 : !stops ? 0 : T1P_SPLIT_DEFAULT;
+     * decisions, hence the bytes, are the same in every mode. With BYPASS the modelling warp
+     * packs the raw passes (the paper's one-kernel strategy, t1_par_cuda.cuh). */
+    const int mode = !stops ? 0 : T1P_SPLIT_DEFAULT;
     const int ssplit = mode == 1 ? T1P_CHUNKS : mode == 2 ? J2KI_T1S_STEPS : -1;
     int plan_c[2 * T1P_CHUNKS + 2], plan_q[2 * T1P_CHUNKS + 2], plan_m[2 * T1P_CHUNKS + 2];
     int plan_s[2 * T1P_CHUNKS + 2], nl = 0;
@@ -818,22 +763,13 @@ static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, con
             return e;
         if (lay.gr)                 /* blocks wider than 64: groups of 64 columns */
             t1p_chunk_kernel<2, true><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay,
-                                                               c, q, raw_sep);
+                                                               c, q);
         else if (lay.nc == 2)
-            t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         raw_sep);
+            t1p_chunk_kernel<2><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q);
         else
-            t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q,
-                                                         raw_sep);
+            t1p_chunk_kernel<1><<<q + m, 128, dyn, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q);
         if ((e = cudaPeekAtLastError()) != cudaSuccess)
             return e;
-        /* three-kernel: the raw passes of the chunk just modelled, where it can hold any
-         * (planes k >= bypass_start, k >= 1: an SPP and an MRP) */
-        if (raw_sep && m && j2ki_t1s_plane0(c + 1) - 1 >= (bypass_start > 1 ? bypass_start : 1)) {
-            t1p_raw_kernel<<<m, 128, 0, st>>>(F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c);
-            if ((e = cudaPeekAtLastError()) != cudaSuccess)
-                return e;
-        }
     }
     return cudaSuccess;
 }
@@ -842,8 +778,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            int strategy, int smem_optin, const J2kiT1StopDev *stop, int sharing,
-                                            cudaStream_t st)
+                                            int smem_optin, const J2kiT1StopDev *stop, cudaStream_t st)
 {
     cudaError_t e;
 
@@ -868,8 +803,7 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
         F.stat = t.stat;
         F.slots = t.slots;
         F.lim = stop ? t1s_lim(stop) : NULL;
-        return t1p_code(F, stop, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, variant, strategy,
-                        sharing, st);
+        return t1p_code(F, stop, d_cblks, nb_cblks, cblk_style, bypass_start, max_w, max_h, st);
     }
     uint8_t *p = (uint8_t *)t.nbps;     /* the serial variants' worker slices */
     uint32_t *lim = stop ? t1s_lim(stop) : NULL;

@@ -61,31 +61,6 @@ const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop);
 size_t j2ki_t1_cuda_scratch_size_variant(uint32_t nb_cblks, int max_w, int max_h, int variant);
 size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int max_h);
 
-/**
- * With BYPASS, how the column-parallel coder (J2KI_T1_CUDA_PAR) organises context modelling,
- * the raw passes and the MQ-coded passes into launches: the one-, two- and three-kernel
- * strategies of ebcot-fast-mode-sample-parallel.md (section 4), in chunks of bit-planes:
- *   J2KI_T1_BYPASS_ONE: the modelling warp packs the raw passes, and each launch runs the MQ
- *     coding of the previous chunk beside the modelling of this one (all three in one kernel);
- *   J2KI_T1_BYPASS_TWO: the same warps model and pack, the MQ coding of a chunk is a launch of
- *     its own after them (no overlap);
- *   J2KI_T1_BYPASS_THREE: modelling (beside the previous chunk's MQ coding), then a launch that
- *     packs the chunk's raw passes (t1p_raw_kernel, a warp per block), then the MQ coding.
- * The bytes are the same whichever runs. J2KI_T1_BYPASS_AUTO chooses by occupancy (the model
- * warps of `sharing` frames against the warps the device holds at once; see t1_cuda.cu);
- * check_cuda passes each of the others to check it.
- */
-#define J2KI_T1_BYPASS_AUTO  0
-#define J2KI_T1_BYPASS_ONE   1
-#define J2KI_T1_BYPASS_TWO   2
-#define J2KI_T1_BYPASS_THREE 3
-/** The strategy a call with `strategy` (AUTO or one of them) runs for nb_cblks blocks of up to
- *  max_w x max_h with `sharing` frames on the device; 0 when it does not apply (no BYPASS in
- *  cblk_style, or not the column-parallel coder). occupancy: NULL or the model warps asked
- *  for over the device's resident ones. */
-int j2ki_t1_cuda_bypass_strategy(int strategy, int variant, int cblk_style, uint32_t nb_cblks, int max_w,
-                                 int max_h, int sharing, double *occupancy);
-
 /** Kernel variants (check_cuda --bench times them; the test hook J2KC_CUDA_T1_VARIANT,
  *  hooks.h, makes the backend run one): 0 = one code-block per single-warp thread block,
  *  all coder state in shared memory; N = 1, 4, 8, 16 or 32: N lanes of each warp code one
@@ -113,20 +88,17 @@ const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int
  * Codes every code-block: reads d_samples (int32, see t1.h's convention), writes each block's
  * bytes at d_data + data_off, its passes at d_passes + pass_off and its result in d_res.
  * *d_flag receives a non-zero value when any block failed (checked by the host at wait).
- * variant: J2KI_T1_CUDA_DEFAULT or one of the kernel variants above; strategy: with BYPASS,
- * J2KI_T1_BYPASS_AUTO or one forced; smem_optin: 0, or a lower limit of dynamic shared memory
- * per thread block than the device's (the fallbacks of smaller GPUs); the backend passes its
- * test hooks' values (hooks.h). sharing: the frames on the device when this one is enqueued,
- * itself included (>= 1): the occupancy for j2ki_t1_cuda_bypass_strategy, whose measured
- * choice does not depend on it today (the backend passes 1: its calls are captured into
- * graphs once per slot).
+ * variant: J2KI_T1_CUDA_DEFAULT or one of the kernel variants above; smem_optin: 0, or a
+ * lower limit of dynamic shared memory per thread block than the device's (the fallbacks of
+ * smaller GPUs); the backend passes its test hooks' values (hooks.h). With BYPASS the
+ * column-parallel coder packs the raw passes in its modelling warp (the one-kernel strategy
+ * of ebcot-fast-mode-sample-parallel.md, section 4; t1_par_cuda.cuh).
  */
 cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                  int cblk_style, int bypass_start, int max_w, int max_h,
                                  uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                  uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 int strategy, int smem_optin, const J2kiT1StopDev *stop, int sharing,
-                                 cudaStream_t st);
+                                 int smem_optin, const J2kiT1StopDev *stop, cudaStream_t st);
 
 #ifdef __cplusplus
 }

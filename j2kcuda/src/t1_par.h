@@ -685,10 +685,8 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
  * j2ki_t1p_code_pass (and j2ki_t1p_code_packed for the packed raw passes) for passes i0 ..
  * i1 - 1 of a block, whose symbol lists lie back to back at syms (cnt[i - i0] symbols, or the
  * packed word, of pass i): the same calls on the coder in the same order, so the same bytes,
- * rates and marks. Returns 0 or J2KC_ERR_BUFSIZE. stride: NULL when a packed raw pass takes
- * only its bytes, back to back with the next pass's symbols (packed by the modelling warp);
- * else stride[i - i0] bytes, the symbols it was packed over (packed by the raw-pass kernel of
- * the three-kernel BYPASS strategy, t1_par_cuda.cuh).
+ * rates and marks. Returns 0 or J2KC_ERR_BUFSIZE. A packed raw pass takes only its bytes,
+ * back to back with the next pass's symbols (packed by the modelling warp, t1_par_cuda.cuh).
  *
  * The flat loop: when the code-block style has no BYPASS, RESET, TERMALL or SEGMARK, the block
  * is one MQ segment from its first pass to its last, and a pass that ends inside the chunk
@@ -717,8 +715,8 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
  * order, so the same bytes. Measured: bench/results/history.md#mq-state-read-ahead.
  */
 J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb_passes, int cblk_style,
-                              int bypass_start, const uint8_t *syms, const uint32_t *cnt, const uint32_t *stride,
-                              uint8_t *buf, uint32_t cap, J2kiPass *passes)
+                              int bypass_start, const uint8_t *syms, const uint32_t *cnt, uint8_t *buf,
+                              uint32_t cap, J2kiPass *passes)
 {
     const int plain = !(cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_RESET | J2KI_CBLK_TERMALL | J2KI_CBLK_SEGMARK));
     uint32_t pos = 0;
@@ -803,7 +801,7 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
         if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {   /* packed by the model side */
             ret = j2ki_t1p_code_packed(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, v, buf, cap,
                                        passes);
-            pos += stride ? stride[pi - i0] : J2KI_T1P_PACKED_BYTES(v);
+            pos += J2KI_T1P_PACKED_BYTES(v);
         } else {
             ret = j2ki_t1p_code_pass(q, sg, pi, nb_passes, cblk_style, bypass_start, syms + pos, v, buf, cap,
                                      passes);

@@ -29,13 +29,10 @@
  *     as the host driver j2ki_t1p_code does) and appends the packed raw passes' bytes
  *     (j2ki_t1p_code_packed), writing the data bytes, passes[].rate / term / slope and, after
  *     the last pass or an error, J2kiCblkRes. With the raw passes packed in the modelling
- *     warp and the two parts in one launch, this is the paper's one-kernel strategy; the
- *     two-kernel one (the MQ coding of a chunk in a launch of its own) and the three-kernel
- *     one (t1p_raw_warp: the raw passes packed by a launch of their own between the two) run
- *     the same functions (t1_cuda.h, J2KI_T1_BYPASS_*, and why the one-kernel one is the
- *     default). Packing in the modelling warp, measured on an H100 (2026-11-24), 4K DCI at
- *     250 Mb/s with BYPASS: tier-1 8.3 -> 5.8 ms for a frame alone, 2K 5.4 -> 3.3 ms, against
- *     raw passes coded bit by bit by the MQ threads.
+ *     warp and the two parts in one launch, this is the paper's one-kernel strategy, the only
+ *     one kept: the chunks already overlap one chunk's MQ coding with the next one's
+ *     modelling, so the two- and three-kernel strategies only added launches and were slower
+ *     at every occupancy measured (bench/results/history.md#bypass-strategies).
  * What persists between chunks, per code-block (a slot of T1pLayout in the scratch): the
  * stripe-column words, the MQ coder with its contexts and marks (J2kiT1State) and the segment
  * bookkeeping (J2kiT1Seg); per block also numbps (from t1_prep_kernel) and a status word.
@@ -141,7 +138,7 @@
 #define T1P_ERR_MODEL 1u      /* status: a chunk's symbols did not fit (never, by the bound) */
 #define T1P_ERR_DONE  2u      /* status: the block failed and its result is written */
 #define T1P_CTX_STEP 22       /* halfwords between the MQ threads' context states in shared memory */
-#define T1P_STRIDE (3 * T1P_PLANES)   /* words from a chunk's counts to its strides (T1pLayout) */
+#define T1P_CNT_WORDS (3 * T1P_PLANES)   /* a chunk's per-pass count words (T1pLayout) */
 static_assert(J2KI_T1P_COL_SYMS < 16 && J2KI_T1P_COL_SYMS <= 12,
               "phase 3 scans 4-bit counts; J2kiT1pCol queues 12 symbols");
 
@@ -169,11 +166,9 @@ typedef struct T1pBlock {
 } T1pBlock;
 
 /* Per code-block slot (byte offsets, each 16-aligned): words (ns x ws u32, column x of
- * stripe k at k * ws + x, ws = max_w), T1pBlock, per-pass counts of a chunk (then, for the
- * three-kernel BYPASS strategy, T1P_STRIDE words later, each pass's symbol count: the bytes a
- * raw pass packed by t1p_raw_warp still spans) and its symbols, both twice: chunk c uses copy
- * c & 1, so that the context modelling of chunk c runs while
- * the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel); then the raw-bit
+ * stripe k at k * ws + x, ws = max_w), T1pBlock, per-pass counts of a chunk and its
+ * symbols, both twice: chunk c uses copy c & 1, so that the context modelling of chunk c runs
+ * while the MQ coding of chunk c - 1 reads the other copy (t1p_chunk_kernel); then the raw-bit
  * buffer of BYPASS passes (t1p_pack_raw; in global memory rather than shared: 1 KB more
  * shared memory per thread block cost 6 % of the frame rate with 8 frames in flight). */
 typedef struct T1pLayout {
@@ -200,7 +195,7 @@ static T1pLayout t1p_layout(int max_w, int max_h)
     l.words = 0;
     l.block = align16((size_t)l.ns * l.ws * 4);
     l.cnt = l.block + align16(sizeof(T1pBlock));
-    l.cnt_step = align16(2 * T1P_STRIDE * sizeof(uint32_t));
+    l.cnt_step = align16(T1P_CNT_WORDS * sizeof(uint32_t));
     l.syms = l.cnt + 2 * l.cnt_step;
     l.syms_step = align16(l.syms_cap);
     l.bits = l.syms + 2 * l.syms_step;
@@ -398,7 +393,7 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
                                                const uint32_t *order, uint32_t nb_cblks, int cblk_style,
                                                int bypass_start, J2kiPass *passes, const uint32_t *nbps,
                                                uint32_t *stat, uint8_t *slots, const T1pLayout &lay, int chunk,
-                                               const uint32_t *lim, int raw_sep)
+                                               const uint32_t *lim)
 {
     if (j >= nb_cblks)                                  /* whole warp */
         return;
@@ -678,10 +673,9 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
         /* a raw pass goes to the MQ thread packed: its bytes in place of its symbols, their count
          * and the packer's state in its count word. A raw segment is one pass (TERMALL) or an
          * SPP and the MRP of the same bit-plane, so it never spans two chunks; it starts afresh
-         * after a pass coded by the MQ coder or one that terminated (j2ki_mqc_raw_init).
-         * raw_sep (the three-kernel strategy): the symbols stay, t1p_raw_warp packs them. */
+         * after a pass coded by the MQ coder or one that terminated (j2ki_mqc_raw_init). */
         uint32_t used = base, cv = base;
-        if (p.raw && !raw_sep) {
+        if (p.raw) {
             if (pi == 0 || !j2ki_t1_pass_raw(pi - 1, cblk_style, bypass_start) ||
                 j2ki_t1_pass_term(pi - 1, nb_passes, cblk_style, bypass_start)) {
                 rc = 0;
@@ -709,53 +703,6 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
 }
 
 /*
- * BYPASS, three-kernel strategy (raw_sep): the raw passes of chunk `chunk` of a code-block,
- * one warp each (sorted order), packed after its modelling (t1p_model_warp with raw_sep left
- * their symbols) and before its MQ coding, by the same t1p_pack_raw: in place, each pass's
- * bytes at the start of its symbols, its packed word in its count and its symbol count in its
- * stride, which the MQ thread skips (the compaction of the one-kernel strategy would move the
- * next passes' symbols). The tests are the model warp's, on the same values (lim and stat do
- * not change between the two launches but by errors, and a block with an error is skipped by
- * both and by the MQ thread).
- */
-__device__ __forceinline__ void t1p_raw_warp(uint32_t j, uint32_t lane, const J2kiCblkDev *cblks,
-                                             const uint32_t *order, uint32_t nb_cblks, int cblk_style,
-                                             int bypass_start, const uint32_t *nbps, const uint32_t *stat,
-                                             uint8_t *slots, const T1pLayout &lay, int chunk, const uint32_t *lim)
-{
-    if (j >= nb_cblks)                                  /* whole warp */
-        return;
-    const uint32_t i = order[j];
-    const J2kiCblkDev cb = cblks[i];
-    const int numbps = (int)nbps[i], k0 = j2ki_t1s_plane0(chunk), k1 = j2ki_imin(j2ki_t1s_plane0(chunk + 1), numbps);
-    if (!t1p_valid(cb, numbps) || k0 >= k1 || stat[i] || (lim && lim[i]))
-        return;
-    const int nb_passes = 3 * numbps - 2, i0 = k0 ? 3 * k0 - 2 : 0, i1 = j2ki_imin(3 * k1 - 2, nb_passes);
-    uint8_t *slot = slots + (size_t)i * lay.slot;
-    uint32_t *cnt = (uint32_t *)(slot + lay.cnt + (chunk & 1) * lay.cnt_step);
-    uint8_t *syms = slot + lay.syms + (chunk & 1) * lay.syms_step;
-    uint32_t pos = 0, rc = 0, rct = 8, rb = 0;
-    for (int pi = i0; pi < i1; pi++) {
-        const uint32_t n = cnt[pi - i0];                /* every lane, before lane 0 rewrites it */
-        if (j2ki_t1_pass_raw(pi, cblk_style, bypass_start)) {
-            if (pi == 0 || !j2ki_t1_pass_raw(pi - 1, cblk_style, bypass_start) ||
-                j2ki_t1_pass_term(pi - 1, nb_passes, cblk_style, bypass_start)) {
-                rc = 0;
-                rct = 8;
-                rb = 0;
-            }
-            const uint32_t used = t1p_pack_raw(syms + pos, syms + pos, n, rc, rct, rb,
-                                               (uint32_t *)(slot + lay.bits), lane);
-            if (lane == 0) {
-                cnt[pi - i0] = J2KI_T1P_PACKED(used, rc, rct, rb);
-                cnt[T1P_STRIDE + pi - i0] = n;
-            }
-        }
-        pos += n;
-    }
-}
-
-/*
  * The frame's buffers a launch codes, passed by value as a __grid_constant__ parameter (no
  * copy per thread). Launch position j (a model warp's or an MQ thread's) codes sorted block j.
  */
@@ -772,16 +719,6 @@ typedef struct T1pFrameDev {
     const uint32_t *lim;      /* the early stop's limits, or NULL */
 } T1pFrameDev;
 
-/* The raw-pass launch of chunk c (three-kernel strategy): 4 warps per thread block. */
-__global__ void __launch_bounds__(128) t1p_raw_kernel(const __grid_constant__ T1pFrameDev F,
-                                                      const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
-                                                      int bypass_start, T1pLayout lay, int c)
-{
-    const uint32_t j = blockIdx.x * 4 + (threadIdx.x >> 5);
-    t1p_raw_warp(j, threadIdx.x & 31, cblks, F.order, nb_cblks, cblk_style, bypass_start, F.nbps, F.stat, F.slots,
-                 lay, c, F.lim);
-}
-
 /*
  * MQ coding of chunk `chunk` of every code-block, one thread each (sorted order): the symbol
  * lists of the chunk's passes through j2ki_t1p_code_pass, the state in the block's slot.
@@ -794,7 +731,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
                                               uint8_t *data, J2kiPass *passes, J2kiCblkRes *res,
                                               uint32_t *flag, const uint32_t *nbps, uint32_t *stat,
                                               uint8_t *slots, const T1pLayout &lay, int chunk,
-                                              const uint32_t *lim, int raw_sep)
+                                              const uint32_t *lim)
 {
     if (j >= nb_cblks)
         return;
@@ -875,8 +812,7 @@ __device__ __forceinline__ void t1p_mq_thread(uint32_t j, uint16_t *ctx, const J
          * the chunk, not the sum of the per-pass maxima); raw passes arrive packed by the
          * model side */
         r.err = j2ki_t1p_code_run(q, &cd, i0, i1, nb_passes, cblk_style, bypass_start, syms, cnt,
-                                  raw_sep ? cnt + T1P_STRIDE : NULL, data + cb.data_off, cb.data_cap,
-                                  passes + cb.pass_off);
+                                  data + cb.data_off, cb.data_cap, passes + cb.pass_off);
         b->st.mqc = mqc;
         b->cd = cd;
         for (int c = 0; c < 19; c++)
@@ -920,8 +856,7 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
 template <int NC, bool GR = false>
 __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
-                                                        int bypass_start, T1pLayout lay, int c, uint32_t qblocks,
-                                                        int raw_sep)
+                                                        int bypass_start, T1pLayout lay, int c, uint32_t qblocks)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */
@@ -942,12 +877,12 @@ __global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant
         const uint32_t j = blockIdx.x * 128 + threadIdx.x;
         t1p_mq_thread(j, (uint16_t *)t1p_smem_words + threadIdx.x * T1P_CTX_STEP, cblks, F.order, nb_cblks,
                       cblk_style, bypass_start, F.data, F.passes, F.res, F.flag, F.nbps, F.stat, F.slots, lay,
-                      c - 1, F.lim, raw_sep);
+                      c - 1, F.lim);
     } else {
         const uint32_t w = threadIdx.x >> 5, j = (blockIdx.x - qblocks) * 4 + w;
         t1p_model_warp<NC, GR>(j, threadIdx.x & 31, (uint32_t *)t1p_smem_words + w * lay.ns * lay.ws, F.samples, cblks,
                            F.order, nb_cblks, cblk_style, bypass_start, F.passes, F.nbps, F.stat, F.slots, lay, c,
-                           F.lim, raw_sep);
+                           F.lim);
     }
 }
 
