@@ -35,10 +35,10 @@ extern const J2kiBackendOps j2ki_backend_cuda;
 /** Number of CUDA devices, logging one line per device; <0 on error (J2KC_ERR_NODEV when the
  *  driver is missing). Used by backend=auto and j2kc_cuda_devices(). */
 int j2ki_cuda_device_count(const J2kiLog *log, int verbose);
-/** Before the first CUDA call of an encoder: where CUDA_DEVICE_MAX_CONNECTIONS is unset, sets
- *  it to one hardware work queue per frame slot (nb_slots, at least 8, at most 32), so that
- *  the slots' streams do not queue behind each other in the context CUDA is about to create.
- *  It has no effect on a context that exists already (caller_ctx: the caller's; logged). */
+/** Once per encoder, before its first CUDA call: where CUDA_DEVICE_MAX_CONNECTIONS is unset
+ *  or below one hardware work queue per frame slot (nb_slots, at least 8, at most 32), logs
+ *  (J2KC_LOG_VERBOSE) the value that keeps the slots' streams from queueing behind each
+ *  other. The library never sets it (caller_ctx: the caller's context, made already). */
 void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx);
 #endif
 

@@ -4,8 +4,8 @@
  * control (rc_cuda.cu) and packetisation (t2_cuda.cu) on the device, and brings back the
  * finished codestream, the reference backend's bytes.
  *
- * Page-locked host memory is detected by cuda_pinned.cu; the process environment CUDA needs
- * (CUDA_DEVICE_MAX_CONNECTIONS) is set by cuda_env.cu before the encoder's first CUDA call.
+ * Page-locked host memory is detected by cuda_pinned.cu; the hardware queues the backend
+ * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu.
  *
  * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
  * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT

@@ -10,8 +10,9 @@
 
 /* ---- CUDA backend: host side (backend_cuda.cu, cuda_env.cu, stage.c) ---- */
 
-/* Hardware work queues asked for (CUDA_DEVICE_MAX_CONNECTIONS): one per frame slot, at least
- * this many, since with fewer the slots' kernels queue behind each other (#hardware-queues). */
+/* Hardware work queues recommended (CUDA_DEVICE_MAX_CONNECTIONS, set by the application; the
+ * backend logs the advice, cuda_env.cu): one per frame slot, at least this many, since with
+ * fewer the slots' kernels queue behind each other (#hardware-queues). */
 #define J2KI_TUNE_CUDA_QUEUES_MIN 8
 /* ... and at most this many (the driver's limit). */
 #define J2KI_TUNE_CUDA_QUEUES_MAX 32
