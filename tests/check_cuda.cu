@@ -22,14 +22,14 @@
  */
 extern "C" {
 #include "j2kcuda.h"
-#include "j2ki.h"
-#include "params.h"
-#include "plan.h"
-#include "mct.h"
-#include "dwt.h"
-#include "quant.h"
-#include "t1.h"
-#include "backend.h"
+#include "core/j2ki.h"
+#include "core/params.h"
+#include "core/plan.h"
+#include "hd/mct.h"
+#include "hd/dwt.h"
+#include "hd/quant.h"
+#include "ref/t1_ref.h"
+#include "core/backend.h"
 }
 #include <cuda.h>
 #include <math.h>
@@ -39,12 +39,12 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
-#include "cuda_util.h"
-#include "dwt_cuda.h"
-#include "mct_cuda.h"
-#include "quant_cuda.h"
-#include "t1_cuda.h"
-#include "t1_stop_host.h"
+#include "cuda/cuda_util.h"
+#include "cuda/dwt_cuda.h"
+#include "cuda/mct_cuda.h"
+#include "cuda/quant_cuda.h"
+#include "cuda/t1_cuda.h"
+#include "hd/t1_stop.h"
 #include "test.h"
 
 /* Device buffers come from j2ki_cuda_malloc, zeroed as the library's are (cuda_fault.cu): the

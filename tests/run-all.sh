@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
-# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
+# check-t2-emu, check-rc-emu, when configured with CUDA), then layering.sh, checker.sh, threads.sh,
 # conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -48,7 +48,7 @@ run_units "$BUILD" ""
 
 # The default CUDA tier-1 kernels (J2KI_T1_CUDA_PAR) run on the host, warps as threads, against
 # the serial coder, and the CUDA DWT kernels (against dwt_ref.c), tier-2 (against the reference
-# writer) and rate control (against rc.c) the same way: their source is tested wherever the
+# writer) and rate control (against rc_ref.c) the same way: their source is tested wherever the
 # CUDA headers are, GPU or not.
 if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
     for e in t1p dwt t2 rc; do
@@ -81,7 +81,7 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input threads quality fuzz-smoke longrun bench-classes; do
+for s in layering checker conformance bad-input threads quality fuzz-smoke longrun bench-classes; do
     case $s in quality|fuzz-smoke|longrun|bench-classes)   # optional (other owners)
         [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
     esac

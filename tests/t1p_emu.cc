@@ -1,5 +1,5 @@
 /*
- * J2KI_T1_CUDA_PAR's kernels (j2kcuda/src/t1_par_cuda.cuh, this very source) run on the host:
+ * J2KI_T1_CUDA_PAR's kernels (j2kcuda/src/cuda/t1_par_cuda.cuh, this very source) run on the host:
  * every warp is 32 std::threads, the warp intrinsics exchange through a per-warp array
  * between two barriers (so a lane that leaves early, or a collective some lanes skip,
  * deadlocks instead of passing), the launches of j2ki_t1_cuda_variant as loops (all chunk
@@ -18,7 +18,7 @@
  * Usage: t1p_emu [blocks style bypass_start seed [max_bits [stops [shape_w shape_h]]]] (one
  * configuration; none: all of them).
  */
-#include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
+#include "cuda/t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
 
 #include <atomic>
 #include <barrier>
@@ -50,9 +50,9 @@
 #define __launch_bounds__(...)
 #define __align__(x) __attribute__((aligned(x)))
 
-#include "t1_core.h"
-#include "t1_par.h"
-#include "t1_stop.h"
+#include "hd/t1_core.h"
+#include "hd/t1_par.h"
+#include "hd/t1_stop.h"
 
 struct Dim { unsigned x; };
 thread_local Dim threadIdx, blockIdx;
@@ -109,7 +109,7 @@ static std::atomic<long> g_quiet[3];
 static long g_cta_skipped;    /* thread blocks left out by t1p_may_work, as the kernel leaves them */
 #define T1P_QUIET_HOOK(type, lane) do { if ((lane) == 0) g_quiet[type]++; } while (0)
 
-#include "t1_par_cuda.cuh"
+#include "cuda/t1_par_cuda.cuh"
 
 /* ---- driver ---- */
 static uint32_t rnd_state = 12345;
