@@ -8,7 +8,7 @@
 #ifndef J2KI_TUNING_H
 #define J2KI_TUNING_H
 
-/* ---- CUDA backend: host side (backend_cuda.cu, cuda_env.cu, stage.c) ---- */
+/* ---- CUDA backend: host side (cuda/: cuda_env.cu, cuda_upload.cu, stage.c) ---- */
 
 /* Hardware work queues recommended (CUDA_DEVICE_MAX_CONNECTIONS, set by the application; the
  * backend logs the advice, cuda_env.cu): one per frame slot, at least this many, since with
