@@ -5,6 +5,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 static void slot_free(CudaBackend *b, CudaSlot *s)
 {
     if (s->st)
@@ -442,6 +444,9 @@ fail:
     return ret;
 }
 
+}  // namespace j2ki_cuda
+
 extern "C" const J2kiBackendOps j2ki_backend_cuda = {
-    "cuda", cuda_init, cuda_submit, cuda_wait, cuda_stats, cuda_uninit,
+    "cuda", j2ki_cuda::cuda_init, j2ki_cuda::cuda_submit, j2ki_cuda::cuda_wait, j2ki_cuda::cuda_stats,
+    j2ki_cuda::cuda_uninit,
 };

@@ -188,6 +188,9 @@ typedef struct CudaBackend {
 /* ---- shared between the backend's files: the context (cuda_context.cu), the slot states
  * and the entry points (cuda_slot.cu), the workers (cuda_worker.cu), upload and staging
  * (cuda_upload.cu), the launches and graphs (cuda_graph.cu), creation (backend_cuda.cu) ---- */
+/* C++ linkage in a namespace of the library's own: no name of these can meet an application's
+ * when the library is linked statically. */
+namespace j2ki_cuda {
 
 int enter(CudaBackend *b, int *prev);
 void leave(CudaBackend *b, int prev);
@@ -212,5 +215,7 @@ int slot_fills(CudaBackend *b, CudaSlot *s);
 int finish_slot(CudaBackend *b, CudaSlot *s);
 int cuda_wait(void *priv, int slot, int block, const uint8_t **data, size_t *size);
 void cuda_stats(void *priv, int slot, J2kcStats *st);
+
+}  // namespace j2ki_cuda
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 /* The calling thread's current device is saved in *prev and restored by leave(), so the
  * caller's own CUDA state is left as it was; with a caller context, it is pushed and popped. */
 int enter(CudaBackend *b, int *prev)
@@ -35,6 +37,8 @@ double ms_since(const struct timespec *t0)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
 }
+
+}  // namespace j2ki_cuda
 
 extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 {

@@ -5,6 +5,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 /* An event record inside a graph capture (the ops below run only so): an event-record node,
  * external, so that the host waits on it and times with it as on any record. */
 static cudaError_t ev_record(CudaSlot *s, int e)
@@ -150,3 +152,5 @@ int slot_predict(CudaBackend *b, CudaSlot *s)
         return ret;
     return enqueue_code(b, s, 0);
 }
+
+}  // namespace j2ki_cuda

@@ -6,6 +6,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 /** The slots' states under their locks. */
 void slot_set_state(CudaSlot *s, int state, int err)
 {
@@ -188,3 +190,5 @@ void cuda_stats(void *priv, int slot, J2kcStats *st)
     CudaBackend *b = (CudaBackend *)priv;
     *st = b->slots[slot].stats;
 }
+
+}  // namespace j2ki_cuda

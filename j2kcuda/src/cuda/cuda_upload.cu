@@ -5,6 +5,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 /** Starts the staging helpers (none for frames under STAGE_PAR_BYTES or on one core; fewer
  *  when threads cannot be made: the submitting thread then copies alone). */
 void copiers_start(CudaBackend *b)
@@ -255,3 +257,5 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         return ret;
     return 0;
 }
+
+}  // namespace j2ki_cuda

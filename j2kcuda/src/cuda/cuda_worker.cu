@@ -5,6 +5,8 @@
  */
 #include "cuda/backend_cuda.h"
 
+namespace j2ki_cuda {
+
 /** Host worker of one slot: for each queued frame, the one sync point (the slot's last event),
  *  then the host part; the result is handed to wait() through state. */
 void *slot_worker(void *arg)
@@ -112,3 +114,5 @@ int slot_wait_prepared(CudaBackend *b, int slot)
     pthread_mutex_unlock(&b->prep_mtx);
     return ret;
 }
+
+}  // namespace j2ki_cuda
