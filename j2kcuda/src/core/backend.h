@@ -59,4 +59,9 @@ int64_t j2ki_finish_codestream_with(J2kiPlan *plan, const J2kiLog *log, uint8_t 
                                     J2kiRcSizeFn size_fn, void *opaque, struct J2kiPool *pool,
                                     void *rc_scratch);
 
+/** The checks of a finished codestream of len bytes at cs, the same for both backends (the CUDA
+ *  backend writes its codestream on the device): the profile's level fields (written in
+ *  place), then the byte budget. Returns 0 or a negative error, logged. */
+int j2ki_finish_checks(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log);
+
 #endif

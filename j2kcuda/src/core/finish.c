@@ -22,14 +22,21 @@ int64_t j2ki_finish_codestream_with(J2kiPlan *plan, const J2kiLog *log, uint8_t 
         j2ki_log(log, J2KC_LOG_ERROR, "tier-2: codestream does not fit in %zu bytes", cap);
         return n;
     }
-    const J2kiCodingParams *cp = plan->cp;
-    if ((ret = j2ki_profile_finish_levels(cp, out, (size_t)n, log)) < 0)
+    if ((ret = j2ki_finish_checks(plan->cp, out, (size_t)n, log)) < 0)
         return ret;
-    if (cp->rc_mode == J2KI_RC_BYTES && (uint64_t)n > cp->frame_bytes) {
+    return n;
+}
+
+int j2ki_finish_checks(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log)
+{
+    int ret;
+    if ((ret = j2ki_profile_finish_levels(cp, cs, len, log)) < 0)
+        return ret;
+    if (cp->rc_mode == J2KI_RC_BYTES && (uint64_t)len > cp->frame_bytes) {
         /* rate control guarantees this never happens; refuse to hand out a codestream that breaks the budget */
-        j2ki_log(log, J2KC_LOG_ERROR, "internal: codestream of %lld bytes exceeds the budget of %llu",
-                 (long long)n, (unsigned long long)cp->frame_bytes);
+        j2ki_log(log, J2KC_LOG_ERROR, "internal: codestream of %llu bytes exceeds the budget of %llu",
+                 (unsigned long long)len, (unsigned long long)cp->frame_bytes);
         return J2KC_ERR_INTERNAL;
     }
-    return n;
+    return 0;
 }

@@ -119,13 +119,8 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
         if (ret < 0)
             return ret;
     }
-    if ((ret = j2ki_profile_finish_levels(cp, s->h_cs, (size_t)r->len, &b->log)) < 0)
+    if ((ret = j2ki_finish_checks(cp, s->h_cs, (size_t)r->len, &b->log)) < 0)
         return ret;
-    if (cp->rc_mode == J2KI_RC_BYTES && r->len > cp->frame_bytes) {
-        j2ki_log(&b->log, J2KC_LOG_ERROR, "internal: codestream of %llu bytes exceeds the budget of %llu",
-                 (unsigned long long)r->len, (unsigned long long)cp->frame_bytes);
-        return J2KC_ERR_INTERNAL;
-    }
     if (cp->rc_mode == J2KI_RC_BYTES)
         j2ki_log(&b->log, J2KC_LOG_DEBUG, "CUDA rate control: %llu bytes for a budget of %llu, %d thresholds "
                  "sized in %d rounds", (unsigned long long)r->len, (unsigned long long)cp->frame_bytes,
