@@ -1,8 +1,8 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
-# check-t2-emu, check-rc-emu, when configured with CUDA), then layering.sh, checker.sh, threads.sh,
-# conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
+# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
+# conformance.sh, bad-input.sh, quality.sh (when present), tests/ffmpeg/*.sh and layering.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
 #      (environment: J2KC_TEST_QUICK=1 runs a smaller matrix). With a second build directory
@@ -81,7 +81,7 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in layering checker conformance bad-input threads quality fuzz-smoke longrun bench-classes; do
+for s in checker conformance bad-input threads quality fuzz-smoke longrun bench-classes; do
     case $s in quality|fuzz-smoke|longrun|bench-classes)   # optional (other owners)
         [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
     esac
@@ -95,6 +95,9 @@ for s in "$TESTS_DIR"/ffmpeg/*.sh; do
     [ -f "$s" ] || continue
     run_script "ffmpeg/$(basename "$s" .sh)" "$s"
 done
+
+# The library's layers and include graph (sources only, quick)
+run_script layering "$TESTS_DIR/layering.sh"
 
 # The sanitizer build: unit tests and bad input again, where memory errors and undefined
 # behaviour abort the program (halt_on_error) and so fail the test.
