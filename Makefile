@@ -6,7 +6,7 @@
 #   make check-t1p-emu  the J2KI_T1_CUDA_PAR tier-1 kernels emulated on the host (CUDA headers)
 #   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
 #   make check-t2-emu   the CUDA tier-2 emulated on the host against the reference writer
-#   make check-rc-emu   the CUDA rate control emulated on the host against rc.c
+#   make check-rc-emu   the CUDA rate control emulated on the host against rc_ref.c
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
@@ -28,8 +28,13 @@ LDFLAGS_J += $(SAN_FLAGS)
 endif
 LIBS_J   := -lm -lpthread
 
-LIB_C    := $(sort $(wildcard j2kcuda/src/*.c))
-LIB_CU   := $(sort $(wildcard j2kcuda/src/*.cu))
+# the library's sources by layer (doc/architecture.md): core/ (API, parameters, plan, log,
+# codestream finish), hd/ (host/device maths), ref/ (reference stages), cuda/ (CUDA backend);
+# every include names its folder from j2kcuda/src ("hd/mqc.h"), one -Ij2kcuda/src
+LIB_DIRS := core hd ref cuda
+LIB_C    := $(sort $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.c)))
+LIB_CU   := $(sort $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.cu)))
+LIB_H    := $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.h) $(wildcard j2kcuda/src/$(d)/*.cuh))
 ifeq ($(HAVE_CUDA),1)
 CFLAGS_J += -DJ2KC_HAVE_CUDA=1
 NVFLAGS  := -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-ffp-contract=off -lineinfo \
@@ -53,11 +58,11 @@ all: $(B)/lib/libj2kcuda.a $(B)/lib/libj2kcuda.so $(B)/lib/pkgconfig/j2kcuda.pc 
 config.mak:
 	./configure
 
-$(B)/obj/%.o: %.c config.mak $(wildcard j2kcuda/src/*.h) j2kcuda/include/j2kcuda.h $(wildcard tools/*.h)
+$(B)/obj/%.o: %.c config.mak $(LIB_H) j2kcuda/include/j2kcuda.h $(wildcard tools/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_J) -Itools -c $< -o $@
 
-$(B)/obj/%.o: %.cu config.mak $(wildcard j2kcuda/src/*.h) $(wildcard j2kcuda/src/*.cuh) j2kcuda/include/j2kcuda.h
+$(B)/obj/%.o: %.cu config.mak $(LIB_H) j2kcuda/include/j2kcuda.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
@@ -120,21 +125,22 @@ check-t1p-emu: config.mak
 # the CUDA DWT kernels run on the host, threads as threads (tests/dwt_emu.cc; no GPU)
 check-dwt-emu: config.mak
 	@mkdir -p $(B)/tests
-	$(CC) -std=c99 -O1 -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/dwt_ref.c -o $(B)/tests/dwt_ref_emu.o
+	$(CC) -std=c99 -O1 -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/ref/dwt_ref.c -o $(B)/tests/dwt_ref_emu.o
 	$(CXX) -std=c++20 -O1 -pthread -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
 	    -o $(B)/tests/dwt_emu tests/dwt_emu.cc $(B)/tests/dwt_ref_emu.o -lm
 	$(B)/tests/dwt_emu
 
-# the CUDA tier-2 and rate control run on the host against the reference writer and rc.c
-# (tests/t2_emu.cc, tests/rc_emu.cc; no GPU), linked with these host sources
-EMU_C = plan quant_ref dwt_ref mct_ref t2 markers tgt rc threadpool hooks
+# the CUDA tier-2 and rate control run on the host against the reference writer and rc_ref.c
+# (tests/t2_emu.cc, tests/rc_emu.cc; no GPU), linked with these host sources (j2kcuda/src/...)
+EMU_C = core/plan ref/quant_ref ref/dwt_ref ref/mct_ref ref/t2_ref core/markers hd/tgt ref/rc_ref core/threadpool \
+        core/hooks
 emu-objs: config.mak
 	@mkdir -p $(B)/tests/emu_obj
 	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
-	    -o $(B)/tests/emu_obj/$$f.o || exit 1; done
+	    -o $(B)/tests/emu_obj/$$(basename $$f).o || exit 1; done
 check-t2-emu check-rc-emu: check-%-emu: emu-objs
 	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
-	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(EMU_C:%=$(B)/tests/emu_obj/%.o) -lm
+	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(patsubst %,$(B)/tests/emu_obj/%.o,$(notdir $(EMU_C))) -lm
 	$(B)/tests/$*_emu
 	@if [ $* = rc ]; then for n in 32 3; do echo "J2KC_RC_PROBES=$$n:"; \
 	    J2KC_RC_PROBES=$$n $(B)/tests/rc_emu || exit 1; done; fi

@@ -39,6 +39,7 @@
 
 #include "j2kcuda.h"
 #include "frameio.h"
+#include "../tools/cuda_queues.h"
 
 #ifdef J2KB_CUDA
 /* from cuda_runtime_api.h (cudart is linked into the library); declared here so that this
@@ -230,6 +231,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "parameter %s=%s: %s\n", keys[k], vals[k], j2kc_strerror(err));
             goto end;
         }
+    /* the hardware queues for the frames in flight, before the first CUDA call (creating the
+     * encoder makes it; a -p async_depth=N sets the frames in flight) */
+    {
+        int depth = 0;
+        for (int k = 0; k < nb_kv; k++)
+            if (!strcmp(keys[k], "async_depth"))
+                depth = atoi(vals[k]);
+        j2kc_app_cuda_queues(depth);
+    }
     t0 = now_ms();
     if ((err = j2kc_encoder_create(&enc, &img, p)) < 0) {
         fprintf(stderr, "j2kc_encoder_create: %s\n", j2kc_strerror(err));
@@ -238,7 +248,7 @@ int main(int argc, char **argv)
     t1 = now_ms();
     create_ms = t1 - t0;
     /* page-locked input after the encoder exists: CUDA starts in the library, as it would
-     * in an application (j2ki_cuda_connections must see no context yet) */
+     * in an application */
     if (pinned) {
 #ifdef J2KB_CUDA
         size_t total = 0, off = 0;

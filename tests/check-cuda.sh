@@ -64,7 +64,7 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     # with shared words and 4 lanes (J2KI_T1_CUDA_SMEM + 4 = 68) is chosen here.
     forced "J2KC_CUDA_T1_VARIANT=68 J2KC_CUDA_SMEM_OPTIN=65536" "t1_smem_kernel<1>" hd-97 hd-53
     forced "J2KC_CUDA_T1_VARIANT=68 J2KC_CUDA_SMEM_OPTIN=16384" "t1_lanes_kernel<4>" hd-97 hd-53
-    # Rate control sizing several thresholds per guided step (rc.h, j2ki_rc_multi_probes; both
+    # Rate control sizing several thresholds per guided step (rc_ref.h, j2ki_rc_multi_probes; both
     # backends read the setting): the byte-budget cases, the same bytes as the reference.
     for n in 32 3; do
         forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97

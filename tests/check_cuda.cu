@@ -22,14 +22,14 @@
  */
 extern "C" {
 #include "j2kcuda.h"
-#include "j2ki.h"
-#include "params.h"
-#include "plan.h"
-#include "mct.h"
-#include "dwt.h"
-#include "quant.h"
-#include "t1.h"
-#include "backend.h"
+#include "core/j2ki.h"
+#include "core/params.h"
+#include "core/plan.h"
+#include "hd/mct.h"
+#include "hd/dwt.h"
+#include "hd/quant.h"
+#include "ref/t1_ref.h"
+#include "core/backend.h"
 }
 #include <cuda.h>
 #include <math.h>
@@ -39,12 +39,12 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
-#include "cuda_util.h"
-#include "dwt_cuda.h"
-#include "mct_cuda.h"
-#include "quant_cuda.h"
-#include "t1_cuda.h"
-#include "t1_stop_host.h"
+#include "cuda/cuda_util.h"
+#include "cuda/dwt_cuda.h"
+#include "cuda/mct_cuda.h"
+#include "cuda/quant_cuda.h"
+#include "cuda/t1_cuda.h"
+#include "hd/t1_stop.h"
 #include "test.h"
 
 /* Device buffers come from j2ki_cuda_malloc, zeroed as the library's are (cuda_fault.cu): the
@@ -91,10 +91,9 @@ static const Cfg cfgs[] = {
     { "style-all-53",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "lossless=1 bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1" },
     { "style-all-97",      3,   97,   71, 0, 0, 12, 0, 0, 0, 0, "bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1" },
     { "bypass-pterm-53",   1,  120,  120, 0, 0, 16, 0, 0, 0, 0, "lossless=1 bypass=1 pterm=1 levels=3" },
-    /* BYPASS on the column-parallel tier-1 (blocks of at most 1,024 samples): its one-, two- and
-     * three-kernel strategies per stage (check_t1), the API's choice end to end (check-cuda.sh
-     * forces the other two); 64 x 16: two columns per lane (t1p_model_warp<2>); a budget: the
-     * early stop's schedule */
+    /* BYPASS on the column-parallel tier-1 (blocks of at most 1,024 samples): the raw passes
+     * packed by the modelling warp, per stage (check_t1) and end to end; 64 x 16: two columns
+     * per lane (t1p_model_warp<2>); a budget: the early stop's schedule */
     { "bypass-32-97",      3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "bypass=1 cblk=32x32 levels=4 bytes=60000" },
     { "bypass-64x16-97",   3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "bypass=1 cblk=64x16 levels=4" },
     { "style-all-32-53",   3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "lossless=1 bypass=1 reset=1 termall=1 vcausal=1 pterm=1 segmark=1 cblk=32x32 levels=4" },
@@ -611,7 +610,7 @@ static int t1_compare_limits(const Cfg *cfg, const char *frame, const J2kiPlan *
 }
 
 static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
-                     int variant, int strategy, float *ms, int stop_pct)
+                     int variant, float *ms, int stop_pct)
 {
     uint32_t n = plan->nb_cblks;
     size_t data_off, pass_off;
@@ -662,7 +661,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaEventRecord(e0, 0));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant,
-                                    strategy, g_hooks.smem_optin, stopp, 1, 0));
+                                    g_hooks.smem_optin, stopp, 0));
             CK(cudaEventRecord(e1, 0));
             CK(cudaDeviceSynchronize());
             if (ms) {
@@ -714,7 +713,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
             CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss,
-                                    g_hooks.t1_variant, J2KI_T1_BYPASS_AUTO, g_hooks.smem_optin, NULL, 1, 0));
+                                    g_hooks.t1_variant, g_hooks.smem_optin, NULL, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));
@@ -732,11 +731,9 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     if (bad)
         test_failures++;
     else
-        printf("ok   %s tier-1%s (kernel variant %d, %s%s): %u code-blocks%s, %zu passes, "
+        printf("ok   %s tier-1%s (kernel variant %d, %s): %u code-blocks%s, %zu passes, "
                "%zu bytes identical\n", cfg->name, stopp ? " early stop" : "", variant,
-               j2ki_t1_cuda_kernel_name(variant, g_hooks.smem_optin, plan->max_cblk_w, plan->max_cblk_h),
-               strategy == J2KI_T1_BYPASS_ONE ? ", BYPASS one-kernel" : strategy == J2KI_T1_BYPASS_TWO ?
-               ", BYPASS two-kernel" : strategy == J2KI_T1_BYPASS_THREE ? ", BYPASS three-kernel" : "", n,
+               j2ki_t1_cuda_kernel_name(variant, g_hooks.smem_optin, plan->max_cblk_w, plan->max_cblk_h), n,
                stopp ? (nb_stopped ? " (some stopped)" : " (NONE stopped)") : "", total_passes, total_bytes);
     if (stopp)
         printf("     %s tier-1 early stop at %d %% of %llu bytes: %d of %u code-blocks stopped, same limits\n",
@@ -1022,22 +1019,14 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     if (t1_variants) {
         for (const int *v = t1_variants; *v != -2; v++) {
             float ms = 0;
-            check_t1(cfg, &cp, plan, s_q, d_s, *v, J2KI_T1_BYPASS_AUTO, &ms, 0);
+            check_t1(cfg, &cp, plan, s_q, d_s, *v, &ms, 0);
             printf("bench %s tier-1 kernel variant %d: %.2f ms (best of 3)\n", cfg->name, *v, ms);
         }
         goto done;
     }
-    /* with BYPASS and the column-parallel coder, each of its three strategies (t1_cuda.h) */
-    {
-        const int bypass = j2ki_t1_cuda_bypass_strategy(J2KI_T1_BYPASS_AUTO, g_hooks.t1_variant, cp.cblk_style,
-                                                        plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h, 1,
-                                                        NULL) != 0;
-        for (int k = bypass ? J2KI_T1_BYPASS_ONE : 0; k <= (bypass ? J2KI_T1_BYPASS_THREE : 0); k++) {
-            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 0);
-            /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
-            check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, k, NULL, 10);
-        }
-    }
+    check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 0);
+    /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
+    check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 10);
 
     /* ---- end to end through the public API ---- */
     {

@@ -33,7 +33,7 @@
 #include <cuda_runtime.h>
 
 #include "j2kcuda.h"
-#include "cuda_fault.h"
+#include "cuda/cuda_fault.h"
 
 static int nb_fail;
 

@@ -1,5 +1,5 @@
 /*
- * The CUDA forward DWT kernels (j2kcuda/src/dwt_cuda.cu, this very source) run on the host,
+ * The CUDA forward DWT kernels (j2kcuda/src/cuda/dwt_cuda.cu, this very source) run on the host,
  * blocks and warps emulated by tests/warp_emu.h (threads as fibers, shuffles as per-warp
  * exchanges; a collective that some lane skips deadlocks and fails the launch). The whole
  * transform (dwt_fwd, every level) is compared sample for sample, padding and one row past the
@@ -12,13 +12,13 @@
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-dwt-emu (g++ with C++20, the CUDA headers; no GPU).
  */
-#include "dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
+#include "cuda/dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
 
 #define EMU_NAME "dwt_emu"
 #include "warp_emu.h"
 
 extern "C" {
-#include "dwt.h"
+#include "hd/dwt.h"
 }
 
 static long g_launches[2];
@@ -35,7 +35,7 @@ static long g_paths[16];
 #define DWT_PATH_HOOK(path) g_paths[path]++
 #define cudaPeekAtLastError() cudaSuccess
 
-#include "dwt_cuda.cu"
+#include "cuda/dwt_cuda.cu"
 
 static uint32_t rnd_state = 1;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }

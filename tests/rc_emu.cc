@@ -1,7 +1,7 @@
 /*
- * The CUDA rate control (j2kcuda/src/rc_cuda.cu: hull_kernel and the cooperative decide
+ * The CUDA rate control (j2kcuda/src/cuda/rc_cuda.cu: hull_kernel and the cooperative decide
  * kernel, with t2_cuda.cu's import and writing after it, this very source) runs on the host,
- * blocks and warps emulated by tests/warp_emu.h, and must decide what rc.c decides on the host:
+ * blocks and warps emulated by tests/warp_emu.h, and must decide what rc_ref.c decides on the host:
  * every code-block's layer_passes, the same error when a budget is below the headers, and the
  * same codestream. The emulated device has one SM that holds one decide block, so the grid is
  * one block of 256 threads and grid.sync() is that block's barrier: every op runs its grid-wide
@@ -45,9 +45,9 @@ static long g_launches, g_decides, g_sorts, g_wide_sorts;
 #define RC_LAUNCH T2_LAUNCH
 #define J2KI_T2_EMU 1
 #define J2KI_RC_EMU 1
-#include "t2_cuda.cu"
+#include "cuda/t2_cuda.cu"
 #define align256 rc_align256       /* both sources have their own */
-#include "rc_cuda.cu"
+#include "cuda/rc_cuda.cu"
 #undef align256
 
 static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args)

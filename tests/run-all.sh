@@ -2,7 +2,7 @@
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
 # check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
-# conformance.sh, bad-input.sh, quality.sh (when present) and tests/ffmpeg/*.sh. One line per test (ok / FAIL / skip),
+# conformance.sh, bad-input.sh, quality.sh (when present), tests/ffmpeg/*.sh and layering.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
 #      (environment: J2KC_TEST_QUICK=1 runs a smaller matrix). With a second build directory
@@ -48,7 +48,7 @@ run_units "$BUILD" ""
 
 # The default CUDA tier-1 kernels (J2KI_T1_CUDA_PAR) run on the host, warps as threads, against
 # the serial coder, and the CUDA DWT kernels (against dwt_ref.c), tier-2 (against the reference
-# writer) and rate control (against rc.c) the same way: their source is tested wherever the
+# writer) and rate control (against rc_ref.c) the same way: their source is tested wherever the
 # CUDA headers are, GPU or not.
 if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
     for e in t1p dwt t2 rc; do
@@ -95,6 +95,9 @@ for s in "$TESTS_DIR"/ffmpeg/*.sh; do
     [ -f "$s" ] || continue
     run_script "ffmpeg/$(basename "$s" .sh)" "$s"
 done
+
+# The library's layers and include graph (sources only, quick)
+run_script layering "$TESTS_DIR/layering.sh"
 
 # The sanitizer build: unit tests and bad input again, where memory errors and undefined
 # behaviour abort the program (halt_on_error) and so fail the test.

@@ -1,5 +1,5 @@
 /*
- * J2KI_T1_CUDA_PAR's kernels (j2kcuda/src/t1_par_cuda.cuh, this very source) run on the host:
+ * J2KI_T1_CUDA_PAR's kernels (j2kcuda/src/cuda/t1_par_cuda.cuh, this very source) run on the host:
  * every warp is 32 std::threads, the warp intrinsics exchange through a per-warp array
  * between two barriers (so a lane that leaves early, or a collective some lanes skip,
  * deadlocks instead of passing), the launches of j2ki_t1_cuda_variant as loops (all chunk
@@ -18,7 +18,7 @@
  * Usage: t1p_emu [blocks style bypass_start seed [max_bits [stops [shape_w shape_h]]]] (one
  * configuration; none: all of them).
  */
-#include "t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
+#include "cuda/t1_cuda.h"      /* first: the CUDA headers' qualifiers, redefined below */
 
 #include <atomic>
 #include <barrier>
@@ -50,9 +50,9 @@
 #define __launch_bounds__(...)
 #define __align__(x) __attribute__((aligned(x)))
 
-#include "t1_core.h"
-#include "t1_par.h"
-#include "t1_stop.h"
+#include "hd/t1_core.h"
+#include "hd/t1_par.h"
+#include "hd/t1_stop.h"
 
 struct Dim { unsigned x; };
 thread_local Dim threadIdx, blockIdx;
@@ -109,7 +109,7 @@ static std::atomic<long> g_quiet[3];
 static long g_cta_skipped;    /* thread blocks left out by t1p_may_work, as the kernel leaves them */
 #define T1P_QUIET_HOOK(type, lane) do { if ((lane) == 0) g_quiet[type]++; } while (0)
 
-#include "t1_par_cuda.cuh"
+#include "cuda/t1_par_cuda.cuh"
 
 /* ---- driver ---- */
 static uint32_t rnd_state = 12345;
@@ -118,11 +118,6 @@ static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 
 /* stops: the early stop's path (t1_stop.h) too: about half of the blocks get a pass limit at
  * the end of chunk s - 1 (s = 1 .. J2KI_T1S_STEPS, where they have passes beyond), set before
  * launch s + 1 as the decision step does; the reference codes them with j2ki_t1_code_lim. */
-/* BYPASS's three-kernel strategy: the model warps leave the raw passes, t1p_raw_warp packs them
- * after the chunk's modelling (the launch t1_cuda.cu makes after it), the MQ threads skip their
- * strides */
-static int g_raw_sep = 0;
-static long g_raw_warps;  /* raw-pass warps that found a block to pack */
 
 /* shape_w x shape_h: every block of the run is a code-block of that nominal size (Part 1
  * A.6.1: widths and heights 4..1024, at most 4,096 samples) or an edge block of it (narrower,
@@ -234,35 +229,18 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
                         if (lay.gr)
                             t1p_model_warp<2, true>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(),
                                                     n, style, bps, passes.data(), nbps.data(), stat.data(),
-                                                    slots.data(), lay, c, stops ? lim.data() : NULL, g_raw_sep);
+                                                    slots.data(), lay, c, stops ? lim.data() : NULL);
                         else if (lay.nc == 2)
                             t1p_model_warp<2, false>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c, stops ? lim.data() : NULL, g_raw_sep);
+                                              lay, c, stops ? lim.data() : NULL);
                         else
                             t1p_model_warp<1, false>(b * 4 + wb, l, words[wb], samples.data(), cb.data(), order.data(), n,
                                               style, bps, passes.data(), nbps.data(), stat.data(), slots.data(),
-                                              lay, c, stops ? lim.data() : NULL, g_raw_sep);
+                                              lay, c, stops ? lim.data() : NULL);
                     });
                 for (auto &t : th) t.join();
             }
-        }
-        /* three-kernel: the raw-pass launch of chunk c, a warp per block */
-        for (uint32_t j = 0; g_raw_sep && c < T1P_CHUNKS && j < n; j++) {
-            std::barrier<> bar(32);
-            g_bar = &bar;
-            std::vector<std::thread> th;
-            const uint32_t i = order[j];
-            const int k0 = j2ki_t1s_plane0(c), k1 = j2ki_imin(j2ki_t1s_plane0(c + 1), (int)nbps[i]);
-            if (k0 < k1 && !stat[i] && !(stops && lim[i]) && t1p_valid(cb[i], (int)nbps[i]))
-                g_raw_warps++;
-            for (unsigned l = 0; l < 32; l++)
-                th.emplace_back([&, l, j] {
-                    t_lane = l;
-                    t1p_raw_warp(j, l, cb.data(), order.data(), n, style, bps, nbps.data(), stat.data(),
-                                 slots.data(), lay, c, stops ? lim.data() : NULL);
-                });
-            for (auto &t : th) t.join();
         }
         for (unsigned q = 0; c > 0 && q < (n + 127) / 128; q++) {
             /* the same for the thread block of 128 MQ threads */
@@ -276,7 +254,7 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
             for (unsigned j = q * 128; j < q * 128 + 128 && j < n; j++)
                 t1p_mq_thread(j, mq_ctx, cb.data(), order.data(), n, style, bps, dbuf.data(), passes.data(),
                               res.data(), &flag, nbps.data(), stat.data(), slots.data(), lay, c - 1,
-                              stops ? lim.data() : NULL, g_raw_sep);
+                              stops ? lim.data() : NULL);
         }
     }
     /* reference */
@@ -320,9 +298,9 @@ static int run_cfg(int nblk, int style, int bps, uint32_t seed, int max_bits, in
     int maxnb = 0;
     for (uint32_t i = 0; i < n; i++)
         maxnb = (int)nbps[i] > maxnb ? (int)nbps[i] : maxnb;
-    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u%s), %d failing as the reference, %d stopped "
+    printf("%s t1p_emu: %u blocks (%s, up to %d bit-planes, style %#x bypass_start %d seed %u), %d failing as the reference, %d stopped "
            "early, %zu bytes identical, %ld warp exchanges\n", bad ? "FAIL" : "ok", n,
-           lay.gr ? "NC 2, groups" : lay.nc == 2 ? "NC 2" : "NC 1", maxnb, style, bps, seed, g_raw_sep ? ", raw passes by their own warps" : "",
+           lay.gr ? "NC 2, groups" : lay.nc == 2 ? "NC 2" : "NC 1", maxnb, style, bps, seed,
            nerr, nstop, bytes, g_exchanges);
     return bad != 0;
 }
@@ -407,28 +385,11 @@ int main(int argc, char **argv)
     g_shape_w = g_shape_h = 64;
     fails += run_cfg(11, 0x00, 1, 12345u * 34, 16, 1);
     g_shape_w = g_shape_h = 0;
-    /* BYPASS's three-kernel strategy on every BYPASS configuration above, with and without stops */
-    int nraw = 0;
-    g_raw_sep = 1;
-    for (const auto &c : cfgs)
-        if (c[0] & 1) {
-            fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 14, 0);
-            nraw++;
-        }
-    for (const auto &c : scfgs)
-        if (c[0] & 1) {
-            fails += run_cfg(40, c[0], c[1], 12345u * (uint32_t)c[2], 20, 1);
-            nraw++;
-        }
+    /* every style at 31 bit-planes without stops */
     fails += run_cfg(20, 0x3f, 2, 8, 31, 0);
-    nraw++;
-    g_raw_sep = 0;
-    printf("%s t1p_emu: raw-pass warps of the three-kernel strategy that packed a block: %ld\n",
-           g_raw_warps > 0 ? "ok" : "FAIL", g_raw_warps);
-    fails += g_raw_warps == 0;
     /* every legal code-block shape (Part 1 A.6.1: 4..1024, at most 4,096 samples) with its edge
      * blocks: the column groups of blocks wider than 64 (t1p_model_warp), the many stripes of
-     * the tall ones, the words at ws = max_w; styles and BYPASS strategies in turn, and the
+     * the tall ones, the words at ws = max_w; styles in turn, and the
      * early stop on every other shape */
     static const int shapes[][2] = { { 64, 64 }, { 128, 32 }, { 32, 128 }, { 64, 32 }, { 32, 64 }, { 256, 16 },
                                      { 16, 256 }, { 512, 8 }, { 8, 512 }, { 1024, 4 }, { 4, 1024 }, { 4, 4 },
@@ -439,14 +400,12 @@ int main(int argc, char **argv)
     for (int si = 0; si < (int)(sizeof(shapes) / sizeof(shapes[0])); si++) {
         g_shape_w = shapes[si][0];
         g_shape_h = shapes[si][1];
-        g_raw_sep = si % 4 == 2;
         /* the tall shapes' stripes cost the emulation most: fewer planes there */
         const int area = g_shape_w * g_shape_h, mb = g_shape_h >= 256 ? 8 : area >= 2048 ? 12 : 16;
         fails += run_cfg(area >= 2048 ? 6 : 11, sstyles[si], 1 + si % 4, 777u + 31u * (uint32_t)si, mb, si % 2);
         nshape++;
     }
     g_shape_w = g_shape_h = 0;
-    g_raw_sep = 0;
     /* the quiet-stripe shortcuts of the model warp must have run (sparse and half-empty blocks) */
     const int quiet_ok = g_quiet[0] > 0 && g_quiet[1] > 0 && g_quiet[2] > 0;
     printf("%s t1p_emu: quiet stripe-passes skipped: SPP %ld, MRP %ld; cleanups by the run-length shortcut %ld\n",
@@ -457,6 +416,6 @@ int main(int argc, char **argv)
            g_cta_skipped > 0 ? "ok" : "FAIL", g_cta_skipped);
     fails += g_cta_skipped == 0;
     printf("%s t1p_emu: %d of %d configurations failed\n", fails ? "FAIL" : "ok", fails,
-           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 7 + nraw + nshape);
+           (int)(sizeof(cfgs) / sizeof(cfgs[0])) + 2 + (int)(sizeof(scfgs) / sizeof(scfgs[0])) + 8 + nshape);
     return fails != 0;
 }

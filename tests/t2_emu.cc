@@ -1,5 +1,5 @@
 /*
- * The CUDA tier-2 (j2kcuda/src/t2_cuda.cu and the device pieces of t2_cuda.h, this very
+ * The CUDA tier-2 (j2kcuda/src/cuda/t2_cuda.cu and the device pieces of t2_cuda.h, this very
  * source) runs on the host, blocks and warps emulated by tests/warp_emu.h, and writes whole
  * codestreams that must equal the reference writer's (j2ki_codestream_write) byte for byte,
  * on the random cases of tests/emu_random.h: random geometries (1 to 3 components, subsampling, tiles, 0 to 5 levels, code-block and
@@ -12,7 +12,7 @@
  * steps met a 0xFF. A buffer one byte short must give J2KC_ERR_BUFSIZE.
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-t2-emu (g++ with C++20, the CUDA headers, and the host
- * sources plan.c, quant_ref.c, dwt_ref.c, mct_ref.c, t2.c, markers.c, tgt.c; no GPU).
+ * sources plan.c, quant_ref.c, dwt_ref.c, mct_ref.c, t2_ref.c, markers.c, tgt.c; no GPU).
  */
 #include <cuda.h>              /* first: the CUDA headers' types and qualifiers, redefined below */
 #include <cuda_runtime.h>
@@ -29,7 +29,7 @@ static long g_steps, g_ff_steps, g_launches;
 #define T2_LAUNCH(k, grid, block, st, ...) \
     (g_launches++, emu_launch(#k, dim3(grid), dim3(block), [&] { k(__VA_ARGS__); }))
 #define J2KI_T2_EMU 1
-#include "t2_cuda.cu"
+#include "cuda/t2_cuda.cu"
 
 #define EMU_CUDA_HOST_AFTER
 #include "emu_cuda_host.h"

@@ -19,11 +19,22 @@
 #include "imageio.h"
 #include "outfile.h"
 #include "j2kcuda.h"
+#include "cuda_queues.h"
 
 typedef struct Cli {
     int quiet, verbose;
+    int async_depth;          /* frames in flight asked for (async_depth), 0: the default */
     char info[2048];          /* info-level library messages, appended to the summary */
 } Cli;
+
+/* j2kc_params_set, noting the frames in flight for the hardware queues (cuda_queues.h) */
+static int cli_set(Cli *cli, J2kcParams *par, const char *key, const char *val)
+{
+    int r = j2kc_params_set(par, key, val);
+    if (r >= 0 && !strcmp(key, "async_depth"))
+        cli->async_depth = atoi(val);
+    return r;
+}
 
 static void on_log(void *opaque, int level, const char *msg)
 {
@@ -154,7 +165,7 @@ int main(int argc, char **argv)
                 handled = 1;
             }
         if (handled) {
-            if (j2kc_params_set(par, key, val) < 0) {
+            if (cli_set(&cli, par, key, val) < 0) {
                 fprintf(stderr, "j2kc: invalid value '%s' for %s\n", val, a);
                 goto done;
             }
@@ -182,7 +193,7 @@ int main(int argc, char **argv)
             }
             char k2[64];
             snprintf(k2, sizeof(k2), "%.*s", (int)(eq - kv), kv);
-            if (j2kc_params_set(par, k2, eq + 1) < 0) {
+            if (cli_set(&cli, par, k2, eq + 1) < 0) {
                 fprintf(stderr, "j2kc: --set %s: rejected\n", kv);
                 goto done;
             }
@@ -214,7 +225,7 @@ int main(int argc, char **argv)
             ret = 2;
             goto done;
         }
-        if (j2kc_params_set(par, key, val) < 0) {
+        if (cli_set(&cli, par, key, val) < 0) {
             fprintf(stderr, "j2kc: invalid value '%s' for %s\n", val, a);
             goto done;
         }
@@ -245,6 +256,8 @@ int main(int argc, char **argv)
         goto done;
     }
 
+    /* before the first CUDA call, which creating the encoder makes */
+    j2kc_app_cuda_queues(cli.async_depth);
     double t0 = now_s();
     int r = j2kc_encoder_create(&enc, &img.desc, par);
     if (r < 0) {

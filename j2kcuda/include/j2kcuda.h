@@ -108,6 +108,8 @@ void j2kc_params_free(J2kcParams **p);
  *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
  *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ *               (the CUDA backend runs fastest with CUDA_DEVICE_MAX_CONNECTIONS=max(8, async_depth)
+ *               in the environment before the process's first CUDA call; the library never sets it)
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
  *               (default), 1..256
  *   t1_stop qstep_rate   0|1 ; qstep_try 0..5   speed under a byte budget: tier-1 stops early

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "j2kcuda.h"
-#include "params.h"
+#include "core/params.h"
 
 #define MAX_VALUE 256
 #define MAX_SIDE  64

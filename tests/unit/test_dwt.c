@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "test.h"
-#include "dwt.h"
+#include "hd/dwt.h"
 
 /* ---- independent 1-D reference ---- */
 

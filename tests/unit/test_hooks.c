@@ -5,10 +5,10 @@
  */
 #define _POSIX_C_SOURCE 200809L     /* setenv */
 #include "test.h"
-#include "hooks.h"
-#include "rc.h"
-#include "rc_core.h"
-#include "tuning.h"
+#include "core/hooks.h"
+#include "ref/rc_ref.h"
+#include "hd/rc_core.h"
+#include "core/tuning.h"
 
 static const char *const names[] = { "J2KC_CUDA_T1_VARIANT", "J2KC_CUDA_SMEM_OPTIN", "J2KC_RC_PROBES" };
 

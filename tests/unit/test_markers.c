@@ -5,8 +5,8 @@
  * tables, not from the writer.
  */
 #include "test.h"
-#include "markers.h"
-#include "t2.h"
+#include "core/markers.h"
+#include "ref/t2_ref.h"
 
 static void default_cp(J2kiCodingParams *cp)
 {

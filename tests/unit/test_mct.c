@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "mct.h"
+#include "hd/mct.h"
 
 static void group(const char *name, int f0) { printf("%s %s\n", test_failures == f0 ? "ok" : "FAIL", name); }
 

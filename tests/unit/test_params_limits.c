@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "j2kcuda.h"
-#include "j2ki.h"
+#include "core/j2ki.h"
 #include "test.h"
 
 static char last_log[1024];

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "test.h"
-#include "plan.h"
-#include "tgt.h"
+#include "core/plan.h"
+#include "hd/tgt.h"
 
 static void default_cp(J2kiCodingParams *cp)
 {

@@ -8,9 +8,9 @@
 #include <math.h>
 
 #include "test.h"
-#include "dwt.h"
-#include "mct.h"
-#include "quant.h"
+#include "hd/dwt.h"
+#include "hd/mct.h"
+#include "hd/quant.h"
 
 static void group(const char *name, int f0) { printf("%s %s\n", test_failures == f0 ? "ok" : "FAIL", name); }
 

@@ -1,5 +1,5 @@
 /*
- * Rate control (rc.c, rc_core.h): convex hulls against a brute-force definition in exact integer
+ * Rate control (rc_ref.c, rc_core.h): convex hulls against a brute-force definition in exact integer
  * arithmetic, and PCRD-opt truncations of hand-built plans measured by a size model whose exact
  * answer this file computes itself: budgets never exceeded and met within 0.5%, per-component
  * budgets, layers, BUFSIZE when the headers alone break a budget, the SLOPE and PSNR modes
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "rc.h"
-#include "rc_core.h"
+#include "ref/rc_ref.h"
+#include "hd/rc_core.h"
 
 /* ---- brute-force hull --------------------------------------------------------------- */
 

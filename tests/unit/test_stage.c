@@ -11,7 +11,7 @@
  *   - which layouts count as one interleaved plane (staged as they are, j2ki_stage_interleaved).
  */
 #include "test.h"
-#include "stage.h"
+#include "cuda/stage.h"
 
 typedef struct Frame {
     J2kiStageJob job;

@@ -22,7 +22,7 @@
 
 #include "test.h"
 #include "t1dec.h"
-#include "t1.h"
+#include "ref/t1_ref.h"
 
 #define MAXN 4096
 

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "t1_core.h"
-#include "t1_par.h"
+#include "hd/t1_core.h"
+#include "hd/t1_par.h"
 
 #define MAXN 4096
 #define CAP  (1u << 20)

@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "j2kcuda.h"
-#include "params.h"
-#include "t1_stop.h"
-#include "t1_stop_host.h"
+#include "core/params.h"
+#include "hd/t1_stop.h"
 #include "test.h"
 
 /* The key k with S(> k) <= budget < S(>= k), S summing the bytes of the entries by key; 0 when

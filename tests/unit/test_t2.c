@@ -8,9 +8,9 @@
  * bit-plane count, length and byte must match, and j2ki_t2_size must equal what was written.
  */
 #include "test.h"
-#include "plan.h"
-#include "t2.h"
-#include "markers.h"
+#include "core/plan.h"
+#include "ref/t2_ref.h"
+#include "core/markers.h"
 
 static void default_cp(J2kiCodingParams *cp)
 {

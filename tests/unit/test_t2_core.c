@@ -10,20 +10,20 @@
  *    first, then written), cells laid out by an exclusive prefix sum over their lengths,
  *    SOT/PLT/SOD and TLM entries written here from Annex A's layouts -- and must equal
  *    j2ki_codestream_write byte for byte; j2ki_t2_size must equal its length. The packet
- *    headers themselves are decoded independently in test_t2.c (t2.c codes them with this core).
+ *    headers themselves are decoded independently in test_t2.c (t2_ref.c codes them with this core).
  */
 #include "test.h"
-#include "j2ki.h"
-#include "params.h"
-#include "plan.h"
-#include "rc.h"
-#include "t2.h"
-#include "t2_core.h"
-#include "t2_par.h"
+#include "core/j2ki.h"
+#include "core/params.h"
+#include "core/plan.h"
+#include "ref/rc_ref.h"
+#include "ref/t2_ref.h"
+#include "hd/t2_core.h"
+#include "hd/t2_par.h"
 
 /* the device buffer per warp (t2_cuda.h J2KI_T2_WARP_WORDS; that header needs CUDA) */
 #define J2KI_T2_WARP_WORDS_HOST 512
-#include "markers.h"
+#include "core/markers.h"
 
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, v); }
@@ -547,7 +547,7 @@ static void test_random_plans(int nb)
         int64_t na = j2ki_codestream_write(plan, a, cap);
         int64_t nb2 = cells_write(plan, b, cap);
         CHECK(na > 0 && na == nb2 && na == size && !memcmp(a, b, (size_t)na),
-              "plan %d (%ux%u, %d comps, %d layers, %s): t2.c %lld, size %lld, cells %lld", it, img.width,
+              "plan %d (%ux%u, %d comps, %d layers, %s): t2_ref.c %lld, size %lld, cells %lld", it, img.width,
               img.height, img.nb_comps, layers, orders[cp.order], (long long)na, (long long)size, (long long)nb2);
         compared++;
         packets += par_compare(plan, 32, J2KI_T2_WARP_WORDS_HOST, "rate-controlled");

@@ -8,10 +8,10 @@
  * sizing leaves behind must not matter).
  */
 #include "test.h"
-#include "plan.h"
-#include "t2.h"
-#include "t2_sizer.h"
-#include "threadpool.h"
+#include "core/plan.h"
+#include "ref/t2_ref.h"
+#include "ref/t2_sizer.h"
+#include "core/threadpool.h"
 
 static void random_cp(J2kiCodingParams *cp)
 {

@@ -4,7 +4,7 @@
  * text of B.10.2 (with the bit unstuffing of B.10.1).
  */
 #include "test.h"
-#include "tgt.h"
+#include "hd/tgt.h"
 
 /* ---- bit reader with B.10.1 unstuffing ---- */
 typedef struct { const uint8_t *p; size_t n, pos; int ct; uint32_t cur, prev; } Rd;

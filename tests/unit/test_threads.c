@@ -28,8 +28,8 @@
 
 #include "j2kcuda.h"
 #include "test.h"
-#include "t1_stop_host.h"
-#include "threadpool.h"
+#include "hd/t1_stop.h"
+#include "core/threadpool.h"
 
 /* ---- the pool ---- */
 

@@ -1,0 +1,296 @@
+/*
+ * The encoder front end: validates and plans once, picks the backend, runs the ring of frame
+ * slots (frame k lives in slot k % nb_slots, so frames finish in submission order), wraps JP2
+ * when asked, and hands codestreams back; the version string. (Logging and the error strings:
+ * log.c; the codestream finish both backends share: finish.c.)
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/markers.h"
+#include "core/j2ki.h"
+#include "core/params.h"
+#include "core/plan.h"
+
+struct J2kcEncoder {
+    J2kiCodingParams cp;
+    J2kiLog          log;
+    J2kiPlan        *plan;          /* geometry for sizing and JP2 boxes (backends own their own) */
+    const J2kiBackendOps *ops;
+    void            *priv;
+    int              nb_slots;
+    uint64_t         nb_submitted, nb_received;
+    uint64_t        *tags;          /* per slot */
+    uint8_t         *jp2_buf;       /* JP2 wrapping of the last received codestream */
+    size_t           max_cs, max_out;
+    int              broken;
+};
+
+/* ------------------------------------------------------------------------------------- */
+
+const char *j2kc_version(void) { return "0.1.0"; }
+
+/* ------------------------------------------------------------------------------------- */
+
+/* Upper bound of a codestream's size for this plan with every pass kept: code-block data
+ * capacities plus, per code-block and layer, a generous packet-header share, plus per
+ * precinct/layer SOP+EPH and empty-packet bytes, tile-part headers and the main header. */
+static size_t codestream_bound(const J2kiPlan *plan)
+{
+    const J2kiCodingParams *cp = plan->cp;
+    uint64_t n = (uint64_t)j2ki_main_header_size(plan) + 2;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        n += plan->cblks[i].data_cap + 8 + (uint64_t)(cp->nb_layers) * 8 +
+             (uint64_t)plan->cblks[i].max_passes * 5;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            for (int r = 0; r < tc->nb_res; r++)
+                n += (uint64_t)tc->res[r].nb_prec_w * tc->res[r].nb_prec_h * cp->nb_layers * 16 + 64;
+        }
+    n += (uint64_t)plan->nb_tiles * 64;
+    return n > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
+}
+
+int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcParams *p)
+{
+    J2kcEncoder *enc;
+    int ret;
+
+    if (!out)
+        return J2KC_ERR_INVAL;
+    *out = NULL;
+    if (!img || !p)
+        return J2KC_ERR_INVAL;
+    enc = calloc(1, sizeof(*enc));
+    if (!enc)
+        return J2KC_ERR_NOMEM;
+    j2ki_params_log(p, &enc->log);
+
+    if ((ret = j2ki_params_finalize(&enc->cp, p, img, &enc->log)) < 0)
+        goto fail;
+    j2ki_hooks_read(&enc->cp.hooks);
+    if ((ret = j2ki_plan_create(&enc->plan, &enc->cp, &enc->log)) < 0)
+        goto fail;
+
+    if (enc->cp.tlm && enc->plan->nb_tile_parts > 256u * J2KI_TLM_MAX_ENTRIES) {
+        /* Ztlm is 8 bits: at most 256 TLM segments */
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "tlm=1 with %u tile-parts: TLM can index at most %u",
+                 enc->plan->nb_tile_parts, 256u * J2KI_TLM_MAX_ENTRIES);
+        ret = J2KC_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    enc->max_cs = codestream_bound(enc->plan);
+    if (enc->cp.rc_mode == J2KI_RC_BYTES && enc->cp.frame_bytes < enc->max_cs)
+        enc->max_cs = (size_t)enc->cp.frame_bytes;
+    {
+        int64_t hdr = j2ki_main_header_size(enc->plan);
+        if (enc->cp.rc_mode == J2KI_RC_BYTES && (uint64_t)hdr + 2 > enc->cp.frame_bytes) {
+            j2ki_log(&enc->log, J2KC_LOG_ERROR,
+                     "byte budget %llu is smaller than the main header and EOC (%lld bytes)",
+                     (unsigned long long)enc->cp.frame_bytes, (long long)hdr + 2);
+            ret = J2KC_ERR_BUFSIZE;
+            goto fail;
+        }
+    }
+    enc->max_out = enc->max_cs + (enc->cp.jp2 ? j2ki_jp2_overhead(enc->plan) : 0);
+
+    /* backend */
+#if J2KC_HAVE_CUDA
+    if (enc->cp.backend != J2KI_BACKEND_REF)
+        j2ki_cuda_connections(&enc->log, enc->cp.async_depth, enc->cp.cu_ctx != NULL);
+#endif
+    switch (enc->cp.backend) {
+    case J2KI_BACKEND_REF:
+        enc->ops = &j2ki_backend_ref;
+        break;
+    case J2KI_BACKEND_CUDA:
+#if J2KC_HAVE_CUDA
+        enc->ops = &j2ki_backend_cuda;
+#else
+        j2ki_log(&enc->log, J2KC_LOG_ERROR,
+                 "backend=cuda: this library was built without CUDA (configure found no nvcc or had --disable-cuda)");
+        ret = J2KC_ERR_NOTBUILT;
+        goto fail;
+#endif
+        break;
+    default:
+#if J2KC_HAVE_CUDA
+        if (j2ki_cuda_device_count(&enc->log, 0) > 0) {
+            enc->ops = &j2ki_backend_cuda;
+        } else {
+            j2ki_log(&enc->log, J2KC_LOG_WARNING, "no usable CUDA device: encoding on the reference (CPU) backend");
+            enc->ops = &j2ki_backend_ref;
+        }
+#else
+        j2ki_log(&enc->log, J2KC_LOG_INFO, "built without CUDA: encoding on the reference (CPU) backend");
+        enc->ops = &j2ki_backend_ref;
+#endif
+        break;
+    }
+    enc->nb_slots = enc->cp.async_depth;
+    enc->tags = calloc((size_t)enc->nb_slots, sizeof(*enc->tags));
+    if (!enc->tags) {
+        ret = J2KC_ERR_NOMEM;
+        goto fail;
+    }
+    if (enc->cp.jp2 && !(enc->jp2_buf = malloc(enc->max_out))) {
+        ret = J2KC_ERR_NOMEM;
+        goto fail;
+    }
+    ret = enc->ops->init(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs);
+#if J2KC_HAVE_CUDA
+    if (ret < 0 && enc->cp.backend == J2KI_BACKEND_AUTO && enc->ops == &j2ki_backend_cuda &&
+        ret != J2KC_ERR_NOMEM) {
+        j2ki_log(&enc->log, J2KC_LOG_WARNING, "CUDA backend unavailable (%s): encoding on the reference (CPU) backend",
+                 j2kc_strerror(ret));
+        enc->priv = NULL;
+        enc->ops = &j2ki_backend_ref;
+        ret = enc->ops->init(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs);
+    }
+#endif
+    if (ret < 0) {
+        enc->priv = NULL;
+        goto fail;
+    }
+    j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "encoder ready: backend %s, %u tiles, %u code-blocks, %d slot(s)",
+             enc->ops->name, enc->plan->nb_tiles, enc->plan->nb_cblks, enc->nb_slots);
+    *out = enc;
+    return 0;
+fail:
+    j2kc_encoder_free(&enc);
+    return ret;
+}
+
+void j2kc_encoder_free(J2kcEncoder **penc)
+{
+    J2kcEncoder *enc;
+    if (!penc || !*penc)
+        return;
+    enc = *penc;
+    if (enc->ops && enc->priv)
+        enc->ops->uninit(enc->priv);
+    j2ki_plan_free(&enc->plan);
+    free(enc->tags);
+    free(enc->jp2_buf);
+    free(enc);
+    *penc = NULL;
+}
+
+int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *f)
+{
+    int ret;
+    if (!enc || !f)
+        return J2KC_ERR_INVAL;
+    if (enc->broken)
+        return J2KC_ERR_BROKEN;
+    if (enc->nb_submitted - enc->nb_received >= (uint64_t)enc->nb_slots)
+        return J2KC_ERR_AGAIN;
+    for (int c = 0; c < enc->cp.img.nb_comps; c++)
+        if (!f->data[c] || (f->step[c] < 0) || f->shift[c] < 0 || f->shift[c] > 15) {
+            j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame: component %d has no data or a bad step/shift", c);
+            return J2KC_ERR_INVAL;
+        }
+    if (f->mem == J2KC_MEM_CUDA && strcmp(enc->ops->name, "cuda")) {
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to the %s backend", enc->ops->name);
+        return J2KC_ERR_INVAL;
+    }
+    int slot = (int)(enc->nb_submitted % (uint64_t)enc->nb_slots);
+    ret = enc->ops->submit(enc->priv, slot, f);
+    if (ret < 0) {
+        if (ret == J2KC_ERR_CUDA || ret == J2KC_ERR_INTERNAL)
+            enc->broken = 1;
+        return ret;
+    }
+    enc->tags[slot] = f->tag;
+    enc->nb_submitted++;
+    return 0;
+}
+
+int j2kc_encoder_receive(J2kcEncoder *enc, J2kcPacket *pkt, int block)
+{
+    const uint8_t *data;
+    size_t size;
+    int ret;
+    if (!enc || !pkt)
+        return J2KC_ERR_INVAL;
+    if (enc->nb_received == enc->nb_submitted)
+        return J2KC_ERR_EOF;
+    int slot = (int)(enc->nb_received % (uint64_t)enc->nb_slots);
+    ret = enc->ops->wait(enc->priv, slot, block, &data, &size);
+    if (ret == J2KC_ERR_AGAIN)
+        return ret;
+    enc->nb_received++;   /* a failed frame is consumed too: the next receive moves on */
+    if (ret < 0) {
+        if (ret == J2KC_ERR_CUDA || ret == J2KC_ERR_INTERNAL)
+            enc->broken = 1;
+        return ret;
+    }
+    pkt->tag = enc->tags[slot];
+    if (enc->cp.jp2) {
+        int64_t n = j2ki_jp2_write(enc->plan, data, size, enc->jp2_buf, enc->max_out);
+        if (n < 0)
+            return (int)n;
+        pkt->data = enc->jp2_buf;
+        pkt->size = (size_t)n;
+    } else {
+        pkt->data = data;
+        pkt->size = size;
+    }
+    return 0;
+}
+
+int j2kc_encoder_in_flight(const J2kcEncoder *enc)
+{
+    return enc ? (int)(enc->nb_submitted - enc->nb_received) : 0;
+}
+
+int j2kc_encoder_reset(J2kcEncoder *enc)
+{
+    if (!enc)
+        return J2KC_ERR_INVAL;
+    while (enc->nb_received < enc->nb_submitted) {
+        const uint8_t *d;
+        size_t s;
+        int slot = (int)(enc->nb_received % (uint64_t)enc->nb_slots);
+        enc->ops->wait(enc->priv, slot, 1, &d, &s);
+        enc->nb_received++;
+    }
+    return enc->broken ? J2KC_ERR_BROKEN : 0;
+}
+
+const char *j2kc_encoder_backend(const J2kcEncoder *enc)
+{
+    return enc && enc->ops ? enc->ops->name : "none";
+}
+
+size_t j2kc_encoder_max_size(const J2kcEncoder *enc)
+{
+    return enc ? enc->max_out : 0;
+}
+
+int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st)
+{
+    if (!enc || !st)
+        return J2KC_ERR_INVAL;
+    memset(st, 0, sizeof(*st));
+    if (enc->nb_received && enc->ops->stats)
+        enc->ops->stats(enc->priv, (int)((enc->nb_received - 1) % (uint64_t)enc->nb_slots), st);
+    return 0;
+}
+
+int j2kc_cuda_devices(const J2kcParams *p)
+{
+#if J2KC_HAVE_CUDA
+    J2kiLog log;
+    j2ki_params_log(p, &log);
+    int n = j2ki_cuda_device_count(&log, 1);
+    return n == J2KC_ERR_NODEV ? 0 : n;   /* no driver: no device, as documented */
+#else
+    (void)p;
+    return J2KC_ERR_NOTBUILT;
+#endif
+}

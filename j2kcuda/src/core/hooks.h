@@ -1,0 +1,29 @@
+/*
+ * Test hooks: the environment variables the library reads, all of them here, once per
+ * encoder (j2kc_encoder_create), into the J2kiHooks of its coding parameters. They exist so
+ * that tests reach code that real users hit only on other GPUs (the serial tier-1 kernels,
+ * the shared-memory fallbacks of smaller GPUs) and so that both backends can be checked with
+ * another rate-control search; none changes the bytes of a codestream. doc/testing.md lists
+ * them with the checks that use them. Tuning defaults are not hooks: see tuning.h.
+ */
+#ifndef J2KI_HOOKS_H
+#define J2KI_HOOKS_H
+
+typedef struct J2kiHooks {
+    /** J2KC_CUDA_T1_VARIANT: the CUDA tier-1 kernel variant (t1_cuda.h), -1 for the default
+     *  (the column-parallel coder); e.g. 8 runs the 8-lane serial kernel. */
+    int t1_variant;
+    /** J2KC_CUDA_SMEM_OPTIN: the dynamic shared memory per thread block the CUDA tier-1 may
+     *  use, lowered from the device's (never raised), to run the fallbacks of GPUs with less;
+     *  0: the device's. */
+    int smem_optin;
+    /** J2KC_RC_PROBES: thresholds sized per guided step of a byte-budget search (rc_ref.h), 1 by
+     *  default (J2KI_TUNE_RC_PROBES); both backends read this field, so they decide alike. */
+    int rc_probes;
+} J2kiHooks;
+
+/** Fills every field of *h from the environment (the defaults where a variable is unset or
+ *  not a number). The only place the library calls getenv for its own settings. */
+void j2ki_hooks_read(J2kiHooks *h);
+
+#endif /* J2KI_HOOKS_H */

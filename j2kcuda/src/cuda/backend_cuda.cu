@@ -1,0 +1,452 @@
+/*
+ * The CUDA backend (backend.h): creation and destruction. Everything a slot needs is sized
+ * from the plan and allocated here, nothing per frame; the design of the whole backend is in
+ * backend_cuda.h, its parts in the files it names.
+ */
+#include "cuda/backend_cuda.h"
+
+namespace j2ki_cuda {
+
+static void slot_free(CudaBackend *b, CudaSlot *s)
+{
+    if (s->st)
+        cudaStreamSynchronize(s->st);
+    cudaFree(s->d_samples);
+    cudaFree(s->d_tmp);
+    cudaFree(s->d_stage);
+    cudaFree(s->d_data);
+    cudaFree(s->d_passes);
+    cudaFree(s->d_res);
+    cudaFree(s->d_flag);
+    cudaFree(s->d_t1_scratch);
+    cudaFree(s->t1s.d_scratch);
+    cudaFree(s->d_hist);
+    cudaFreeHost(s->h_hist);
+    cudaFreeHost(s->h_stage);
+    cudaFreeHost(s->h_res);
+    cudaFreeHost(s->h_flag);
+    for (int i = 0; i < NB_EV; i++)
+        if (s->ev[i])
+            cudaEventDestroy(s->ev[i]);
+    if (s->ev_ext)
+        cudaEventDestroy(s->ev_ext);
+    for (int k = 0; k < NB_TRY_MAX; k++) {
+        if (s->g_t1[k])
+            cudaGraphExecDestroy(s->g_t1[k]);
+        if (s->g_fin[k])
+            cudaGraphExecDestroy(s->g_fin[k]);
+        s->g_t1[k] = s->g_fin[k] = NULL;
+    }
+    if (s->st)
+        cudaStreamDestroy(s->st);
+    j2ki_rc_cuda_free(&s->rc);
+    j2ki_t2_cuda_free(&s->t2);
+    for (int d = 1; d < NB_TRY_MAX; d++) {
+        j2ki_rc_cuda_free(&s->rc_try[d]);
+        j2ki_t2_cuda_free(&s->t2_try[d]);
+    }
+    cudaFree(s->d_cs);
+    cudaFreeHost(s->h_t2res);
+    cudaFreeHost(s->h_cs);
+    if (s->sync_ready) {
+        pthread_mutex_destroy(&s->mtx);
+        pthread_cond_destroy(&s->cond);
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+static void cuda_uninit(void *priv)
+{
+    CudaBackend *b = (CudaBackend *)priv;
+    int entered, prev = 0;
+    if (!b)
+        return;
+    if (b->prep_started) {
+        pthread_mutex_lock(&b->prep_mtx);
+        b->prep_quit = 1;
+        pthread_mutex_unlock(&b->prep_mtx);
+        pthread_join(b->prep_thread, NULL);
+    }
+    if (b->prep_sync_ready) {
+        pthread_mutex_destroy(&b->prep_mtx);
+        pthread_cond_destroy(&b->prep_cond);
+    }
+    copiers_stop(b);
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        slot_stop_worker(&b->slots[i]);
+    entered = b->dev_ready && enter(b, &prev) == 0;
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        if (b->slots[i].st)
+            cudaStreamSynchronize(b->slots[i].st);
+    for (int i = 0; b->slots && i < b->nb_slots; i++)
+        slot_free(b, &b->slots[i]);
+    free(b->slots);
+    cudaFree(b->d_cblks);
+    cudaFree(b->d_weight);
+    free(b->h_cblks);
+    for (int d = 1; d < NB_TRY_MAX; d++) {
+        cudaFree(b->d_cblks_try[d]);
+        cudaFree(b->d_weight_try[d]);
+        free(b->h_cblks_try[d]);
+        j2ki_plan_free(&b->plan_try[d]);
+    }
+    cudaFree(b->d_dmax);
+    j2ki_plan_free(&b->plan_t2);
+    if (entered)
+        leave(b, prev);
+    free(b);
+}
+
+static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
+{
+    int ret = CU(j2ki_cuda_malloc(p, n));
+    if (ret == 0)
+        s->device_bytes += n;
+    return ret;
+}
+
+/** Builds the device descriptor of every code-block of plan (in plan order) and the layout of
+ *  the byte and pass areas: each block's bytes 16-aligned, its passes max_passes long (the
+ *  slots' areas are sized for the larger of the two plans). */
+static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cblks, double **d_weight,
+                       J2kiCblkDev **h_cblks)
+{
+    J2kiCblkDev *h = (J2kiCblkDev *)calloc(plan->nb_cblks ? plan->nb_cblks : 1, sizeof(*h));
+    size_t data_off = 0, pass_off = 0;
+    int ret;
+    if (!h)
+        return J2KC_ERR_NOMEM;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+        J2kiCblkDev *d = &h[i];
+        d->buf = tc->buf_offset + (uint64_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                 (band->buf_x0 + cb->x0 - band->x0);
+        d->stride = tc->w;
+        d->w = (uint16_t)(cb->x1 - cb->x0);
+        d->h = (uint16_t)(cb->y1 - cb->y0);
+        d->orient = (uint8_t)band->orient;
+        d->nb_mag_bits = (uint8_t)band->nb_mag_bits;
+        d->frac_bits = (uint8_t)band->frac_bits;
+        d->inv_step = b->cp->reversible ? 0.0f : band->inv_step;
+        d->data_off = data_off;
+        d->data_cap = cb->data_cap;
+        d->pass_off = (uint32_t)pass_off;
+        d->max_passes = (uint16_t)cb->max_passes;
+        data_off += (cb->data_cap + 15u) & ~(size_t)15;
+        pass_off += (size_t)cb->max_passes;
+    }
+    b->data_size = data_off > b->data_size ? data_off : b->data_size;
+    b->nb_pass_total = pass_off > b->nb_pass_total ? pass_off : b->nb_pass_total;
+    *h_cblks = h;
+    ret = CU(j2ki_cuda_malloc((void **)d_cblks, (size_t)plan->nb_cblks * sizeof(*h)));
+    if (ret == 0)
+        ret = CU(cudaMemcpy(*d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
+    if (ret == 0 && j2ki_t1s_enabled(b->cp)) {
+        double *w = (double *)malloc((plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double));
+        if (!w)
+            return J2KC_ERR_NOMEM;
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+        ret = CU(j2ki_cuda_malloc((void **)d_weight, plan->nb_cblks * sizeof(double)));
+        if (ret == 0)
+            ret = CU(cudaMemcpy(*d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
+        free(w);
+    }
+    return ret;
+}
+
+/** qstep_try's histogram keys: every code-block's band's most planes (j2ki_quant_band_try_max,
+ *  plan order), on the device for the quantiser (j2ki_quant_hist_cuda). */
+static int build_dmax(CudaBackend *b, const J2kiPlan *plan)
+{
+    const size_t n = plan->nb_cblks ? plan->nb_cblks : 1;
+    uint8_t *h = (uint8_t *)calloc(n, 1);
+    int ret;
+    if (!h)
+        return J2KC_ERR_NOMEM;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++)
+        h[i] = (uint8_t)j2ki_quant_band_try_max(&plan->bands[plan->cblks[i].band_idx], b->cp);
+    ret = CU(j2ki_cuda_malloc((void **)&b->d_dmax, n));
+    if (ret == 0)
+        ret = CU(cudaMemcpy(b->d_dmax, h, n, cudaMemcpyHostToDevice));
+    free(h);
+    return ret;
+}
+
+/*
+ * A slot is made in two parts (start-up time, issue 26). slot_init_device, for every slot at
+ * creation: its device memory, the tier-2 and rate-control tables, its lock and its worker
+ * thread, so that creation fails, with the device memory named, when the device cannot hold
+ * every slot. slot_init_host: its page-locked host memory (the staging area, the results, the
+ * codestream), its stream and events, then its graphs (slot_graphs). Page-locking is most of a
+ * slot's cost (the device-checks log has the phases), so only slot 0's host part is made at
+ * creation; the others are made by slot_preparer on a thread of their own while the first
+ * frames are coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared).
+ * The slots share the encoder's plans: the device finish reads them only.
+ */
+int slot_init_device(CudaBackend *b, CudaSlot *s)
+{
+    const J2kiPlan *plan = b->plan;
+    size_t nb_samples = plan->nb_samples ? plan->nb_samples : 1;
+    size_t stage = b->stage_off[b->cp->img.nb_comps];
+    size_t nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
+    int ret;
+
+    s->plan = b->plan_t2;
+    for (int d = 1; d <= b->nb_try; d++)
+        s->plan_try[d] = b->plan_try[d];
+    s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
+                                                         plan->max_cblk_h, b->cp->hooks.t1_variant);
+    if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
+        (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_data, b->data_size)) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_passes, b->nb_pass_total * sizeof(J2kiPass))) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_res, nb_cblks * sizeof(J2kiCblkRes))) < 0 ||
+        (ret = dev_alloc(b, s, (void **)&s->d_flag, sizeof(uint32_t))) < 0 ||
+        (ret = dev_alloc(b, s, &s->d_t1_scratch, s->t1_scratch_size)) < 0)
+        return ret;
+    if (b->d_weight) {
+        s->t1s.budget = b->cp->frame_bytes;
+        s->t1s.d_weight = b->d_weight;
+        s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
+        if ((ret = dev_alloc(b, s, &s->t1s.d_scratch, s->t1s.scratch_size)) < 0)
+            return ret;
+        for (int d = 1; d <= b->nb_try; d++) {
+            s->t1s_try[d] = s->t1s;
+            s->t1s_try[d].d_weight = b->d_weight_try[d];
+        }
+    }
+    if (b->nb_try &&
+        ((ret = dev_alloc(b, s, (void **)&s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist))) < 0 ||
+         (ret = CU(cudaMallocHost((void **)&s->h_hist, J2KI_QPRED_HIST * sizeof(*s->h_hist)))) < 0))
+        return ret;
+    if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
+        (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
+        (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0)
+        return ret;
+    for (int d = 1; d <= b->nb_try; d++)
+        if ((ret = j2ki_t2_cuda_init(&s->t2_try[d], s->plan_try[d], b->h_cblks_try[d], s->d_data, s->d_passes,
+                                     &b->log, &b->broken)) < 0 ||
+            (ret = j2ki_rc_cuda_init(&s->rc_try[d], s->plan_try[d], s->t2_try[d], b->nb_slots, &b->log,
+                                     &b->broken)) < 0)
+            return ret;
+
+    s->b = b;
+    if (pthread_mutex_init(&s->mtx, NULL))
+        return J2KC_ERR_NOMEM;
+    if (pthread_cond_init(&s->cond, NULL)) {
+        pthread_mutex_destroy(&s->mtx);
+        return J2KC_ERR_NOMEM;
+    }
+    s->sync_ready = 1;
+    if (pthread_create(&s->thread, NULL, slot_worker, s)) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a host worker thread");
+        return J2KC_ERR_NOMEM;
+    }
+    s->thread_started = 1;
+    return 0;
+}
+
+int slot_init_host(CudaBackend *b, CudaSlot *s)
+{
+    size_t stage = b->stage_off[b->cp->img.nb_comps];
+    size_t nb_cblks = b->plan->nb_cblks ? b->plan->nb_cblks : 1;
+    int ret;
+
+    if ((ret = CU(cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking))) < 0)
+        return ret;
+    /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
+     * event), then spins for the rest (tier-2 and the download, a short tail; EV_DONE keeps
+     * the driver's default schedule). Spinning for the whole frame, as the driver's default
+     * does with one context, keeps a core busy per frame in flight, and with many frames in
+     * flight the spinning threads outnumber the cores; sleeping until EV_DONE instead adds a
+     * thread wake-up to every frame's latency, hence the split.
+     * Measured: see bench/results/history.md#slot-workers-sleep */
+    for (int i = 0; i < NB_EV; i++)
+        if ((ret = CU(cudaEventCreateWithFlags(&s->ev[i], i == EV_RC || i == EV_HIST ? cudaEventBlockingSync
+                                                                                     : cudaEventDefault))) < 0)
+            return ret;
+    if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0 ||
+        (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0)
+        return ret;
+    return slot_graphs(b, s);
+}
+
+static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
+                     const J2kiLog *log, int nb_slots, size_t max_out)
+{
+    CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
+    int ret, n = 0, entered = 0, prev = 0;
+    size_t stage = 0;
+    /* creation's phases, for the verbose log (start-up time, issue 26): the device and its
+     * context, the code-block tables, the slots' device parts, slot 0's host part */
+    struct timespec t0;
+    double ms_dev = 0.0, ms_tables = 0.0, ms_slots = 0.0, ms_slot0 = 0.0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *priv = NULL;
+    if (!b)
+        return J2KC_ERR_NOMEM;
+    b->log = *log;
+    b->cp = cp;
+    b->plan = plan;
+    b->nb_slots = nb_slots;
+    b->max_out = max_out;
+    if (pthread_mutex_init(&b->prep_mtx, NULL)) {
+        free(b);
+        return J2KC_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&b->prep_cond, NULL)) {
+        pthread_mutex_destroy(&b->prep_mtx);
+        free(b);
+        return J2KC_ERR_NOMEM;
+    }
+    b->prep_sync_ready = 1;
+
+    if (cp->cu_ctx) {
+        cudaDriverEntryPointQueryResult q1, q2;
+        b->ctx = (CUcontext)cp->cu_ctx;
+        if ((ret = CU(cudaGetDriverEntryPointByVersion("cuCtxPushCurrent", (void **)&b->ctx_push, 12000,
+                                                      cudaEnableDefault, &q1))) < 0 ||
+            (ret = CU(cudaGetDriverEntryPointByVersion("cuCtxPopCurrent", (void **)&b->ctx_pop, 12000,
+                                                      cudaEnableDefault, &q2))) < 0)
+            goto fail;
+        if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: the driver has no cuCtxPushCurrent/cuCtxPopCurrent");
+            ret = J2KC_ERR_NODEV;
+            goto fail;
+        }
+        if ((ret = enter(b, &prev)) < 0)
+            goto fail;
+        entered = b->dev_ready = 1;
+        if ((ret = CU(cudaGetDevice(&b->dev))) < 0)
+            goto fail;
+    } else {
+        cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            ret = j2ki_cuda_map(e) == J2KC_ERR_NODEV ? J2KC_ERR_NODEV : J2KC_ERR_CUDA;
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: no usable GPU (no device, or no or too old NVIDIA "
+                     "driver): %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+            goto fail;
+        }
+        b->dev = cp->gpu < 0 ? 0 : cp->gpu;
+        if (n == 0 || b->dev >= n) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: %s (%d device(s) found)",
+                     n ? "the requested GPU index does not exist" : "no CUDA device", n);
+            ret = J2KC_ERR_NODEV;
+            goto fail;
+        }
+        if ((ret = enter(b, &prev)) < 0)
+            goto fail;
+        entered = b->dev_ready = 1;
+    }
+    {
+        cudaDeviceProp p;
+        if ((ret = CU(cudaGetDeviceProperties(&p, b->dev))) < 0)
+            goto fail;
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, p.name,
+                 p.major, p.minor);
+    }
+    ms_dev = ms_since(&t0);
+
+    /* component planes (B.2: a component spans ceil(x/dx) on the reference grid) and staging */
+    for (int c = 0; c < cp->img.nb_comps; c++) {
+        uint32_t dx = (uint32_t)cp->img.dx[c], dy = (uint32_t)cp->img.dy[c];
+        b->comp_x0[c] = j2ki_ceil_div(cp->img.x0, dx);
+        b->comp_y0[c] = j2ki_ceil_div(cp->img.y0, dy);
+        b->comp_w[c] = j2ki_ceil_div(cp->img.x0 + cp->img.width, dx) - b->comp_x0[c];
+        b->comp_h[c] = j2ki_ceil_div(cp->img.y0 + cp->img.height, dy) - b->comp_y0[c];
+        b->comp_bytes[c] = cp->img.depth[c] <= 8 ? 1 : 2;
+        b->stage_off[c] = stage;
+        stage += ((size_t)b->comp_w[c] * b->comp_h[c] * (size_t)b->comp_bytes[c] + 255) & ~(size_t)255;
+    }
+    b->stage_off[cp->img.nb_comps] = stage;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            size_t sz = j2ki_dwt_cuda_tmp_size(tc->w, tc->h);
+            if (sz > b->tmp_size)
+                b->tmp_size = sz;
+        }
+
+    if ((ret = j2ki_plan_create(&b->plan_t2, cp, &b->log)) < 0)
+        goto fail;
+    b->nb_try = j2ki_quant_try_planes(cp);
+    for (int d = 1; d <= b->nb_try; d++) {
+        j2ki_quant_try_params(&b->cp_try[d], cp, d);
+        if ((ret = j2ki_plan_create(&b->plan_try[d], &b->cp_try[d], &b->log)) < 0)
+            goto fail;
+    }
+    if ((ret = build_cblks(b, plan, &b->d_cblks, &b->d_weight, &b->h_cblks)) < 0)
+        goto fail;
+    for (int d = 1; d <= b->nb_try; d++)
+        if ((ret = build_cblks(b, b->plan_try[d], &b->d_cblks_try[d], &b->d_weight_try[d], &b->h_cblks_try[d])) < 0)
+            goto fail;
+    if (b->nb_try && (ret = build_dmax(b, plan)) < 0)
+        goto fail;
+    ms_tables = ms_since(&t0) - ms_dev;
+    if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
+        ret = J2KC_ERR_NOMEM;
+        goto fail;
+    }
+    for (int i = 0; i < nb_slots; i++)
+        if ((ret = slot_init_device(b, &b->slots[i])) < 0)
+            goto fail;
+    ms_slots = ms_since(&t0) - ms_dev - ms_tables;
+    if ((ret = slot_init_host(b, &b->slots[0])) < 0)
+        goto fail;
+    ms_slot0 = ms_since(&t0) - ms_dev - ms_tables - ms_slots;
+    b->prep_ready = 1;
+    if (nb_slots > 1) {
+        if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
+            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
+            ret = J2KC_ERR_NOMEM;
+            goto fail;
+        }
+        b->prep_started = 1;
+    }
+    copiers_start(b);
+    {
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
+                 "copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
+                 (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
+                 j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
+                                          plan->max_cblk_h));
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
+                 "code-block tables %.1f, the slots' device memory %.1f, slot 0's page-locked memory and graphs "
+                 "%.1f%s", ms_since(&t0), ms_dev, ms_tables, ms_slots, ms_slot0,
+                 nb_slots > 1 ? " (the other slots' on a thread of their own)" : "");
+    }
+    leave(b, prev);
+    *priv = b;
+    return 0;
+fail:
+    if (ret == J2KC_ERR_DEVMEM) {
+        size_t mem_free = 0, mem_total = 0;
+        (void)cudaMemGetInfo(&mem_free, &mem_total);
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s) on "
+                 "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
+                 b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
+    }
+    /* reported: the thread's last error must not surface at a later encoder's launch checks */
+    if (entered) {
+        (void)cudaGetLastError();
+        leave(b, prev);
+    }
+    cuda_uninit(b);
+    return ret;
+}
+
+}  // namespace j2ki_cuda
+
+extern "C" const J2kiBackendOps j2ki_backend_cuda = {
+    "cuda", j2ki_cuda::cuda_init, j2ki_cuda::cuda_submit, j2ki_cuda::cuda_wait, j2ki_cuda::cuda_stats,
+    j2ki_cuda::cuda_uninit,
+};

@@ -1,0 +1,67 @@
+/*
+ * Fault injection for the GPU reliability tests: the counters of cuda_fault.h, the device
+ * allocation every CUDA stage makes through, and the trapping kernel.
+ */
+#include "cuda/cuda_fault.h"
+#include "cuda/cuda_util.h"
+
+static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails */
+static int fault_events[J2KI_NB_FAULTS];
+
+extern "C" void j2ki_cuda_fault_arm(int kind, int n)
+{
+    __atomic_store_n(&fault_events[kind], 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&fault_at[kind], n, __ATOMIC_SEQ_CST);
+}
+
+extern "C" int j2ki_cuda_fault_events(int kind)
+{
+    return __atomic_load_n(&fault_events[kind], __ATOMIC_SEQ_CST);
+}
+
+extern "C" int j2ki_cuda_fault_hit(int kind)
+{
+    int at = __atomic_load_n(&fault_at[kind], __ATOMIC_RELAXED);
+    int k = __atomic_add_fetch(&fault_events[kind], 1, __ATOMIC_RELAXED);
+    return at > 0 && k == at;
+}
+
+/*
+ * Device memory starts zeroed, as calloc's does. Some kernels read whole 32-bit words of byte
+ * lists (tier-1's symbol lists) or read a record before the write that makes it count (rate
+ * control's per-layer sizing record, whose first comparison in a frame is overridden), so a
+ * few bytes they read were never written. Those values never reach a result; zeroing once at
+ * creation makes every read defined (compute-sanitizer initcheck) and a run independent of
+ * what the memory held before. Allocations happen at creation only, so the synchronisation
+ * (the slots' streams do not wait on the default stream) costs nothing per frame.
+ */
+cudaError_t j2ki_cuda_malloc(void **p, size_t n)
+{
+    cudaError_t e;
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_DEV_ALLOC)) {
+        *p = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    n = n ? n : 1;
+    if ((e = cudaMalloc(p, n)) != cudaSuccess)
+        return e;
+    if ((e = cudaMemset(*p, 0, n)) != cudaSuccess || (e = cudaStreamSynchronize(0)) != cudaSuccess) {
+        cudaFree(*p);
+        *p = NULL;
+    }
+    return e;
+}
+
+static __global__ void trap_kernel(void)
+{
+    __trap();
+}
+
+cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st)
+{
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
+        trap_kernel<<<1, 1, 0, st>>>();
+        return cudaPeekAtLastError();
+    }
+    return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? cudaErrorLaunchOutOfResources : cudaSuccess;
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The library's layers (doc/architecture.md), checked on the include lines of j2kcuda/src:
+#   core/  API, parameters, plan, log, markers, codestream finish: may include hd/; reaches
+#          the stages only through core/backend.h (which names ref/'s rate control and tier-2)
+#   hd/    host/device maths: includes only hd/ and the data model (core/j2ki.h, core/plan.h)
+#   ref/   reference stages: never cuda/
+#   cuda/  CUDA backend and kernels: anything below it
+# plus: every include names its folder; no include cycle (tsort on the include graph); only
+# public j2kc_* functions are defined in core/encoder.c, so no file needs it to log; the library
+# never changes the process environment (no setenv/putenv/unsetenv).
+#   tests/layering.sh [BUILD_DIR]   (BUILD_DIR unused: the check reads the sources only)
+. "$(dirname "$0")/gen/common.sh"
+SRC="$REPO_DIR/j2kcuda/src"
+cd "$SRC" || { t_fail layering "no j2kcuda/src"; exit 1; }
+
+# includes FILE: the quoted include names of FILE, one per line
+includes() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
+
+files=$(ls core/* hd/* ref/* cuda/* 2>/dev/null)
+[ -n "$files" ] || { t_fail layering "no sources under core/ hd/ ref/ cuda/"; exit 1; }
+stray=$(ls ./*.c ./*.h ./*.cu ./*.cuh 2>/dev/null)
+if [ -n "$stray" ]; then t_fail layering/folders "sources outside the layer folders: $stray"
+else t_ok layering/folders "$(echo "$files" | wc -l) files in core/ hd/ ref/ cuda/"; fi
+
+# rule NAME GLOB ALLOWED_REGEX: every include of the files in GLOB matches ALLOWED_REGEX
+rule() {
+    local name=$1 glob=$2 allowed=$3 f inc bad=
+    for f in $glob; do
+        for inc in $(includes "$f"); do
+            echo "$inc" | grep -Eq "$allowed" || bad="$bad $f->$inc"
+        done
+    done
+    if [ -n "$bad" ]; then t_fail "layering/$name" "$bad"; else t_ok "layering/$name"; fi
+}
+rule folder-named "core/* hd/* ref/* cuda/*" '^(j2kcuda\.h|(core|hd|ref|cuda)/[A-Za-z0-9_]+\.(h|cuh))$'
+rule hd "hd/*" '^(hd/|core/j2ki\.h$|core/plan\.h$)'
+rule ref "ref/*" '^(j2kcuda\.h|core/|hd/|ref/)'
+rule core "$(ls core/* | grep -v '^core/backend\.h$')" '^(j2kcuda\.h|core/|hd/)'
+rule core-backend core/backend.h '^(j2kcuda\.h|core/|hd/|ref/)'
+
+# no include cycle: every edge "includer included" to tsort, which reports a loop
+edges=$(for f in $files; do for inc in $(includes "$f"); do
+            [ -f "$inc" ] && echo "$f $inc"; done; done)
+if loop=$(echo "$edges" | tsort 2>&1 >/dev/null) && [ -z "$loop" ]; then
+    t_ok layering/acyclic "$(echo "$edges" | wc -l) include edges"
+else
+    t_fail layering/acyclic "$(echo "$loop" | tr '\n' ' ')"
+fi
+
+# encoder.c defines the public API only: the rest of the library links without it
+defs=$(grep -E '^(static )?[A-Za-z_][A-Za-z0-9_ *]*\bj2ki_[a-z0-9_]+\(' core/encoder.c | grep -v '^static' | tr '\n' ' ')
+if [ -n "$defs" ]; then t_fail layering/encoder-api "core/encoder.c defines internal functions: $defs"
+elif ! grep -q '^void j2ki_log(' core/log.c; then t_fail layering/log "j2ki_log is not defined in core/log.c"
+else t_ok layering/log "j2ki_log in core/log.c; core/encoder.c defines only j2kc_* functions"; fi
+
+# the library reads the environment, never writes it (applications set CUDA_DEVICE_MAX_CONNECTIONS)
+env=$(grep -nE '\b(setenv|putenv|unsetenv)[[:space:]]*\(' $files)
+if [ -n "$env" ]; then t_fail layering/no-setenv "$env"; else t_ok layering/no-setenv; fi
+exit $((${T_FAILED:-0} ? 1 : 0))
