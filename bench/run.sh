@@ -181,6 +181,9 @@ if [ $GPU = 1 ]; then
     fi
 fi
 FFMPEG=${BENCH_FFMPEG:-$B/ffmpeg/ffmpeg}
+# one CUDA hardware queue per frame in flight, which the library recommends and leaves to the
+# application (doc/ffmpeg.md); kept when the caller set it
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}
 NPY=${PYTHON:-}   # a python3 with numpy (ffmpeg's raw frame), found as bench/frames.sh does
 if [ -z "$NPY" ]; then
     for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' >/dev/null 2>&1 && { NPY=$p; break; }; done

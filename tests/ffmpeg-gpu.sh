@@ -7,6 +7,9 @@
 # Usage: tests/ffmpeg-gpu.sh BUILD_DIR [OUT_DIR]
 set -u
 B=${1:-build}
+# one CUDA hardware queue per frame in flight, which the library recommends and leaves to the
+# application (doc/ffmpeg.md); kept when the caller set it
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}
 OUT=${2:-${OUT:-$B/ffmpeg-gpu}}
 mkdir -p "$OUT"
 fail=0

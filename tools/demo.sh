@@ -28,6 +28,9 @@ make B="$B"
 tools/ffmpeg-build.sh "$B"
 FF="$B/ffmpeg/ffmpeg"
 FFPROBE="$B/ffmpeg/ffprobe"
+# one CUDA hardware queue per frame in flight, which the library recommends and leaves to the
+# application (doc/ffmpeg.md); kept when the caller set it
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}
 SYSFF=/usr/bin/ffmpeg            # Debian's FFmpeg: JPEG decoding and scaling of the source photo
 [ -x "$FF" ] || die "FFmpeg with jpeg2000_cuda was not built"
 [ -x "$SYSFF" ] || die "Debian's ffmpeg package is missing (tests/install-deps.sh installs it as root)"
