@@ -5,6 +5,12 @@
  *                         (cuda_fault.h): creation fails with J2KC_ERR_DEVMEM and a message
  *                         naming device memory, no device or host memory is left behind, and
  *                         an encoder created before keeps coding the same bytes
+ *   cuda_faults pinned    every page-locked host allocation of an encoder with 4 frames in
+ *                         flight made to fail in turn: slot 0's fail the creation with
+ *                         J2KC_ERR_NOMEM and a message naming page-locked host memory; the
+ *                         other slots' (made on the preparer thread) fail the submits to those
+ *                         slots with J2KC_ERR_NOMEM while every frame that comes back is right;
+ *                         no device or host memory is left behind, another encoder keeps working
  *   cuda_faults submit    a CUDA error in the third frame's enqueue (context still usable): the
  *                         submit fails, the frames before it come back right, the encoder
  *                         answers J2KC_ERR_BROKEN from then on, and a new encoder works
@@ -284,6 +290,130 @@ static int mode_alloc(void)
            "alloc: a new encoder afterwards codes the reference's bytes");
     j2kc_encoder_free(&other);
     for (int i = 0; i < 2; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+        free(got[i].p);
+    }
+    return nb_fail != 0;
+}
+
+/* Slots 1.. get their page-locked memory on the preparer thread while slot 0 codes. */
+static const Case PIN4 = { "pin4", 256, 200, 3, 12, 0, "bytes=20000 async_depth=4" };
+
+static int mode_pinned(void)
+{
+    enum { N = 8 };
+    Frame fr[N];
+    Bytes ref[N] = { { 0 } }, got[N] = { { 0 } };
+    J2kcEncoder *other, *enc;
+    Log log;
+    int ret, n;
+
+    for (int i = 0; i < N; i++)
+        frame_make(&fr[i], &PIN4, 300 + i);
+    if ((ret = encode(&PIN4, "ref", fr, N, ref)) < 0 || (ret = create(&other, &PIN4, "cuda", NULL)) < 0) {
+        report(0, "pinned: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    /* the allocations of a creation and of the slots made while its frames are coded (every
+     * slot is prepared once each of them has had a frame) */
+    j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, 0);
+    ret = create(&enc, &PIN4, "cuda", NULL);
+    const int n_create = j2ki_cuda_fault_events(J2KI_FAULT_HOST_ALLOC);
+    if (ret == 0)
+        ret = encode_on(enc, fr, N, got);
+    n = j2ki_cuda_fault_events(J2KI_FAULT_HOST_ALLOC);
+    j2kc_encoder_free(&enc);
+    report(ret == 0 && n_create > 0 && n > n_create, "pinned: %d page-locked allocations at creation, %d in all "
+           "with the other slots'", n_create, n);
+
+    const size_t free0 = dev_free();
+    const long rss0 = rss_kib();
+    int bad_create = 0, bad_msg = 0, bad_submit = 0, bad_frame = 0, bad_mem = 0, bad_other = 0, nb_refused = 0;
+    for (int k = 1; k <= n; k++) {
+        const size_t before = dev_free();
+        j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, k);
+        ret = create(&enc, &PIN4, "cuda", &log);
+        if (k <= n_create) {
+            /* slot 0's memory: the creation fails, naming host memory */
+            if (ret != J2KC_ERR_NOMEM || enc) {
+                if (!bad_create++)
+                    printf("     allocation %d: creation returned %d (%s)\n", k, ret, j2kc_strerror(ret));
+            } else if (!strstr(log.last, "page-locked host memory") && !bad_msg++) {
+                printf("     allocation %d: last error line \"%s\"\n", k, log.last);
+            }
+        } else if (ret < 0) {
+            if (!bad_create++)
+                printf("     allocation %d (a later slot's): creation failed: %s\n", k, j2kc_strerror(ret));
+        } else {
+            /* a later slot's memory: frames are coded until the submit to that slot fails
+             * with J2KC_ERR_NOMEM (and fails again when retried); each frame that comes back
+             * is the reference's */
+            int sub = 0, rec = 0, refused = 0;
+            J2kcPacket pkt;
+            while (rec < N && !refused) {
+                ret = sub < N ? j2kc_encoder_submit(enc, &fr[sub].f) : J2KC_ERR_AGAIN;
+                if (ret == 0) {
+                    sub++;
+                    continue;
+                }
+                if (ret != J2KC_ERR_AGAIN) {
+                    int again = j2kc_encoder_submit(enc, &fr[sub].f);
+                    refused = 1;
+                    if ((ret != J2KC_ERR_NOMEM || again != J2KC_ERR_NOMEM) && !bad_submit++)
+                        printf("     allocation %d: submit %d returned %d then %d\n", k, sub, ret, again);
+                    break;
+                }
+                if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0 || bytes_set(&got[rec], &pkt) < 0 ||
+                    !bytes_eq(&got[rec], &ref[rec])) {
+                    if (!bad_frame++)
+                        printf("     allocation %d: frame %d: %s\n", k, rec, ret < 0 ? j2kc_strerror(ret) : "differs");
+                    break;
+                }
+                rec++;
+            }
+            /* the frames in flight before the refused one still come back right */
+            while (refused && rec < sub) {
+                if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0 || bytes_set(&got[rec], &pkt) < 0 ||
+                    !bytes_eq(&got[rec], &ref[rec])) {
+                    if (!bad_frame++)
+                        printf("     allocation %d: frame %d in flight: %s\n", k, rec,
+                               ret < 0 ? j2kc_strerror(ret) : "differs");
+                    break;
+                }
+                rec++;
+            }
+            nb_refused += refused;
+            if (!refused && !bad_submit++)
+                printf("     allocation %d: every frame was coded although a slot has no memory\n", k);
+        }
+        j2kc_encoder_free(&enc);
+        j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, 0);
+        if (dev_free() + DEV_SLACK < before && !bad_mem++)
+            printf("     allocation %d: %zu bytes of device memory left behind\n", k, before - dev_free());
+        if ((ret = encode_on(other, fr, 2, got)) < 0 || !bytes_eq(&got[0], &ref[0]) || !bytes_eq(&got[1], &ref[1]))
+            if (!bad_other++)
+                printf("     allocation %d: the other encoder's frames differ (%s)\n", k, j2kc_strerror(ret));
+    }
+    report(!bad_create, "pinned: each of the creation's %d allocations failing fails it with J2KC_ERR_NOMEM",
+           n_create);
+    report(!bad_msg, "pinned: the error names page-locked host memory (\"%s\")", log.last);
+    report(!bad_submit && nb_refused == n - n_create, "pinned: each of the other slots' %d allocations failing "
+           "refuses the submits to that slot with J2KC_ERR_NOMEM (%d of %d)", n - n_create, nb_refused,
+           n - n_create);
+    report(!bad_frame, "pinned: every frame that came back is the reference's");
+    report(!bad_mem && dev_free() + DEV_SLACK >= free0, "pinned: no device memory left behind (%.1f MiB free "
+           "before, %.1f after)", free0 / 1048576.0, dev_free() / 1048576.0);
+    report(rss_kib() - rss0 < 16384, "pinned: host memory %ld -> %ld KiB over %d failed allocations", rss0,
+           rss_kib(), n);
+    report(!bad_other, "pinned: an encoder created before kept coding the reference's bytes");
+    ret = encode(&PIN4, "cuda", fr, N, got);
+    int same = ret == 0;
+    for (int i = 0; same && i < N; i++)
+        same = bytes_eq(&got[i], &ref[i]);
+    report(same, "pinned: a new encoder afterwards codes the reference's bytes");
+    j2kc_encoder_free(&other);
+    for (int i = 0; i < N; i++) {
         frame_free(&fr[i]);
         free(ref[i].p);
         free(got[i].p);
@@ -584,6 +714,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "alloc"))
         return mode_alloc();
+    if (!strcmp(mode, "pinned"))
+        return mode_pinned();
     if (!strcmp(mode, "submit"))
         return mode_submit();
     if (!strcmp(mode, "threads"))
@@ -594,6 +726,6 @@ int main(int argc, char **argv)
         return mode_hold();
     if (!strcmp(mode, "trap"))
         return mode_trap();
-    fprintf(stderr, "usage: cuda_faults alloc|submit|threads|devfull|trap\n");
+    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap\n");
     return 2;
 }

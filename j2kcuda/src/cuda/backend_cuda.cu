@@ -105,6 +105,24 @@ static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
     return ret;
 }
 
+/** Page-locked host memory of a slot. The driver reports a refusal as cudaErrorMemoryAllocation,
+ *  the code of a full device; it is the host's memory here, so the error is J2KC_ERR_NOMEM and
+ *  the message names page-locked host memory (not the device's). */
+static int host_alloc(CudaBackend *b, void **p, size_t n)
+{
+    cudaError_t e = j2ki_cuda_malloc_host(p, n);
+    if (e == cudaSuccess)
+        return 0;
+    cudaGetLastError();
+    *p = NULL;
+    if (e != cudaErrorMemoryAllocation)
+        return CU(e);
+    j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot allocate %zu bytes of page-locked host memory "
+             "(cudaMallocHost): the host's locked-memory limit or its free memory; fewer frames in flight "
+             "(async_depth) need less", n);
+    return J2KC_ERR_NOMEM;
+}
+
 /** Builds the device descriptor of every code-block of plan (in plan order) and the layout of
  *  the byte and pass areas: each block's bytes 16-aligned, its passes max_passes long (the
  *  slots' areas are sized for the larger of the two plans). */
@@ -221,7 +239,7 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
     }
     if (b->nb_try &&
         ((ret = dev_alloc(b, s, (void **)&s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist))) < 0 ||
-         (ret = CU(cudaMallocHost((void **)&s->h_hist, J2KI_QPRED_HIST * sizeof(*s->h_hist)))) < 0))
+         (ret = host_alloc(b, (void **)&s->h_hist, J2KI_QPRED_HIST * sizeof(*s->h_hist))) < 0))
         return ret;
     if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
         (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
@@ -270,11 +288,11 @@ int slot_init_host(CudaBackend *b, CudaSlot *s)
                                                                                      : cudaEventDefault))) < 0)
             return ret;
     if ((ret = CU(cudaEventCreateWithFlags(&s->ev_ext, cudaEventDisableTiming))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_cs, b->max_out ? b->max_out : 1))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_stage, stage ? stage : 1))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes)))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_flag, sizeof(uint32_t)))) < 0 ||
-        (ret = CU(cudaMallocHost((void **)&s->h_t2res, sizeof(*s->h_t2res)))) < 0)
+        (ret = host_alloc(b, (void **)&s->h_cs, b->max_out ? b->max_out : 1)) < 0 ||
+        (ret = host_alloc(b, (void **)&s->h_stage, stage ? stage : 1)) < 0 ||
+        (ret = host_alloc(b, (void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes))) < 0 ||
+        (ret = host_alloc(b, (void **)&s->h_flag, sizeof(uint32_t))) < 0 ||
+        (ret = host_alloc(b, (void **)&s->h_t2res, sizeof(*s->h_t2res))) < 0)
         return ret;
     return slot_graphs(b, s);
 }

@@ -52,6 +52,15 @@ cudaError_t j2ki_cuda_malloc(void **p, size_t n)
     return e;
 }
 
+cudaError_t j2ki_cuda_malloc_host(void **p, size_t n)
+{
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_HOST_ALLOC)) {
+        *p = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaMallocHost(p, n ? n : 1);
+}
+
 static __global__ void trap_kernel(void)
 {
     __trap();

@@ -11,7 +11,10 @@
  *   J2KI_FAULT_SUBMIT     the n-th frame submitted fails its enqueue with a CUDA error that
  *                         leaves the context usable (cudaErrorLaunchOutOfResources);
  *   J2KI_FAULT_TRAP       the n-th frame submitted launches a kernel that traps: a sticky
- *                         error, after which the driver refuses every call of the context.
+ *                         error, after which the driver refuses every call of the context;
+ *   J2KI_FAULT_HOST_ALLOC the n-th page-locked host allocation (j2ki_cuda_malloc_host) fails
+ *                         with cudaErrorMemoryAllocation, as when the host cannot lock more
+ *                         memory (slot 0's at creation, the other slots' on the preparer thread).
  *
  * The counters are process-wide (a test arms them between encoders' calls); every access is
  * atomic, so encoders of other threads may run meanwhile.
@@ -25,7 +28,7 @@
 extern "C" {
 #endif
 
-enum { J2KI_FAULT_DEV_ALLOC, J2KI_FAULT_SUBMIT, J2KI_FAULT_TRAP, J2KI_NB_FAULTS };
+enum { J2KI_FAULT_DEV_ALLOC, J2KI_FAULT_SUBMIT, J2KI_FAULT_TRAP, J2KI_FAULT_HOST_ALLOC, J2KI_NB_FAULTS };
 
 /** Arms fault kind for its n-th event from now (n >= 1), or disarms it (n = 0); either way the
  *  kind's event count restarts at 0. */

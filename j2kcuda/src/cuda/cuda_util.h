@@ -80,6 +80,10 @@ static inline int j2ki_cudrv_check(const J2kiLog *log, int *sticky, CUresult e,
  *  allocation of the library goes through it. */
 cudaError_t j2ki_cuda_malloc(void **p, size_t n);
 
+/** cudaMallocHost (of at least one byte) through the fault injection of cuda_fault.h: every
+ *  page-locked host allocation of the library goes through it. */
+cudaError_t j2ki_cuda_malloc_host(void **p, size_t n);
+
 /** The faults cuda_fault.h injects into a frame's enqueue on stream st; cudaSuccess when none is
  *  armed. */
 cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st);
