@@ -181,9 +181,6 @@ if [ $GPU = 1 ]; then
     fi
 fi
 FFMPEG=${BENCH_FFMPEG:-$B/ffmpeg/ffmpeg}
-# one CUDA hardware queue per frame in flight, which the library recommends and leaves to the
-# application (doc/ffmpeg.md); kept when the caller set it
-export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8}
 NPY=${PYTHON:-}   # a python3 with numpy (ffmpeg's raw frame), found as bench/frames.sh does
 if [ -z "$NPY" ]; then
     for p in python3 /usr/bin/python3; do "$p" -c 'import numpy' >/dev/null 2>&1 && { NPY=$p; break; }; done
@@ -335,7 +332,9 @@ a = np.fromfile(sys.argv[1], ">u2", count=w * h * 3, offset=off)
     for i in $(seq $reps); do
         rm -f "$out"
         t0=$(now)
-        timeout 120 "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f rawvideo -pix_fmt xyz12le -s "$wh" \
+        # one CUDA hardware queue per frame in flight, which the library leaves to the application
+        # (doc/ffmpeg.md); j2kbench sets its own from its async_depth
+        CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-8} timeout 120 "$FFMPEG" -nostdin -hide_banner -loglevel error -y -f rawvideo -pix_fmt xyz12le -s "$wh" \
             -framerate 24 -i "$raw" -frames:v 1 -c:v jpeg2000_cuda -backend $be -profile dcinema_4k -b:v 250M \
             -async_depth "${BENCH_ASYNC:-8}" -f image2 -update 1 "$out" > "$SCR/ff.log" 2>&1
         rc=$?
