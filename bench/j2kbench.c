@@ -39,6 +39,7 @@
 
 #include "j2kcuda.h"
 #include "frameio.h"
+#include "timing.h"
 #include "../tools/cuda_queues.h"
 
 #ifdef J2KB_CUDA
@@ -51,25 +52,12 @@ int cudaFreeHost(void *ptr);
 #define MAX_REPS 1000
 #define MAX_FRAMES 64
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 /* CPU time of the whole process (every thread: the library's workers and copy helpers too) */
 static double cpu_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static int g_verbose;

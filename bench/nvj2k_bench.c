@@ -29,6 +29,7 @@
 #include <nvjpeg2k.h>
 
 #include "frameio.h"
+#include "timing.h"
 
 #define MAX_SLOTS 8
 #define MAX_REPS 1000
@@ -59,19 +60,6 @@ typedef struct Bench {
     int                    nb_slots;
     size_t                 out_cap;
 } Bench;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* copy up and enqueue the encode of the frame on slot s */
 static void issue(Bench *b, int s)

@@ -22,22 +22,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "timing.h"
+
 #define WARMUP 3          /* untimed copies of each kind (first touch, clocks) */
 #define DEFAULT_REPS 20
 #define MAX_REPS 1000
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* median time of REPS copies of BYTES from SRC to DST, or a negative value on a CUDA error */
 static double time_copies(void *dst, const void *src, size_t bytes, int reps, const char *what)
