@@ -97,33 +97,11 @@
  * lane reads and writes only the words of its own columns (the neighbours' chi bits and new
  * significance masks come by shuffles), the __syncwarp() calls mark the phase boundaries.
  *
- * Verified on an H100 (2026-11-22): check_cuda with J2KC_CUDA_T1_VARIANT=128 (136 checks, per
- * stage and end to end, identical), compute-sanitizer memcheck, racecheck and synccheck clean
- * on three configurations. On the host: test_t1_par's code_chunked models the driver (chunks,
- * symbol bound, j2ki_t1p_code_pass) and `make check-t1p-emu` runs these very functions,
- * warps as threads, in the launch order of t1p_chunk_kernel, against the serial coder.
- * Measured (H100, 4K DCI frame alone, tier-1): first port 23.0 ms (the MQ kernel, coding in
- * place in global memory, took 4 to 5 ms per chunk at 17 cycles per instruction); coder in
- * registers and contexts in a local array 14.3 ms; MQ of chunk c - 1 beside the modelling
- * of chunk c in one launch 13.7 ms; contexts in shared memory and the symbols read a word
- * ahead 11.4 ms; a column's symbols and magnitudes in registers (no local memory) 10.3 ms
- * (8 lanes, the former default: 17.0 ms). 2026-11-25, fewer model instructions (the SPP
- * masks by a carry instead of a neighbourhood test per row, sign contexts by a table, the
- * MRP without neighbour shuffles, phase 3 by ballots, one spread per stripe): warp
- * instructions of chunk 0 1.63 -> 1.24 billion, tier-1 9.7 ms, 140 -> 161 frames/s with 8
- * in flight; the emission by predicated stores at constant offsets, the coefficients from one
- * pointer, the column coders' row loops unrolled: 170 frames/s. 2026-11-25 (ninth round), with
- * the early stop: quiet stripes (an SPP or MRP stripe with no significant sample in reach,
- * skipped before its magnitudes are loaded; a cleanup stripe of run-length zeros, its
- * symbols written directly): ncu of a 4K DCI frame, chunk 0's modelling 999 -> 962 million
- * warp instructions, tier-1 1,587 -> 1,557 million (2K: 580 -> 577): quiet stripes were
- * already cheap (one SPP round, nothing emitted), the busy ones cost. A/B frame rates (old
- * and new builds alternating, 8 in flight): 4K medians 225 -> 238 (pairs 225/238, 244/248,
- * 225/238), grain 601 -> 619, 2K 512 -> 487: more than the instructions explain, i.e.
- * mostly this machine's spread. Codestreams unchanged. Tried and left out: the symbol lists prefetched deeper for the MQ threads
- * (16-byte loads: tier-1 10.4 ms, two words ahead 11.6: every live register the MQ loop
- * gains costs its chain), chunks of 5 or 6 planes (the same), __launch_bounds__(128, 6)
- * (MQ chains a little faster, 4K frame rate 4 % lower) or (128, 10) (spills).
+ * Tested on the host by test_t1_par (code_chunked models this driver: chunks, symbol bound,
+ * j2ki_t1p_code_pass) and by `make check-t1p-emu`, which runs these very functions, warps as
+ * threads, in t1p_chunk_kernel's launch order, against the serial coder; on the GPU by
+ * check_cuda and compute-sanitizer. The measurements behind this design, and the variants
+ * tried and left out, are in bench/results/history.md#column-parallel-tier-1.
  */
 #define T1P_PLANES 4
 /* chunk c holds bit-planes [j2ki_t1s_plane0(c), j2ki_t1s_plane0(c + 1)) (t1_stop.h: the first
