@@ -297,6 +297,20 @@ static int mode_alloc(void)
     return nb_fail != 0;
 }
 
+/* Receives a frame of enc into got and compares it with ref; on a difference or an error the
+ * first one of the run is printed (allocation k, frame rec) and counted in *bad: -1. */
+static int receive_ref(J2kcEncoder *enc, Bytes *got, const Bytes *ref, int k, int rec, const char *where, int *bad)
+{
+    J2kcPacket pkt;
+    int ret;
+    if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0 || bytes_set(got, &pkt) < 0 || !bytes_eq(got, ref)) {
+        if (!(*bad)++)
+            printf("     allocation %d: frame %d%s: %s\n", k, rec, where, ret < 0 ? j2kc_strerror(ret) : "differs");
+        return -1;
+    }
+    return 0;
+}
+
 /* Slots 1.. get their page-locked memory on the preparer thread while slot 0 codes. */
 static const Case PIN4 = { "pin4", 256, 200, 3, 12, 0, "bytes=20000 async_depth=4" };
 
@@ -353,7 +367,6 @@ static int mode_pinned(void)
              * submit to that slot fails with J2KC_ERR_NOMEM (and again when retried); every
              * frame that comes back, those in flight included, is the reference's */
             int sub = 0, rec = 0, refused = 0;
-            J2kcPacket pkt;
             while (rec < N && !refused) {
                 ret = sub < N ? j2kc_encoder_submit(enc, &fr[sub].f) : J2KC_ERR_AGAIN;
                 if (ret == 0) {
@@ -367,24 +380,13 @@ static int mode_pinned(void)
                         printf("     allocation %d: submit %d returned %d then %d\n", k, sub, ret, again);
                     break;
                 }
-                if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0 || bytes_set(&got[rec], &pkt) < 0 ||
-                    !bytes_eq(&got[rec], &ref[rec])) {
-                    if (!bad_frame++)
-                        printf("     allocation %d: frame %d: %s\n", k, rec, ret < 0 ? j2kc_strerror(ret) : "differs");
+                if (receive_ref(enc, &got[rec], &ref[rec], k, rec, "", &bad_frame) < 0)
                     break;
-                }
                 rec++;
             }
-            while (refused && rec < sub) {
-                if ((ret = j2kc_encoder_receive(enc, &pkt, 1)) < 0 || bytes_set(&got[rec], &pkt) < 0 ||
-                    !bytes_eq(&got[rec], &ref[rec])) {
-                    if (!bad_frame++)
-                        printf("     allocation %d: frame %d in flight: %s\n", k, rec,
-                               ret < 0 ? j2kc_strerror(ret) : "differs");
-                    break;
-                }
+            while (refused && rec < sub && receive_ref(enc, &got[rec], &ref[rec], k, rec, " in flight",
+                                                       &bad_frame) == 0)
                 rec++;
-            }
             nb_refused += refused;
             if (!refused && !bad_submit++)
                 printf("     allocation %d: every frame was coded although an allocation failed\n", k);
