@@ -210,7 +210,7 @@ if have_gpu; then
             fail backends-source-$pf "$(last_err)"
     done
     for mode in "lossless:-pred dwt53" "budget:-b:v 3M" "budget-tight:-b:v 800k" "layers:-b:v 2M -layers 3" \
-                "quality:-q:v 8" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:gbrp:-b:v 2M" \
+                "psnr:-psnr 42" "dci-like:-b:v 1M -prog cprl" "gbrp-budget:gbrp:-b:v 2M" \
                 "imf2kr-lossless:yuv444p:-profile:v imf_2k_r" "imf2kr-budget:yuv444p:-profile:v imf_2k_r -b:v 2M"; do
         t=backends-identical-${mode%%:*}
         opts=${mode#*:}

@@ -60,11 +60,22 @@ if have_gpu; then
     grep -q 'Supported CUDA frame formats: ' "$WORK/err" || fail cuda-frames-yuva420p-list "no list of the supported formats"
 fi
 
-# Errors name the options the user typed (-b:v, -q:v, -profile:v, -cblk_width, ...), the value
+# Errors name the options the user typed (-b:v, -psnr, -profile:v, -cblk_width, ...), the value
 # and what is allowed, in ffmpeg's words rather than the library's parameter names.
-expect_error conflict-bitrate-quality '-q:v cannot be combined with -b:v' $O $SRC -c:v jpeg2000_cuda -b:v 10M -q:v 5
-expect_error conflict-layer-rates-quality '-q:v cannot be combined with -layer_rates' $O $SRC -c:v jpeg2000_cuda -layer_rates 100,20 -q:v 5
-expect_error quality-with-imf '-q:v is not supported with -profile:v imf_2k' $O $SRC444 -c:v jpeg2000_cuda -profile:v imf_2k -q:v 5
+expect_error conflict-bitrate-psnr '-psnr cannot be combined with -b:v' $O $SRC -c:v jpeg2000_cuda -b:v 10M -psnr 40
+expect_error conflict-maxrate-psnr '-psnr cannot be combined with -maxrate' $O $SRC -c:v jpeg2000_cuda -maxrate 10M -psnr 40
+expect_error conflict-layer-rates-psnr '-psnr cannot be combined with -layer_rates' $O $SRC -c:v jpeg2000_cuda -layer_rates 100,20 -psnr 40
+expect_error psnr-with-imf '-psnr is not supported with -profile:v imf_2k' $O $SRC444 -c:v jpeg2000_cuda -profile:v imf_2k -psnr 40
+# -psnr's range is the library's quality key's, (0, 200] dB, checked by AVOption: an error naming
+# the range, not a silent clip
+expect_error psnr-above-range "Value 200.5[0-9]* for parameter 'psnr' out of range \[0 - 200\]" $O $SRC -c:v jpeg2000_cuda -psnr 200.5
+expect_error psnr-negative "Value -3.0* for parameter 'psnr' out of range \[0 - 200\]" $O $SRC -c:v jpeg2000_cuda -psnr -3
+# -q:v selects a quantizer scale JPEG 2000 does not have: refused, naming -psnr (alone, and with a
+# rate target, where it must not be mistaken for a conflict between two quality settings)
+expect_error qscale-refused '-q:v is not supported: .*-psnr' $O $SRC -c:v jpeg2000_cuda -q:v 5
+expect_error qscale-refused-with-bitrate '-q:v is not supported: .*-psnr' $O $SRC -c:v jpeg2000_cuda -b:v 10M -q:v 5
+# -bypass is Part 1's lazy mode, a boolean: other bit-plane counts are -j2kc_params bypass=N
+expect_error bypass-not-a-count 'Unable to parse option value "4" as boolean' $O $SRC -c:v jpeg2000_cuda -bypass 4
 expect_error conflict-layers 'layers=2 conflicts with 3 layer_rates' $O $SRC -c:v jpeg2000_cuda -layers 2 -layer_rates 100,20,5
 expect_error conflict-maxrate 'exceeds -maxrate' $O $SRC -c:v jpeg2000_cuda -b:v 20M -maxrate 10M
 expect_error layer-rates-order 'decreasing' $O $SRC -c:v jpeg2000_cuda -layer_rates 5,20

@@ -2,7 +2,8 @@
 # out.jp2 is a JP2 file: the image2 muxer wraps jpeg2000_cuda's bare codestreams for *.jp2
 # names (jpeg2000_jp2 bitstream filter). Each file must be valid JP2 for jpylyzer, decode
 # losslessly with OpenJPEG and FFmpeg (which picks RGB/YUV/grey from the colr box), while
-# .j2c/.j2k images, MXF and MOV keep bare codestreams.
+# .j2c/.j2k images, MXF and MOV keep bare codestreams. The filter refuses damaged codestreams
+# cleanly.
 #   tests/ffmpeg/jp2.sh [BUILD_DIR]
 # jpylyzer comes from PyPI: the one on PATH, else a venv in BUILD_DIR/jpylyzer-venv (made on
 # first use); without either the validity checks say skip.
@@ -120,5 +121,53 @@ for out in one.mxf one.mov; do
     fi
 done
 [ -z "$bad" ] && ok $t ".j2c .j2k image2pipe .mxf .mov" || fail $t "not a bare codestream:$bad"
+
+# -- the filter on damaged input (it reads the SIZ marker segment with bytestream2): a packet
+#    too short for SOC+SIZ, Csiz 0 and an Lsiz that disagrees with Csiz are refused with an
+#    error and a non-zero exit; codestreams with random bytes changed in their main header
+#    (seed printed; SEED=N repeats) are wrapped or refused, never a crash
+bsf() {   # bsf IN OUT: ffmpeg -c:v copy through jpeg2000_jp2, -xerror: a filter error is fatal
+    timeout 60 "$FFMPEG" -nostdin -hide_banner -loglevel error -xerror -y -f image2 -c:v jpeg2000 -i "$1" -c:v copy \
+        -bsf:v jpeg2000_jp2 -f image2pipe "$2" 2> "$WORK/err"
+}
+patch_bytes() {   # patch_bytes FILE OFFSET HEX...: overwrites bytes in place
+    local f=$1 off=$2
+    shift 2
+    printf "$(printf '\\x%s' "$@")" | dd of="$f" bs=1 seek="$off" conv=notrunc 2>/dev/null
+}
+if [ -s "$WORK/one.j2c" ]; then
+    head -c 20 "$WORK/one.j2c" > "$WORK/short.j2c"
+    cp "$WORK/one.j2c" "$WORK/csiz0.j2c"; patch_bytes "$WORK/csiz0.j2c" 40 00 00
+    cp "$WORK/one.j2c" "$WORK/lsiz.j2c";  patch_bytes "$WORK/lsiz.j2c" 4 00 30
+    for c in "short:neither a JPEG 2000 codestream" "csiz0:Invalid SIZ marker segment" \
+             "lsiz:Invalid SIZ marker segment"; do
+        n=${c%%:*} re=${c#*:} t=bsf-refuses-${c%%:*}
+        bsf "$WORK/$n.j2c" "$WORK/$n.jp2"
+        rc=$?
+        if signalled $rc || [ $rc = 124 ]; then fail $t "exit $rc"
+        elif [ $rc = 0 ]; then fail $t "accepted"
+        elif ! grep -q "$re" "$WORK/err"; then fail $t "no '$re': $(last_err)"
+        else ok $t "$re"; fi
+    done
+    t=bsf-damaged-headers
+    seed=${SEED:-$(( $(date +%s) % 100000 ))}
+    RANDOM=$seed
+    crashed= refused=0 wrapped=0
+    for ((i = 0; i < 24; i++)); do
+        cp "$WORK/one.j2c" "$WORK/fz.j2c"
+        for ((k = 0; k < 3; k++)); do
+            patch_bytes "$WORK/fz.j2c" $(( 2 + RANDOM % 60 )) "$(printf '%02x' $(( RANDOM % 256 )))"
+        done
+        bsf "$WORK/fz.j2c" "$WORK/fz.jp2"
+        rc=$?
+        if signalled $rc || [ $rc = 124 ]; then crashed="$crashed $i($rc)"
+        elif [ $rc = 0 ]; then wrapped=$((wrapped + 1))
+        else refused=$((refused + 1)); fi
+    done
+    [ -z "$crashed" ] && ok $t "seed $seed: $wrapped wrapped, $refused refused" ||
+        fail $t "seed $seed: crashed or hung:$crashed"
+else
+    skip bsf-damaged "no one.j2c (its encode failed above)"
+fi
 
 finish

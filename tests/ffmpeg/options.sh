@@ -1,7 +1,8 @@
 #!/bin/bash
 # What -c:v jpeg2000_cuda tells its users: the option help (every profile a named constant with
 # a description, libopenjpeg's names accepted, named defaults instead of bare -1, internal
-# tuning switches behind -j2kc_params, each hardware device type once, -threads taken), and
+# tuning switches behind -j2kc_params, each hardware device type once, -threads taken), -psnr
+# as the library's quality key, and
 # how much it logs (nothing per frame at the default level, one line per frame at verbose,
 # nothing about discarded coding attempts).
 #   tests/ffmpeg/options.sh [BUILD_DIR]
@@ -45,6 +46,13 @@ if [ -n "$tuning" ]; then fail $t "still options: $tuning"
 elif ! grep -Eq '^ +-j2kc_params +<dictionary>' "$WORK/help"; then fail $t "no -j2kc_params option"
 else ok $t; fi
 
+# -- the quality target is -psnr with the library's range; -bypass is Part 1's lazy mode (a
+#    boolean: other bit-plane counts are -j2kc_params bypass=N)
+t=help-psnr-bypass
+if ! grep -Eq '^ +-psnr +<double> .*\(from 0 to 200\)' "$WORK/help"; then fail $t "no -psnr <double> from 0 to 200: $(grep -e '-psnr' "$WORK/help")"
+elif ! grep -Eq '^ +-bypass +<boolean> ' "$WORK/help"; then fail $t "-bypass is not a boolean: $(grep -e '-bypass' "$WORK/help")"
+else ok $t; fi
+
 # -- hardware devices listed once; threads: other (the library's pool)
 t=help-hardware-devices
 line=$(grep 'Supported hardware devices:' "$WORK/help")
@@ -69,6 +77,49 @@ if ff $DCI -profile:v dcinema_2k "$WORK/a.j2c" && ff $DCI -profile:v cinema2k "$
     else ok $t "Rsiz 0003, same bytes"; fi
 else
     fail $t "$(last_err)"
+fi
+
+# -- -psnr is the library's quality key (target PSNR in dB): one frame coded by ffmpeg -psnr T
+#    equals j2kc --quality T's codestream of the same samples, for a target T drawn from a
+#    printed seed (SEED=N to repeat); a higher target gives a larger frame, and the decoded
+#    frame's PSNR (ffmpeg's psnr filter) is within 0.5 dB below and 1 dB above the target
+J2KC=$BUILD/bin/j2kc
+seed=${SEED:-$(( $(date +%s) % 100000 ))}
+lo=$(( 300 + seed % 100 ))     # tenths of a dB: 30.0 .. 39.9
+hi=$(( lo + 60 ))              # 6 dB higher
+T=$(( lo / 10 )).$(( lo % 10 )) T2=$(( hi / 10 )).$(( hi % 10 ))
+# one grey frame: a bare codestream of one component decodes as grey, so the psnr filter
+# compares like with like
+"$FFMPEG" -nostdin -v error -f lavfi -i testsrc2=s=128x96 -frames:v 1 -pix_fmt gray -f rawvideo \
+    "$WORK/one.raw" || { fail source "cannot make the grey frame"; finish; }
+ONE="-f rawvideo -pixel_format gray -video_size 128x96 -framerate 25 -i $WORK/one.raw"
+t=psnr-is-quality-key
+if [ ! -x "$J2KC" ]; then skip $t "$J2KC not built (make B=$BUILD)"
+elif ff $ONE -c:v jpeg2000_cuda -psnr "$T" -flags +bitexact -f image2pipe "$WORK/p.j2k" &&
+     "$J2KC" -q -i "$WORK/one.raw" --raw 128x96:gray --fps 25 --quality "$T" -o "$WORK/p-cli.j2c" \
+         2> "$WORK/err"; then
+    if cmp -s "$WORK/p.j2k" "$WORK/p-cli.j2c"; then ok $t "seed $seed: -psnr $T = j2kc --quality $T, $(stat -c %s "$WORK/p.j2k") bytes"
+    else fail $t "seed $seed: -psnr $T ($(stat -c %s "$WORK/p.j2k") bytes) differs from j2kc --quality $T ($(stat -c %s "$WORK/p-cli.j2c") bytes)"; fi
+else
+    fail $t "seed $seed: $(last_err)"
+fi
+t=psnr-higher-target-larger
+psnr_of() {   # psnr_of FILE: the average PSNR of FILE's frame against one.raw
+    "$FFMPEG" -nostdin -hide_banner -i "$1" $ONE -lavfi "[0:v][1:v]psnr" -f null - 2>&1 |
+        sed -n 's/.*PSNR .* average:\([0-9.inf]*\).*/\1/p' | head -n 1
+}
+if ff $ONE -c:v jpeg2000_cuda -psnr "$T2" -flags +bitexact -f image2pipe "$WORK/p2.j2k" &&
+   [ -s "$WORK/p.j2k" ]; then
+    a=$(stat -c %s "$WORK/p.j2k") b=$(stat -c %s "$WORK/p2.j2k")
+    pa=$(psnr_of "$WORK/p.j2k") pb=$(psnr_of "$WORK/p2.j2k")
+    if [ -z "$pa" ] || [ -z "$pb" ]; then fail $t "seed $seed: no PSNR measured"
+    elif [ "$b" -le "$a" ]; then fail $t "seed $seed: -psnr $T2 gives $b bytes, -psnr $T $a"
+    elif ! awk -v p="$pa" -v q="$pb" -v t="$T" -v u="$T2" -v tol=0.5 -v over=1 \
+             'BEGIN { exit !(p >= t - tol && p <= t + over && q >= u - tol && q <= u + over && q > p) }'; then
+        fail $t "seed $seed: measured $pa dB for -psnr $T, $pb dB for -psnr $T2"
+    else ok $t "seed $seed: -psnr $T: $a bytes, $pa dB; -psnr $T2: $b bytes, $pb dB"; fi
+else
+    fail $t "seed $seed: $(last_err)"
 fi
 
 # -- quiet by default: the encoder prints the same lines for 2 frames as for 8 (none per

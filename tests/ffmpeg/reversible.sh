@@ -1,6 +1,6 @@
 #!/bin/bash
 # Reversible profiles are lossless unless a rate is asked for: imf_*_r, broadcast_multi_r and
-# -pred dwt53 without -b:v/-q:v decode to the source frames exactly, with the IMF sublevel in
+# -pred dwt53 without -b:v/-psnr decode to the source frames exactly, with the IMF sublevel in
 # Rsiz taken from the coded size; with -b:v the frames stay under the budget, are not lossless,
 # and one warning at the default log level says so.
 #   tests/ffmpeg/reversible.sh [BUILD_DIR]
@@ -102,10 +102,10 @@ else
     fail $t "$(last_err)"
 fi
 
-t=pred-dwt53-with-quality-warns
-if "$FFMPEG" -nostdin -hide_banner -nostats -y $(raw yuv444p) -c:v jpeg2000_cuda -pred dwt53 -q:v 10 \
+t=pred-dwt53-with-psnr-warns
+if "$FFMPEG" -nostdin -hide_banner -nostats -y $(raw yuv444p) -c:v jpeg2000_cuda -pred dwt53 -psnr 40 \
        -f null - 2> "$WORK/err"; then
-    n=$(grep -c '^\[jpeg2000_cuda.*-pred dwt53 with -q:v: .*omit -q:v for lossless' "$WORK/err")
+    n=$(grep -c '^\[jpeg2000_cuda.*-pred dwt53 with -psnr: .*omit -psnr for lossless' "$WORK/err")
     [ "$n" = 1 ] && ok $t || fail $t "$n warnings: $(head -c 300 "$WORK/err")"
 else
     fail $t "$(last_err)"
