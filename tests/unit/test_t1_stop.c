@@ -1,6 +1,7 @@
 /*
- * Tier-1's early stop (t1_stop.h, t1_stop.c): the threshold search against its definition
- * evaluated by brute force (random keys with ties and non-vertices), the decision rule and
+ * Tier-1's early stop (t1_stop.h, t1_stop.c): the threshold search (by digit histograms, on the
+ * calling thread) against its definition evaluated by brute force (random keys with ties and
+ * non-vertices; test_threads compares it on pools with a sorting search), the decision rule and
  * the known passes at each step, when it is enabled (byte budget, under J2KI_T1S_MAX_BPS),
  * and encodes through the API with it on and off: both within the budget. That the CUDA
  * coder takes the same decisions is checked on a GPU (check_cuda: limits, passes, bytes);
@@ -40,9 +41,10 @@ static void test_threshold(void)
 {
     enum { N = 300 };
     static uint32_t key[N], bytes[N];
-    static uint64_t scratch[N];
+    void *scratch = malloc(j2ki_t1s_pool_threshold_scratch_size(1));
     int bad = 0;
-    for (int t = 0; t < 400; t++) {
+    CHECK(scratch != NULL, "out of memory");
+    for (int t = 0; t < 400 && scratch; t++) {
         size_t n = t < 3 ? (size_t)t : 1 + test_rand() % N;
         uint64_t total = 0;
         for (size_t i = 0; i < n; i++) {
@@ -51,13 +53,14 @@ static void test_threshold(void)
             total += bytes[i];
         }
         uint64_t budget = t % 5 == 0 ? total + 1 : total ? test_rand() % (total + 1) : 0;
-        uint32_t a = j2ki_t1s_threshold(key, bytes, n, budget, scratch);
+        uint32_t a = j2ki_t1s_threshold_pool(key, bytes, n, budget, NULL, scratch);
         uint32_t b = threshold_brute(key, bytes, n, budget);
         if (a != b && bad++ < 5)
             fprintf(stderr, "threshold trial %d: n %zu budget %llu: %u, brute force %u\n", t, n,
                     (unsigned long long)budget, a, b);
     }
     CHECK(bad == 0, "%d of 400 threshold searches differ from the definition", bad);
+    free(scratch);
     printf("ok t1_stop threshold: 400 random searches as defined\n");
 }
 

@@ -5,7 +5,7 @@
  * BYPASS/TERMALL pass tables, the per-component accounting of DCI 4K (comp_bytes_res_e), and
  * random code-block states; total, per-component and per-layer sizes must be equal with the
  * calling thread alone and with pools of 2 and 5 threads, also when sized again (the state the
- * sizing leaves behind must not matter).
+ * sizing leaves behind must not matter); and the empty tile-part of a tile without samples.
  */
 #include "test.h"
 #include "core/plan.h"
@@ -97,6 +97,80 @@ static void random_states(J2kiPlan *pl)
     }
 }
 
+/*
+ * The empty tile-part of a tile without packets counts towards component 0 as resolution 0
+ * (t2_ref.h, J2kiT2Tally): one component subsampled by 2 across, tiles 13 wide, the second
+ * tile one sample wide at an odd column and so without samples; a POC whose first entry starts
+ * at resolution 1, so the first tile's first tile-part is not of resolution 0; only resolution
+ * 0 counts per component (comp_bytes_res_e = 1). Its comp_len must be the first tile's alone
+ * (the same plan 13 samples wide) plus that tile-part's SOT and SOD, from both sizings, and
+ * the total the bytes written.
+ */
+static void test_empty_tile(void)
+{
+    uint64_t comp[2][J2KC_MAX_COMPS], comp_sz[J2KC_MAX_COMPS];
+    int64_t total = 0, total_sz = 0, written = 0;
+    static uint8_t buf[1 << 16];
+
+    for (int k = 0; k < 2; k++) {
+        J2kiCodingParams cp;
+        J2kiPlan *pl = NULL;
+        J2kiT2Sizer *sz = NULL;
+        memset(&cp, 0, sizeof(cp));
+        cp.img.nb_comps = 1;
+        cp.img.width = k ? 14 : 13;
+        cp.img.height = 8;
+        for (int c = 0; c < J2KC_MAX_COMPS; c++) {
+            cp.img.dx[c] = cp.img.dy[c] = 1;
+            cp.img.depth[c] = 8;
+        }
+        cp.img.dx[0] = 2;
+        cp.tile_w = 13;
+        cp.tile_h = 8;
+        cp.nb_levels = 1;
+        cp.log2_cblk_w = cp.log2_cblk_h = 2;
+        cp.guard_bits = 1;
+        cp.bypass_start = 4;
+        cp.nb_layers = 1;
+        cp.comp_bytes_res_e = 1;
+        cp.nb_poc = 2;
+        cp.poc[0] = (J2kiPoc){ 1, 0, 1, 2, 1, J2KI_LRCP };
+        cp.poc[1] = (J2kiPoc){ 0, 0, 1, 1, 1, J2KI_LRCP };
+        for (int r = 0; r < J2KI_MAX_RES; r++)
+            cp.prec_log2_w[r] = cp.prec_log2_h[r] = 15;
+        CHECK(j2ki_plan_create(&pl, &cp, NULL) == 0, "empty tile: plan %d", k);
+        if (!pl)
+            return;
+        CHECK(pl->nb_tiles == (uint32_t)(k + 1) && (!k || pl->tiles[1].comps[0].w == 0), "empty tile: geometry");
+        /* the same code-block states in both plans (the second tile has none) */
+        for (uint32_t i = 0; i < pl->nb_cblks; i++) {
+            J2kiCblk *cb = &pl->cblks[i];
+            cb->numbps = 2;
+            cb->nb_passes = 4;
+            for (int p = 0; p < 4; p++) {
+                cb->passes[p].rate = 3u * (uint32_t)(p + 1) + i;
+                cb->passes[p].term = p == 3;
+            }
+            cb->layer_passes[0] = (uint16_t)(i % 5);
+        }
+        total = j2ki_t2_size(pl, comp[k], NULL);
+        if (k) {
+            CHECK(j2ki_t2_sizer_new(&sz, pl) == 0, "empty tile: sizer");
+            total_sz = sz ? j2ki_t2_sizer_size(sz, pl, comp_sz, NULL) : -1;
+            written = j2ki_codestream_write(pl, buf, sizeof(buf));
+        }
+        j2ki_t2_sizer_free(&sz);
+        j2ki_plan_free(&pl);
+    }
+    CHECK(comp[1][0] == comp[0][0] + 14, "empty tile: comp_len %llu, first tile's %llu + 14",
+          (unsigned long long)comp[1][0], (unsigned long long)comp[0][0]);
+    CHECK(total_sz == total && comp_sz[0] == comp[1][0] && written == total,
+          "empty tile: sizer %lld / %llu, j2ki_t2_size %lld / %llu, written %lld", (long long)total_sz,
+          (unsigned long long)comp_sz[0], (long long)total, (unsigned long long)comp[1][0], (long long)written);
+    printf("ok t2_sizer empty tile: %llu bytes for component 0, %lld in all\n", (unsigned long long)comp[1][0],
+           (long long)total);
+}
+
 int main(void)
 {
     J2kiPool *pools[3] = { NULL, j2ki_pool_new(2), j2ki_pool_new(5) };
@@ -144,5 +218,6 @@ int main(void)
            nb_tp_split, nb_res_e);
     for (int k = 0; k < 3; k++)
         j2ki_pool_free(&pools[k]);
+    test_empty_tile();
     return test_done("test_t2_sizer");
 }

@@ -2,9 +2,9 @@
  * The reference backend's worker threads (threadpool.c, backend_ref.c):
  *  - the pool calls every item of a job exactly once, on a worker number in range, job after
  *    job, with items of uneven cost, and two pools run side by side from two threads;
- *  - the early stop's threshold found by digit histograms on the pool equals the sorting
- *    search (j2ki_t1s_threshold) over random keys with ties, zeros, keys across the whole
- *    32-bit range and budgets from 0 to above the total;
+ *  - the early stop's threshold found by digit histograms (j2ki_t1s_threshold_pool) on no pool,
+ *    2 and 5 threads equals a sorting search written here over random keys with ties, zeros,
+ *    keys across the whole 32-bit range and budgets from 0 to above the total;
  *  - the "threads" key takes 0 (auto) and 1..256 and refuses negative, huge and malformed
  *    values with a message that names it;
  *  - the codestream is byte-identical for 1, 2, 3 and 7 threads (and auto) over seeded random
@@ -143,6 +143,31 @@ static void test_affinity(void)
 
 /* ---- the early stop's threshold ---- */
 
+static int cmp_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The threshold by its definition's walk (t1_stop.h, step 2): the entries sorted by key (ties
+ * in any order), from the largest, to the one whose bytes first take the sum over budget. */
+static uint32_t threshold_sorted(const uint32_t *key, const uint32_t *bytes, size_t n, uint64_t budget,
+                                 uint64_t *scratch)
+{
+    size_t m = 0, i;
+    uint64_t cum = 0;
+    for (i = 0; i < n; i++)
+        if (key[i])
+            scratch[m++] = (uint64_t)key[i] << 32 | bytes[i];
+    qsort(scratch, m, sizeof(*scratch), cmp_desc);
+    for (i = 0; i < m; i++) {
+        cum += (uint32_t)scratch[i];
+        if (cum > budget)
+            return (uint32_t)(scratch[i] >> 32);
+    }
+    return 0;
+}
+
 static void test_t1s_threshold(void)
 {
     enum { N = 40000 };
@@ -163,7 +188,7 @@ static void test_t1s_threshold(void)
             total += key[i] ? bytes[i] : 0;
         }
         uint64_t budget = t % 5 == 0 ? total + (t % 10 ? 1 : 0) : total ? test_rand() % (total + 1) : 0;
-        uint32_t a = j2ki_t1s_threshold(key, bytes, n, budget, sorted);
+        uint32_t a = threshold_sorted(key, bytes, n, budget, sorted);
         for (int k = 0; k < 3; k++) {
             uint32_t b = j2ki_t1s_threshold_pool(key, bytes, n, budget, pools[k], scratch);
             if (a != b && bad++ < 5)

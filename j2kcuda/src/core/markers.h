@@ -32,8 +32,6 @@
  * more segments (Ztlm 0, 1, ...) as needed. */
 #define J2KI_TLM_ENTRY_BYTES 6
 #define J2KI_TLM_MAX_ENTRIES 255
-/* PLT: at most 65535 - 3 bytes of Iplt per segment */
-#define J2KI_PLT_MAX_PAYLOAD 65532
 
 /** SOC (A.4.1): FF4F. */
 void j2ki_mk_soc(J2kiBytes *b);

@@ -575,9 +575,9 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
  * a->mlen[j]. Sync. Phase 2, one warp per (tile-part, probe): its bytes, PLT and
  * per-component / per-layer shares into that probe's accumulators (a->multi, sets rotated per
  * op as hist's). Sync. Then every thread reads the probes from the top down, as the host
- * sizes them, to the first that does not fit: the same j* and ends. Leaves layer_passes at
- * the last probe sized (the caller applies again) and a->sized / hdr_len / body_len
- * consistent with each other, as size does.
+ * sizes them, to the first that does not fit (j2ki_rc_multi_step): the same j* and ends.
+ * Leaves layer_passes at the last probe sized (the caller applies again) and a->sized /
+ * hdr_len / body_len consistent with each other, as size does.
  */
 __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *pr)
 {
@@ -648,12 +648,8 @@ __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const ui
             c->layer_len[m] = total - above;
             above += ld_acc(&mj[RC_M_LAYER + m]);
         }
-        if (!j2ki_rc_fits(c, l)) {
-            j2ki_rc_end_get(c, l, &pr->lo);
+        if (!j2ki_rc_multi_step(c, l, j, pr, &js))
             break;
-        }
-        j2ki_rc_end_get(c, l, &pr->hi);
-        js = j;
     }
     return js;
 }

@@ -633,6 +633,24 @@ J2KI_HD void j2ki_rc_end_get(const J2kiRcCtx *c, int l, J2kiRcEnd *e)
     e->layer = c->layer_len[l];
 }
 
+/**
+ * One step of size_multi's walk over its probes from the top (J2kiRcOps.size_multi; both
+ * executors end with it: the host sizes each probe as it goes and stops at the first that does
+ * not fit, the device reads the probes it sized at once): c's measurement holds probe j's
+ * sizes. When they fit, p->hi takes them and *js = j (every probe j .. n-1 fits so far):
+ * returns 1, go on with j - 1. Else p->lo takes them: returns 0, the walk ends with *js.
+ */
+J2KI_HD int j2ki_rc_multi_step(const J2kiRcCtx *c, int l, int j, J2kiRcPred *p, int *js)
+{
+    if (!j2ki_rc_fits(c, l)) {
+        j2ki_rc_end_get(c, l, &p->lo);
+        return 0;
+    }
+    j2ki_rc_end_get(c, l, &p->hi);
+    *js = j;
+    return 1;
+}
+
 /** Bin width of a histogram of (L, H] (H > L + 1): the smallest shift that fits it in
  *  J2KI_RC_HIST_BINS bins; slope bits v go to bin (v - L - 1) >> shift. */
 J2KI_HD int j2ki_rc_hist_shift(uint64_t L, uint64_t H)

@@ -378,8 +378,9 @@ static void host_fill_apply(J2kiRcCtx *c, uint32_t p)
         h->plan->cblks[cand[j].i].layer_passes[last] = j < p ? cand[j].n_new : cand[j].n_old;
 }
 
-/* The probes one at a time from the top: j* is found at the first that does not fit, so the
- * ones below it are not sized (the device sizes them all at once and reads the same j*). */
+/* The probes one at a time from the top (j2ki_rc_multi_step): j* is found at the first that
+ * does not fit, so the ones below it are not sized (the device sizes them all at once and
+ * reads the same j*). */
 static int host_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRcPred *p)
 {
     J2kiPlan *plan = ((RcHost *)c->opaque)->plan;
@@ -390,12 +391,8 @@ static int host_size_multi(J2kiRcCtx *c, int l, const uint64_t *t, int n, J2kiRc
             j2ki_rc_cblk_apply_x(c, &plan->cblks[i], i, rc_comp(plan, &plan->cblks[i]), l, l1, x);
         if ((ret = j2ki_rc_size_now(c)) < 0)   /* counted by j2ki_rc_multi_round */
             return ret;
-        if (!j2ki_rc_fits(c, l)) {
-            j2ki_rc_end_get(c, l, &p->lo);
+        if (!j2ki_rc_multi_step(c, l, j, p, &js))
             break;
-        }
-        j2ki_rc_end_get(c, l, &p->hi);
-        js = j;
     }
     return js;
 }

@@ -4,7 +4,8 @@
  *
  * One walk over a tile's packets (t2_walk) serves three purposes: counting tile-parts when the
  * plan is built, sizing (j2ki_t2_size: headers coded into a counting writer, code-block data
- * only counted), and writing. Writing a tile takes two walks: the first sizes its tile-parts
+ * only counted, PLT by t2_core.h's counting rule, the sums by J2kiT2Tally, which the threaded
+ * sizer of t2_sizer.c shares), and writing. Writing a tile takes two walks: the first sizes its tile-parts
  * (Psot and the PLT bytes must precede the packets), the second writes them; TLM entries in the
  * main header are patched as each tile-part starts. The per-tile tier-2 state (tag trees,
  * Lblock, passes sent, layers sent per precinct) lives in the plan and is reset at the start of
@@ -22,8 +23,9 @@
 
 enum { MODE_COUNT = 0, MODE_SIZE, MODE_WRITE };
 
-/* PLT segments (A.7.3) of one tile-part, written (or counted) one packet length at a time;
- * a segment is closed, and its Lplt patched, when the next entry would not fit. */
+/* PLT segments (A.7.3) of one tile-part, written one packet length at a time; a segment is
+ * closed, and its Lplt patched, when the next entry would not fit (the rule that
+ * j2ki_t2_plt_count_add counts, and tp_close checks, by). */
 typedef struct Plt {
     J2kiBytes b;
     size_t    seg_start;
@@ -35,8 +37,8 @@ typedef struct Plt {
 typedef struct TilePartInfo {
     uint64_t packet_bytes;
     uint64_t plt_bytes;
-    int      comp;                 /* component of its first packet */
-    int      res;                  /* resolution of its first packet */
+    int      comp;                 /* component of its first packet (0 when it has none) */
+    int      res;                  /* resolution of its first packet (0 when it has none) */
 } TilePartInfo;
 
 typedef struct T2 {
@@ -47,7 +49,8 @@ typedef struct T2 {
     uint32_t  nsop;                /* SOP Nsop, per tile (A.8.1) */
     int       tp;                  /* current tile-part of the tile, -1 before the first */
     TilePartInfo tps[T2_MAX_TILE_PARTS];
-    Plt       plt;
+    Plt       plt;                 /* MODE_WRITE */
+    J2kiT2PltCount plt_count;      /* MODE_SIZE */
     /* MODE_WRITE */
     size_t    tp_start;
     uint64_t  tp_psot;
@@ -56,9 +59,8 @@ typedef struct T2 {
     /* MODE_COUNT: optional visitor (j2ki_t2_walk_packets) */
     J2kiT2PacketFn visit;
     void     *visit_opaque;
-    /* MODE_SIZE accumulators */
-    uint64_t  comp_bytes[J2KC_MAX_COMPS];
-    uint64_t  layer_bytes[J2KI_MAX_LAYERS];
+    /* MODE_SIZE of j2ki_t2_size: the sums (packets as they are sized, tile-parts per tile) */
+    J2kiT2Tally *tally;
     int       err;
 } T2;
 
@@ -83,7 +85,7 @@ static void plt_add(Plt *p, uint64_t len)
 {
     int n = j2ki_plt_entry_bytes(len);
 
-    if (p->open && p->payload + (uint32_t)n > J2KI_PLT_MAX_PAYLOAD)
+    if (p->open && p->payload + (uint32_t)n > J2KI_T2_PLT_MAX_PAYLOAD)
         plt_close(p);
     if (!p->open) {
         p->seg_start = p->b.pos;
@@ -125,6 +127,23 @@ static int tile_reset(J2kiPlan *pl, J2kiTile *tile, int load_trees)
 
 /* ---- packets ---------------------------------------------------------------------------- */
 
+int64_t j2ki_t2_packet_head(J2kiBytes *o, J2kiPlan *plan, uint32_t first_band, J2kiPrec *prec, int l,
+                            uint32_t nsop)
+{
+    const J2kiCodingParams *cp = plan->cp;
+    const int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
+    int64_t body;
+    J2kiBits bw;
+
+    if (cp->sop)
+        j2ki_mk_sop(o, nsop);
+    j2ki_bits_init(&bw, o);
+    body = j2ki_t2_prec_header(&bw, plan->cblks, plan->bands, first_band, prec, l, scan);
+    if (body >= 0 && cp->eph)
+        j2ki_mk_eph(o);
+    return body;
+}
+
 /*
  * One packet (B.9, B.10): [SOP] header [EPH] body; the header is coded by t2_core.h, the code
  * the device tier-2 runs too. Returns its length in bytes, or < 0.
@@ -132,24 +151,14 @@ static int tile_reset(J2kiPlan *pl, J2kiTile *tile, int load_trees)
 static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int l)
 {
     J2kiPlan *pl = t2->pl;
-    const J2kiCodingParams *cp = t2->cp;
     J2kiRes *res = &tile->comps[c].res[r];
     J2kiPrec *prec = &res->precs[p];
     J2kiBytes *o = t2->out;
     size_t start = o->pos;
-    int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
-    int64_t body;
-    J2kiBits bw;
+    int64_t body = j2ki_t2_packet_head(o, pl, res->first_band, prec, l, t2->nsop++);
 
-    if (cp->sop)
-        j2ki_mk_sop(o, t2->nsop);
-    t2->nsop++;
-    j2ki_bits_init(&bw, o);
-    body = j2ki_t2_prec_header(&bw, pl->cblks, pl->bands, res->first_band, prec, l, scan);
     if (body < 0)
         return body;
-    if (cp->eph)
-        j2ki_mk_eph(o);
     /* B.9: the code-blocks' new bytes, in the order of the header */
     if (t2->mode == MODE_WRITE) {
         J2KI_T2_FOR_CBLKS(pl->cblks, pl->bands, res->first_band, prec, k, pb, band, x, y, cb) {
@@ -168,27 +177,25 @@ static int64_t code_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int
 
 /* ---- tile-parts ------------------------------------------------------------------------- */
 
-static uint64_t tp_header_bytes(const TilePartInfo *tp)
-{
-    return 12 + tp->plt_bytes + 2;     /* SOT, PLT, SOD */
-}
-
 static void tp_close(T2 *t2)
 {
     if (t2->tp < 0)
         return;
-    if (t2->cp->plt)
-        plt_close(&t2->plt);
     if (t2->mode == MODE_SIZE) {
-        TilePartInfo *tp = &t2->tps[t2->tp];
-        tp->plt_bytes = t2->plt.b.pos;
-    } else if (t2->mode == MODE_WRITE && !t2->out->overflow) {
-        if (t2->plt.b.pos != t2->tps[t2->tp].plt_bytes || t2->out->pos - t2->tp_start != t2->tp_psot)
+        t2->tps[t2->tp].plt_bytes = t2->cp->plt ? t2->plt_count.bytes : 0;
+    } else if (t2->mode == MODE_WRITE) {
+        if (t2->cp->plt)
+            plt_close(&t2->plt);
+        /* the tile-part as sized: Psot, and the PLT bytes reserved for it */
+        if (!t2->out->overflow &&
+            (t2->plt.b.pos != t2->tps[t2->tp].plt_bytes || t2->out->pos - t2->tp_start != t2->tp_psot))
             t2->err = J2KC_ERR_INTERNAL;
     }
 }
 
-static int tp_open(T2 *t2, J2kiTile *tile, int c)
+/* Opens the tile-part that starts with a packet of component c, resolution r (an empty
+ * tile-part: 0, 0). */
+static int tp_open(T2 *t2, J2kiTile *tile, int c, int r)
 {
     TilePartInfo *tp;
 
@@ -200,10 +207,11 @@ static int tp_open(T2 *t2, J2kiTile *tile, int c)
         tp->packet_bytes = 0;
         tp->plt_bytes = 0;
         tp->comp = c;
-        plt_begin(&t2->plt, NULL, 0);
+        tp->res = r;
+        t2->plt_count = (J2kiT2PltCount){ 0, -1, 0 };
     } else {
         J2kiBytes *o = t2->out;
-        uint64_t psot = tp_header_bytes(tp) + tp->packet_bytes;
+        uint64_t psot = J2KI_T2_TP_FIXED_BYTES + tp->plt_bytes + tp->packet_bytes;
         if (psot > UINT32_MAX)
             return J2KC_ERR_UNSUPPORTED;
         t2->tp_start = o->pos;
@@ -232,23 +240,21 @@ static int on_packet(T2 *t2, J2kiTile *tile, int c, int r, uint32_t p, int l, in
     int64_t len;
     int ret;
 
-    if (new_tp) {
-        if ((ret = tp_open(t2, tile, c)) < 0)
-            return ret;
-        t2->tps[t2->tp].res = r;
-    }
+    if (new_tp && (ret = tp_open(t2, tile, c, r)) < 0)
+        return ret;
     if (t2->mode == MODE_COUNT)
         return t2->visit ? t2->visit(t2->visit_opaque, tile, c, r, p, l, new_tp) : 0;
     len = code_packet(t2, tile, c, r, p, l);
     if (len < 0)
         return (int)len;
-    if (t2->cp->plt)
-        plt_add(&t2->plt, (uint64_t)len);
     if (t2->mode == MODE_SIZE) {
+        if (t2->cp->plt)
+            j2ki_t2_plt_count_add(&t2->plt_count, (uint64_t)len);
         t2->tps[t2->tp].packet_bytes += (uint64_t)len;
-        if (!t2->cp->comp_bytes_res_e || r < t2->cp->comp_bytes_res_e)
-            t2->comp_bytes[c] += (uint64_t)len;
-        t2->layer_bytes[l] += (uint64_t)len;
+        if (t2->tally)
+            j2ki_t2_tally_packet(t2->tally, c, r, l, (uint64_t)len);
+    } else if (t2->cp->plt) {
+        plt_add(&t2->plt, (uint64_t)len);
     }
     return 0;
 }
@@ -341,7 +347,7 @@ static int t2_walk(T2 *t2, J2kiTile *tile)
     }
     /* a tile without any packet still has its tile-part (A.4.2) */
     if (t2->tp < 0) {
-        if ((ret = tp_open(t2, tile, 0)) < 0)
+        if ((ret = tp_open(t2, tile, 0, 0)) < 0)
             return ret;
         if (t2->mode == MODE_COUNT && t2->visit && (ret = t2->visit(t2->visit_opaque, tile, 0, 0, 0, -1, 1)) < 0)
             return ret;
@@ -415,43 +421,61 @@ int64_t j2ki_main_header_size(const J2kiPlan *plan)
     return (int64_t)b.pos;
 }
 
+void j2ki_t2_tally_init(J2kiT2Tally *t, const J2kiPlan *plan)
+{
+    memset(t, 0, sizeof(*t));
+    t->cp = plan->cp;
+    t->total = (uint64_t)j2ki_main_header_size(plan) + 2;    /* + EOC */
+}
+
+void j2ki_t2_tally_tile_part(J2kiT2Tally *t, int c, int r, uint64_t plt_bytes, uint64_t packet_bytes)
+{
+    const uint64_t hdr = J2KI_T2_TP_FIXED_BYTES + plt_bytes;     /* SOT, PLT, SOD */
+    t->total += hdr + packet_bytes;
+    if (j2ki_t2_tally_counts(t, r))
+        t->comp[c] += hdr;
+}
+
+int64_t j2ki_t2_tally_end(const J2kiT2Tally *t, uint64_t *comp_len, uint64_t *layer_len)
+{
+    if (comp_len)
+        for (int c = 0; c < t->cp->img.nb_comps; c++)
+            comp_len[c] = t->comp[c];
+    if (layer_len) {
+        /* truncated after layer l: everything but the packets of the layers above it */
+        uint64_t above = 0;
+        for (int l = t->cp->nb_layers - 1; l >= 0; l--) {
+            layer_len[l] = t->total - above;
+            above += t->layer[l];
+        }
+    }
+    return (int64_t)t->total;
+}
+
 int64_t j2ki_t2_size(J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len)
 {
-    const J2kiCodingParams *cp = plan->cp;
     T2 t2;
     J2kiBytes counter;
-    uint64_t total;
+    J2kiT2Tally tally;
     int ret;
 
     memset(&t2, 0, sizeof(t2));
     t2.pl = plan;
-    t2.cp = cp;
+    t2.cp = plan->cp;
     t2.mode = MODE_SIZE;
     t2.out = &counter;
-    total = (uint64_t)j2ki_main_header_size(plan) + 2;    /* + EOC */
+    t2.tally = &tally;
+    j2ki_t2_tally_init(&tally, plan);
     for (uint32_t t = 0; t < plan->nb_tiles; t++) {
         J2kiTile *tile = &plan->tiles[t];
         j2ki_bytes_init(&counter, NULL, 0);
         if ((ret = tile_reset(plan, tile, 1)) < 0 || (ret = t2_walk(&t2, tile)) < 0)
             return ret;
-        for (int k = 0; k <= t2.tp; k++) {
-            uint64_t hdr = tp_header_bytes(&t2.tps[k]);
-            total += hdr + t2.tps[k].packet_bytes;
-            if (!cp->comp_bytes_res_e || t2.tps[k].res < cp->comp_bytes_res_e)
-                t2.comp_bytes[t2.tps[k].comp] += hdr;
-        }
+        for (int k = 0; k <= t2.tp; k++)
+            j2ki_t2_tally_tile_part(&tally, t2.tps[k].comp, t2.tps[k].res, t2.tps[k].plt_bytes,
+                                    t2.tps[k].packet_bytes);
     }
-    if (comp_len)
-        for (int c = 0; c < cp->img.nb_comps; c++)
-            comp_len[c] = t2.comp_bytes[c];
-    if (layer_len) {
-        uint64_t above = 0;
-        for (int l = cp->nb_layers - 1; l >= 0; l--) {
-            layer_len[l] = total - above;
-            above += t2.layer_bytes[l];
-        }
-    }
-    return (int64_t)total;
+    return j2ki_t2_tally_end(&tally, comp_len, layer_len);
 }
 
 int64_t j2ki_codestream_write(J2kiPlan *plan, uint8_t *out, size_t cap)

@@ -4,26 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/markers.h"
 #include "ref/t2_ref.h"
 #include "hd/t2_core.h"
 #include "ref/t2_sizer.h"
-
-/* TPsot is 8 bits (A.4.2): at most this many tile-parts per tile (t2_ref.c refuses more) */
-#define SIZER_MAX_TILE_PARTS 255
 
 typedef struct SizerPrec {
     J2kiPrec *prec;
     uint32_t  first_band;
 } SizerPrec;
 
-/** One packet in codestream order. layer -1: the empty tile-part of a tile without packets. */
+/** One packet in codestream order. layer -1: the empty tile-part of a tile without packets
+ *  (component 0, resolution 0). */
 typedef struct SizerPkt {
     uint32_t prec;           /* index in precs */
     int16_t  layer;
     uint8_t  comp, res;
     uint8_t  new_tp;
-    uint8_t  tile_start;     /* the tile's first packet (its tile-parts are counted from 0) */
 } SizerPkt;
 
 struct J2kiT2Sizer {
@@ -34,10 +30,8 @@ struct J2kiT2Sizer {
     uint32_t  *res_first;    /* per (tile, comp, res): its first precinct in precs */
     SizerPkt  *pkts;
     size_t     nb_pkts, cap_pkts;
-    uint32_t   walk_tile;    /* creation: the tile of the last recorded packet */
     uint64_t  *len;          /* per (precinct, layer): packet bytes of the current sizing */
     int       *err;          /* per precinct: the sizing's error, or 0 */
-    int64_t    main_len;     /* main header + EOC */
 };
 
 static uint32_t res_slot(const J2kiPlan *plan, uint32_t t, int c, int r)
@@ -65,8 +59,6 @@ static int on_walk(void *opaque, const J2kiTile *tile, int c, int r, uint32_t p,
     k->comp = (uint8_t)c;
     k->res = (uint8_t)r;
     k->new_tp = (uint8_t)new_tp;
-    k->tile_start = (uint8_t)(s->nb_pkts == 1 || t != s->walk_tile);
-    s->walk_tile = t;
     return 0;
 }
 
@@ -121,7 +113,6 @@ int j2ki_t2_sizer_new(J2kiT2Sizer **out, J2kiPlan *plan)
         }
     if ((ret = j2ki_t2_walk_packets(plan, on_walk, s)) < 0)
         goto fail;
-    s->main_len = j2ki_main_header_size(plan) + 2;    /* + EOC */
     *out = s;
     return 0;
 fail:
@@ -134,14 +125,13 @@ void j2ki_t2_sizer_set_pool(J2kiT2Sizer *s, J2kiPool *pool)
     s->pool = pool;
 }
 
-/* Every layer's packet of one precinct: j2ki_t2_size's code_packet in MODE_SIZE. */
+/* Every layer's packet of one precinct, as j2ki_t2_size codes them (j2ki_t2_packet_head). */
 static void size_prec(void *opaque, uint32_t i, int worker)
 {
     J2kiT2Sizer *s = opaque;
     J2kiPlan *plan = s->plan;
     const J2kiCodingParams *cp = plan->cp;
     const SizerPrec *sp = &s->precs[i];
-    const int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
     int ret;
 
     (void)worker;
@@ -152,38 +142,28 @@ static void size_prec(void *opaque, uint32_t i, int worker)
     }
     for (int l = 0; l < cp->nb_layers; l++) {
         J2kiBytes counter;
-        J2kiBits bw;
         int64_t body;
 
         j2ki_bytes_init(&counter, NULL, 0);
-        if (cp->sop)
-            j2ki_mk_sop(&counter, 0);
-        j2ki_bits_init(&bw, &counter);
-        body = j2ki_t2_prec_header(&bw, plan->cblks, plan->bands, sp->first_band, sp->prec, l, scan);
+        body = j2ki_t2_packet_head(&counter, plan, sp->first_band, sp->prec, l, 0);
         if (body < 0) {
             s->err[i] = (int)body;
             return;
         }
-        if (cp->eph)
-            j2ki_mk_eph(&counter);
         j2ki_t2_prec_commit(plan->cblks, plan->bands, sp->first_band, sp->prec, l);
         s->len[(size_t)i * (size_t)cp->nb_layers + (size_t)l] = (uint64_t)counter.pos + (uint64_t)body;
     }
 }
 
-/* The tile-part accounting of t2_ref.c's sizing walk (on_packet, tp_open, tp_close, j2ki_t2_size)
- * over the recorded packet order. */
+/* The packet lengths summed in codestream order with j2ki_t2_size's tally (t2_ref.h): each
+ * tile-part closed at the next one's first packet, or at the end. */
 int64_t j2ki_t2_sizer_size(void *sizer, J2kiPlan *plan, uint64_t *comp_len, uint64_t *layer_len)
 {
     J2kiT2Sizer *s = sizer;
     const J2kiCodingParams *cp = plan->cp;
-    const int res_e = cp->comp_bytes_res_e, L = cp->nb_layers;
-    uint64_t comp_bytes[J2KC_MAX_COMPS] = { 0 }, layer_bytes[J2KI_MAX_LAYERS] = { 0 };
-    uint64_t total = (uint64_t)s->main_len;
-    /* the open tile-part: t2_ref.c keeps the per-tile-part table across tiles, and the empty
-     * tile-part of a tile without packets keeps the resolution its slot held before */
-    int tp_res[SIZER_MAX_TILE_PARTS] = { 0 };
-    int tp = -1, tp_comp = 0;
+    const size_t L = (size_t)cp->nb_layers;
+    J2kiT2Tally tally;
+    const SizerPkt *tp = NULL;           /* the open tile-part's first packet */
     uint64_t tp_packets = 0;
     J2kiT2PltCount plt = { 0, -1, 0 };
 
@@ -194,49 +174,25 @@ int64_t j2ki_t2_sizer_size(void *sizer, J2kiPlan *plan, uint64_t *comp_len, uint
         if (s->err[i] < 0)
             return s->err[i];
 
+    j2ki_t2_tally_init(&tally, plan);
     for (size_t k = 0; k <= s->nb_pkts; k++) {
         const SizerPkt *pk = k < s->nb_pkts ? &s->pkts[k] : NULL;
-        if (tp >= 0 && (!pk || pk->new_tp)) {
-            /* tp_close, then j2ki_t2_size's sum over the tile's tile-parts */
-            uint64_t hdr = 12 + (cp->plt ? plt.bytes : 0) + 2;     /* SOT, PLT, SOD */
-            total += hdr + tp_packets;
-            if (!res_e || tp_res[tp] < res_e)
-                comp_bytes[tp_comp] += hdr;
-        }
+        if (tp && (!pk || pk->new_tp))
+            j2ki_t2_tally_tile_part(&tally, tp->comp, tp->res, cp->plt ? plt.bytes : 0, tp_packets);
         if (!pk)
             break;
         if (pk->new_tp) {
-            /* a tile's first packet opens its first tile-part (t2_walk starts at tp = -1) */
-            tp = pk->tile_start ? 0 : tp + 1;
-            if (tp >= SIZER_MAX_TILE_PARTS)
-                return J2KC_ERR_UNSUPPORTED;
-            tp_comp = pk->comp;
-            if (pk->layer >= 0)
-                tp_res[tp] = pk->res;
+            tp = pk;
             tp_packets = 0;
             plt = (J2kiT2PltCount){ 0, -1, 0 };
         }
-        if (pk->layer < 0)
-            continue;
-        {
-            uint64_t len = s->len[(size_t)pk->prec * (size_t)L + (size_t)pk->layer];
+        if (pk->layer >= 0) {
+            uint64_t len = s->len[(size_t)pk->prec * L + (size_t)pk->layer];
             if (cp->plt)
                 j2ki_t2_plt_count_add(&plt, len);
             tp_packets += len;
-            if (!res_e || pk->res < res_e)
-                comp_bytes[pk->comp] += len;
-            layer_bytes[pk->layer] += len;
+            j2ki_t2_tally_packet(&tally, pk->comp, pk->res, pk->layer, len);
         }
     }
-    if (comp_len)
-        for (int c = 0; c < cp->img.nb_comps; c++)
-            comp_len[c] = comp_bytes[c];
-    if (layer_len) {
-        uint64_t above = 0;
-        for (int l = L - 1; l >= 0; l--) {
-            layer_len[l] = total - above;
-            above += layer_bytes[l];
-        }
-    }
-    return (int64_t)total;
+    return j2ki_t2_tally_end(&tally, comp_len, layer_len);
 }

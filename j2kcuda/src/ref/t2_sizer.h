@@ -7,11 +7,11 @@
  * precinct's state (its bands' tag trees, its code-blocks' Lblock and passes sent), which the
  * precinct's earlier layers alone change, and every progression order emits a precinct's
  * layers in order (B.12). So each precinct's packets are sized by one worker, layer after layer,
- * with t2_core.h's header coder (the code t2_ref.c and the device run), into a table of packet
- * lengths; then the caller walks the packets in codestream order (recorded once, at creation,
- * by j2ki_t2_walk_packets) and adds them up with the tile-part headers and PLT segments as
- * t2_ref.c's sizing walk does. The sums are of integers in a fixed order: the result does not
- * depend on the thread count.
+ * with j2ki_t2_packet_head (t2_ref.h: t2_core.h's header coder, which the device runs too) into
+ * a table of packet lengths; then the caller walks the packets in codestream order (recorded
+ * once, at creation, by j2ki_t2_walk_packets) and adds them up, with the tile-part headers and
+ * PLT segments (j2ki_t2_plt_count_add), in j2ki_t2_size's tally (J2kiT2Tally). The sums are of
+ * integers in a fixed order: the result does not depend on the thread count.
  */
 #ifndef J2KI_T2_SIZER_H
 #define J2KI_T2_SIZER_H
