@@ -28,9 +28,12 @@ FUZZ_OPJ_A   := $(wildcard $(shell pkg-config --variable=libdir libopenjp2 2>/de
 # allocator, which records a stack and quarantines each block: in the static copy linked here,
 # OpenJPEG's malloc family is renamed to j2kf_judge_* (tests/fuzz/judge_alloc.c), which calls
 # the C library's own allocator. Only OpenJPEG's objects are renamed; ours keep ASan's.
+# (The gcc replay build, without ASan, links the library as it is.)
 FUZZ_OPJ_SYMS := malloc calloc realloc free posix_memalign
-FUZZ_LIBS_encode := $(shell pkg-config --cflags libopenjp2 2>/dev/null) \
+FUZZ_OPJ_CFLAGS := $(shell pkg-config --cflags libopenjp2 2>/dev/null)
+FUZZ_LIBS_encode := $(FUZZ_OPJ_CFLAGS) \
     $(if $(FUZZ_OPJ_A),$(FUZZ_B)/fuzz/libopenjp2-judge.a $(FUZZ_B)/fuzz/judge_alloc.o -ldl,-lopenjp2)
+FUZZ_REPLAY_LIBS_encode := $(FUZZ_OPJ_CFLAGS) $(if $(FUZZ_OPJ_A),$(FUZZ_OPJ_A),-lopenjp2)
 
 # The library and tool objects, instrumented for coverage (fuzzer-no-link) and sanitized. The
 # parsers keep the comparison tracing that lets libFuzzer guess marker codes and header
@@ -81,7 +84,7 @@ fuzz-replay: config.mak
 	    case $$t in check) o="$(FUZZ_OBJ_check)";; image) o="$(FUZZ_OBJ_image)";; \
 	    params) o="$(FUZZ_OBJ_params)";; encode) o="$(FUZZ_OBJ_encode)";; esac; \
 	    objs=; for x in $$o; do objs="$$objs $(B)/$$x"; done; \
-	    libs=; [ $$t = encode ] && libs="$(FUZZ_LIBS_encode)"; \
+	    libs=; [ $$t = encode ] && libs="$(FUZZ_REPLAY_LIBS_encode)"; \
 	    $(CC) $(CFLAGS_J) -Itools $(LDFLAGS_J) -o $(B)/fuzz/replay_$$t tests/fuzz/fuzz_$$t.c \
 	        tests/fuzz/replay.c $$objs $$libs $(LIBS_J) || exit 1; \
 	done
