@@ -728,7 +728,7 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
         const uint32_t *w = (const uint32_t *)((uintptr_t)syms & ~(uintptr_t)3);
         J2kiMqcReg r;
         int p = i0, stop = 0;
-        uint32_t sym = 0, st = 0;      /* symbol k, its context's state, read ahead */
+        uint32_t sym = 0, st = 0, e = 0;   /* symbol k, its context's state and table entry, read ahead */
         for (pi = i0; pi < i1; pi++)
             total += cnt[pi - i0];
         j2ki_t1_seg_open(sg, m, i0, 0, buf, cap);   /* only the block's first pass opens one */
@@ -741,6 +741,7 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
             cur >>= 8;
             left--;
             st = q.ctx[sym >> 1];
+            e = j2ki_mqc_entry(st);
         }
         end = cnt[0];
         r = j2ki_mqc_reg_get(m);
@@ -761,26 +762,29 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
                 p++;
                 end += p < i1 ? cnt[p - i0] : 0;
             } else if (k < total) {
-                /* symbol k is sym, its context's state st; symbol k + 1 and its context's
-                 * state are read before symbol k's state is stored, and the new state
-                 * forwarded when both symbols share the context */
-                uint32_t s2 = 0, st2 = 0;
-                uint16_t sv = (uint16_t)st;
-                if (k + 1 < total) {
-                    if (!left) {               /* symbol k + 1 starts word w + 1 */
-                        cur = nxt;
-                        left = 4;
-                        w++;
-                        nxt = k + 5 < total ? w[1] : 0;
-                    }
-                    s2 = cur & 0xFF;
-                    cur >>= 8;
-                    left--;
-                    st2 = q.ctx[s2 >> 1];
-                }
-                j2ki_mqc_encode_sel(m, &r, &sv, (int)(sym & 1));
-                q.ctx[sym >> 1] = sv;
-                st = (s2 >> 1) == (sym >> 1) ? sv : st2;
+                /* symbol k is sym, its context's state st and table entry e; symbol k + 1,
+                 * its context's state and entry are read before symbol k's state is stored,
+                 * and the new state and entry forwarded when both symbols share the context */
+                /* (without branches: past the list's end, symbol k + 1 reads as 0, whose
+                 * context state is read and never used) */
+                const int refill = !left;      /* symbol k + 1 starts word w + 1 */
+                uint32_t s2, st2, e2, sv = st, ev = e;
+                int same;
+                cur = refill ? nxt : cur;
+                left = refill ? 4 : left;
+                w += refill;
+                if (refill)
+                    nxt = k + 5 < total ? w[1] : 0;
+                s2 = k + 1 < total ? cur & 0xFF : 0;
+                cur >>= 8;
+                left--;
+                st2 = q.ctx[s2 >> 1];
+                e2 = j2ki_mqc_entry(st2);
+                j2ki_mqc_encode_e(m, &r, &sv, &ev, (int)(sym & 1));
+                q.ctx[sym >> 1] = (uint16_t)sv;
+                same = (s2 >> 1) == (sym >> 1);
+                st = same ? sv : st2;
+                e = same ? ev : e2;
                 sym = s2;
                 k++;
             } else {
