@@ -73,12 +73,16 @@
  *     they hide the modelling, the chain stays;
  *   - the largest blocks first (the key sort, done): the longest chain starts at once, it
  *     does not get shorter;
- *   - a shorter step per decision: each decision waits on two dependent shared-memory loads
- *     (the context's state, then its table entry) before its arithmetic. Loading the next
- *     decision's context before storing this one's (forwarding the new state when both use
- *     the same context) and keeping table entries instead of state indices in the context
- *     array would take loads off the chain, with the same arithmetic (exact). It shortens
- *     the chains of 32 x 32 blocks as much, so the ratio stays;
+ *   - a shorter step per decision (done, j2ki_t1p_code_run and j2ki_mqc_encode_e): the next
+ *     decision's context state and table entry are loaded before this one's state is stored
+ *     (its symbol a decision earlier still), the entries of the two states the context may
+ *     move to are loaded as soon as its entry is known and the new entry selected (forwarded
+ *     when the next decision uses the same context), A's exchange test and renormalisation
+ *     shift are computed beside the subtraction for both outcomes, and the table is
+ *     addressed from a register. What is left on the chain is one table load and a few
+ *     selects and integer operations per decision, and the byte path, which some lane of a
+ *     warp takes at nearly every decision. It shortens the chains of 32 x 32 blocks as much,
+ *     so the ratio stays;
  *   - splitting the coder: the context states, A and the renormalisation shifts depend only
  *     on the decisions and on A, so one thread could run them and C's additions (a sum of
  *     the Qe added, each shifted by the later renormalisations), carries and BYTEOUTs could

@@ -310,6 +310,40 @@ J2KI_MQC_HOT uint32_t j2ki_mqc_entry(uint32_t s2)
     return J2KI_MQC_TAB[s2];
 }
 
+/*
+ * The table as the CUDA MQ threads address it (j2ki_t1p_code_run): in t1_cuda.cu's kernels
+ * (J2KI_T1_SMEM_TABLES) a 32-bit shared-memory address held in a register, read with
+ * ld.shared; left to itself nvcc recomputes the shared window's base (S2R SR_CgaCtaId, then
+ * a LEA) before the table loads of every decision, on the decision chain. The loads have no
+ * memory clobber: the table does not change once loaded, and every load depends on a state
+ * read after the kernel's barrier. Elsewhere, the array.
+ */
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+typedef uint32_t J2kiMqcTab;
+J2KI_MQC_HOT J2kiMqcTab j2ki_mqc_tab(void)
+{
+    uint32_t t = (uint32_t)__cvta_generic_to_shared(J2KI_MQC_TAB);
+    asm("" : "+r"(t));
+    return t;
+}
+J2KI_MQC_HOT uint32_t j2ki_mqc_entry_t(J2kiMqcTab t, uint32_t s2)
+{
+    uint32_t v;
+    asm("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(t + 4 * s2));
+    return v;
+}
+#else
+typedef const uint32_t *J2kiMqcTab;
+J2KI_MQC_HOT J2kiMqcTab j2ki_mqc_tab(void)
+{
+    return J2KI_MQC_TAB;
+}
+J2KI_MQC_HOT uint32_t j2ki_mqc_entry_t(J2kiMqcTab t, uint32_t s2)
+{
+    return t[s2];
+}
+#endif
+
 /**
  * j2ki_mqc_encode_r for the CUDA MQ threads (j2ki_t1p_code_run), which run 32 code-blocks per
  * warp, and whose chain of decisions is what a frame of large code-blocks waits for
@@ -332,10 +366,10 @@ J2KI_MQC_HOT uint32_t j2ki_mqc_entry(uint32_t s2)
  *     bits (A >= 1 after the exchange), with a BYTEOUT each time CT bits are shifted; after
  *     one, CT is 7 or 8, so a second is rare and a third rarer still (the loop).
  */
-J2KI_MQC_HOT void j2ki_mqc_encode_e(J2kiMqc *m, J2kiMqcReg *r, uint32_t *st, uint32_t *e, int d)
+J2KI_MQC_HOT void j2ki_mqc_encode_e(J2kiMqc *m, J2kiMqcReg *r, J2kiMqcTab tab, uint32_t *st, uint32_t *e, int d)
 {
     const uint32_t s = *st, en = *e, qe = en & 0xFFFF, nm = (en >> 16) & 0x7F, nl = en >> 24;
-    uint32_t em = j2ki_mqc_entry(nm), el = j2ki_mqc_entry(nl);
+    uint32_t em = j2ki_mqc_entry_t(tab, nm), el = j2ki_mqc_entry_t(tab, nl);
 #if defined(__CUDA_ARCH__)
     /* both loads issued here, at once: left to itself, nvcc loads the NLPS entry only for an
      * LPS, into the register of the NMPS one, after the select that reads that one */
@@ -366,7 +400,7 @@ J2KI_MQC_HOT void j2ki_mqc_encode_e(J2kiMqc *m, J2kiMqcReg *r, uint32_t *st, uin
 J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
 {
     uint32_t s = *cx, e = j2ki_mqc_entry(s);
-    j2ki_mqc_encode_e(m, r, &s, &e, d);
+    j2ki_mqc_encode_e(m, r, j2ki_mqc_tab(), &s, &e, d);
     *cx = (uint16_t)s;
 }
 
