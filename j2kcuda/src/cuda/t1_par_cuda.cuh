@@ -835,8 +835,16 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
+/* Resident thread blocks per SM that the kernel's registers must allow (__launch_bounds__):
+ * 8 (64 registers) for blocks up to 32 wide; with two columns per lane (NC = 2) the model
+ * warp spilled to local memory under 64 registers (ptxas, sm_90: 92 bytes of spill stores and
+ * 156 of loads for t1p_chunk_kernel<2>, and its chunk-0 launch bound by L2 traffic), so 6
+ * there (80 registers, no spills for <2, false>). */
+#define T1P_MIN_BLOCKS_NC1 8
+#define T1P_MIN_BLOCKS_NC2 6
+
 template <int NC, bool GR = false>
-__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
+__global__ void __launch_bounds__(128, NC == 2 ? T1P_MIN_BLOCKS_NC2 : T1P_MIN_BLOCKS_NC1) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
                                                         const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                                                         int bypass_start, T1pLayout lay, int c, uint32_t qblocks)
 {
