@@ -15,6 +15,8 @@
 #   AB_CASES     cases of bench/run.sh (default "dci4k dci2k grain"; dci4k-pinned: page-locked input;
 #                dci4k-packed, dci4k-packed-pinned: the components interleaved, as FFmpeg's xyz12;
 #                dci4k-bypass, dci2k-bypass, grain-bypass, imf4k-bypass: BYPASS, as run.sh's rows;
+#                dci4k-cblk32, dci4k-cblk64: the 4K DCI frame without the profile, 32x32 or 64x64
+#                code-blocks (issue 26's code-block target);
 #                sd, hd: broadcast 720x576 / 1080p 4:2:2 10-bit cut from the imf4k frame, 32x32 blocks;
 #                sd-pinned: page-locked)
 #   AB_VARIANTS  default: the NAMEs in order; a variant is a NAME, optionally with environment
@@ -69,6 +71,10 @@ args_of() {   # case -> "file|params|extra"
     dci4k-packed) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--packed" ;;
     dci4k-packed-pinned) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|profile=dci4k fps=24 bitrate=250|--packed --pinned" ;;
     dci2k)        echo "$(ls "$SCR"/frames/dci2k_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
+    # the code-block target of issue 26 (bench/run.sh's noprofile and cblk64 rows): the 4K DCI
+    # frame at the profile's budget without the profile, 32x32 against 64x64, all else equal
+    dci4k-cblk32) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|$NOPROF cblk=32x32|" ;;
+    dci4k-cblk64) echo "$(ls "$SCR"/frames/dci4k_*.ppm)|$NOPROF cblk=64x64|" ;;
     grain)        echo "$(ls "$SCR"/frames/grain_*.ppm)|profile=dci2k fps=24 bitrate=250|" ;;
     # BYPASS (bench/run.sh's bypass rows: the profiles' parameters without the profile, which
     # forbids code-block styles); imf4k-bypass: lossless, no byte budget, so no early stop
@@ -100,6 +106,7 @@ EOF
     echo "$o"
 }
 BYP="bytes=1302083 cblk=32x32 prec=128x128,256x256 order=cprl bypass=1"
+NOPROF="bytes=1302083 levels=6 prec=128x128,256x256 order=cprl"
 val() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 : > "$SCR/runs.tsv"

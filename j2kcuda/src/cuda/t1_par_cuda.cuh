@@ -73,19 +73,25 @@
  *     they hide the modelling, the chain stays;
  *   - the largest blocks first (the key sort, done): the longest chain starts at once, it
  *     does not get shorter;
- *   - a shorter step per decision: each decision waits on two dependent shared-memory loads
- *     (the context's state, then its table entry) before its arithmetic. Loading the next
- *     decision's context before storing this one's (forwarding the new state when both use
- *     the same context) and keeping table entries instead of state indices in the context
- *     array would take loads off the chain, with the same arithmetic (exact). It shortens
- *     the chains of 32 x 32 blocks as much, so the ratio stays;
+ *   - a shorter step per decision (done, j2ki_t1p_code_run and j2ki_mqc_encode_e): the next
+ *     decision's context state and table entry are loaded before this one's state is stored
+ *     (its symbol a decision earlier still), the entries of the two states the context may
+ *     move to are loaded as soon as its entry is known and the new entry selected (forwarded
+ *     when the next decision uses the same context), A's exchange test and renormalisation
+ *     shift are computed beside the subtraction for both outcomes, and the table is
+ *     addressed from a register. What is left on the chain is one table load and a few
+ *     selects and integer operations per decision, and the byte path, which some lane of a
+ *     warp takes at nearly every decision. It shortens the chains of 32 x 32 blocks as much,
+ *     so the ratio stays;
  *   - splitting the coder: the context states, A and the renormalisation shifts depend only
  *     on the decisions and on A, so one thread could run them and C's additions (a sum of
  *     the Qe added, each shifted by the later renormalisations), carries and BYTEOUTs could
- *     follow in parallel (bytes and bit-stuffing as t1p_pack_raw packs raw bits). But the
- *     serial part keeps both table loads and most of the arithmetic of a decision (of about
- *     25 instructions, C's part is 3 plus the BYTEOUT every 8 to 16 decisions): some tens of
- *     percent, not the factor 3 that 1.33 times the 32 x 32 latency would need;
+ *     follow in parallel (bytes and bit-stuffing as t1p_pack_raw packs raw bits). A lone MQ
+ *     warp issues each instruction when its predecessor's result is ready, so what sets its
+ *     chain is the instructions per decision, and the byte path, which some lane runs at
+ *     nearly every decision, is about a third of them (the loop's SASS); the serial part
+ *     keeps the rest, so some tens of percent, not the factor 3 that 1.33 times the 32 x 32
+ *     latency would need (bench/results/history.md#mq-decision-chain);
  *   - only the code-block style shortens the chain itself (TERMALL: a codeword per pass),
  *     and that is the user's choice, not the encoder's.
  * So one MQ chain per code-block bounds a frame alone with 64 x 64 blocks at about 4 times the
@@ -831,10 +837,18 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
+/* Resident thread blocks per SM that the kernel's registers must allow (__launch_bounds__):
+ * 8 (64 registers) for blocks up to 32 wide; with two columns per lane (NC = 2) the model
+ * warp spilled to local memory under 64 registers (ptxas, sm_90: 92 bytes of spill stores and
+ * 156 of loads for t1p_chunk_kernel<2>, and its chunk-0 launch bound by L2 traffic), so 6
+ * there (80 registers, no spills for <2, false>; bench/results/history.md#mq-decision-chain). */
+#define T1P_MIN_BLOCKS_NC1 8
+#define T1P_MIN_BLOCKS_NC2 6
+
 template <int NC, bool GR = false>
-__global__ void __launch_bounds__(128, 8) t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F,
-                                                        const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
-                                                        int bypass_start, T1pLayout lay, int c, uint32_t qblocks)
+__global__ void __launch_bounds__(128, NC == 2 ? T1P_MIN_BLOCKS_NC2 : T1P_MIN_BLOCKS_NC1)
+t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F, const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
+                 int bypass_start, T1pLayout lay, int c, uint32_t qblocks)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
      * words, odd) apart, so that 32 threads reading the same context hit 32 banks */

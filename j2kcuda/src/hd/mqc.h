@@ -304,28 +304,104 @@ J2KI_MQC_HOT void j2ki_mqc_byteout_sel(J2kiMqc *m, uint32_t *c, int *ct)
     *ct = ff ? 7 : 8;
 }
 
-/**
- * j2ki_mqc_encode_r with the renormalisation's BYTEOUTs by j2ki_mqc_byteout_sel, for the CUDA
- * MQ threads (j2ki_t1p_code_run), which run 32 code-blocks per warp: a lane completes a byte
- * about every 8 to 16 decisions, so nearly every decision of the warp runs the BYTEOUT path
- * for some lane, and its nested branches made it the longest part of a decision. The same
- * arithmetic as j2ki_mqc_encode_r and j2ki_mqc_renorme_bytes, so the same bytes: RENORME
- * shifts n <= 15 bits (A >= 1 after the exchange), with a BYTEOUT each time CT bits are
- * shifted; after one, CT is 7 or 8, so a second is rare and a third rarer still (the loop).
- */
-J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
+/** The packed table entry (Table C.2) of context state s2. */
+J2KI_MQC_HOT uint32_t j2ki_mqc_entry(uint32_t s2)
 {
-    uint32_t a = j2ki_mqc_interval(r, cx, d), c = r->c;
-    int n = j2ki_mqc_renorm_shift(a), ct = r->ct;
+    return J2KI_MQC_TAB[s2];
+}
+
+/*
+ * The table as the CUDA MQ threads address it (j2ki_t1p_code_run): in t1_cuda.cu's kernels
+ * (J2KI_T1_SMEM_TABLES) a 32-bit shared-memory address held in a register, read with
+ * ld.shared; left to itself nvcc recomputes the shared window's base (S2R SR_CgaCtaId, then
+ * a LEA) before the table loads of every decision, on the decision chain. The loads have no
+ * memory clobber: the table does not change once loaded, and every load depends on a state
+ * read after the kernel's barrier. Elsewhere, the array.
+ */
+#if defined(__CUDA_ARCH__) && defined(J2KI_T1_SMEM_TABLES)
+typedef uint32_t J2kiMqcTab;
+J2KI_MQC_HOT J2kiMqcTab j2ki_mqc_tab(void)
+{
+    uint32_t t = (uint32_t)__cvta_generic_to_shared(J2KI_MQC_TAB);
+    asm("" : "+r"(t));
+    return t;
+}
+J2KI_MQC_HOT uint32_t j2ki_mqc_entry_t(J2kiMqcTab t, uint32_t s2)
+{
+    uint32_t v;
+    asm("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(t + 4 * s2));
+    return v;
+}
+#else
+typedef const uint32_t *J2kiMqcTab;
+J2KI_MQC_HOT J2kiMqcTab j2ki_mqc_tab(void)
+{
+    return J2KI_MQC_TAB;
+}
+J2KI_MQC_HOT uint32_t j2ki_mqc_entry_t(J2kiMqcTab t, uint32_t s2)
+{
+    return t[s2];
+}
+#endif
+
+/**
+ * j2ki_mqc_encode_r for the CUDA MQ threads (j2ki_t1p_code_run), which run 32 code-blocks per
+ * warp, and whose chain of decisions is what a frame of large code-blocks waits for
+ * (t1_par_cuda.cuh). The decision's context state s2 and its table entry e come in registers
+ * (*st, *e) and leave as the context's new state and entry. The same arithmetic, so the same
+ * bytes, arranged for a short dependency chain from one decision to the next:
+ *   - the entries of both states the context may move to (NMPS, NLPS) are loaded as soon as
+ *     e is known, before the outcome: the new entry is then a select, and a next decision in
+ *     the same context waits on one table load after e, not on the arithmetic that picks the
+ *     state and then a load (the caller forwards state and entry, j2ki_t1p_code_run);
+ *   - the conditional exchange test A - Qe < Qe is taken as A < 2 Qe, beside the subtraction
+ *     rather than after it;
+ *   - the renormalisation shift (RENORME, C.2.6) of both outcomes is computed at once, that of
+ *     A - Qe from A, that of Qe off the chain (it comes with the table entry), and the new A
+ *     is selected already shifted: RENORME shifts A left by n bits whatever BYTEOUTs it runs
+ *     on the way, so A never waits on the byte path;
+ *   - the BYTEOUTs (j2ki_mqc_byteout_sel: selects instead of the three branches of C.2.7)
+ *     work on C and CT alone. A lane completes a byte about every 8 to 16 decisions, so
+ *     nearly every decision of a warp runs the byte path for some lane; RENORME shifts n <= 15
+ *     bits (A >= 1 after the exchange), with a BYTEOUT each time CT bits are shifted; after
+ *     one, CT is 7 or 8, so a second is rare and a third rarer still (the loop).
+ */
+J2KI_MQC_HOT void j2ki_mqc_encode_e(J2kiMqc *m, J2kiMqcReg *r, J2kiMqcTab tab, uint32_t *st, uint32_t *e, int d)
+{
+    const uint32_t s = *st, en = *e, qe = en & 0xFFFF, nm = (en >> 16) & 0x7F, nl = en >> 24;
+    uint32_t em = j2ki_mqc_entry_t(tab, nm), el = j2ki_mqc_entry_t(tab, nl);
+#if defined(__CUDA_ARCH__)
+    /* both loads issued here, at once: left to itself, nvcc loads the NLPS entry only for an
+     * LPS, into the register of the NMPS one, after the select that reads that one */
+    asm("" : "+r"(em), "+r"(el));
+#endif
+    const uint32_t a = r->a - qe;
+    const uint32_t lps = ((uint32_t)d ^ s) & 1;
+    /* "C += Qe, A kept" iff the exchange test (A - Qe < Qe) equals lps (j2ki_mqc_interval) */
+    const int keep = (uint32_t)(r->a < 2 * qe) == lps;
+    /* NLPS after an LPS, NMPS after an MPS that renormalises (A - Qe < 0x8000), else kept */
+    const int ren = !(a & 0x8000);
+    const int na = j2ki_mqc_renorm_shift(a), nq = j2ki_mqc_renorm_shift(qe);
+    int n = keep ? na : nq, ct = r->ct;
+    uint32_t c = r->c + (keep ? qe : 0);
+    *st = lps ? nl : ren ? nm : s;
+    *e = lps ? el : ren ? em : en;
+    r->a = keep ? a << na : qe << nq;
     while (n >= ct) {
-        a <<= ct;
         c <<= ct;
         n -= ct;
         j2ki_mqc_byteout_sel(m, &c, &ct);
     }
-    r->a = a << n;
     r->c = c << n;
     r->ct = ct - n;
+}
+
+/** j2ki_mqc_encode_e on the context state *cx (the unit test's entry point). */
+J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
+{
+    uint32_t s = *cx, e = j2ki_mqc_entry(s);
+    j2ki_mqc_encode_e(m, r, j2ki_mqc_tab(), &s, &e, d);
+    *cx = (uint16_t)s;
 }
 
 /** ENCODE on the coder's own registers (for the few decisions outside the pass loops). */

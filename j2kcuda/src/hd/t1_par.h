@@ -682,6 +682,28 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
 }
 
 /**
+ * Symbol j of a list of total symbols read a 32-bit word at a time (j2ki_t1p_code_run): cur
+ * holds the next *left of them, nxt the word after cur's (*w), loaded 4 symbols ahead, and
+ * never a word that holds no symbol of the list. Past the list's end, 0 (a symbol whose
+ * context state the caller may read and not use). Without branches but the predicated load.
+ */
+J2KI_MQC_HOT uint32_t j2ki_t1p_sym_next(const uint32_t **w, uint32_t *cur, uint32_t *nxt, uint32_t *left,
+                                        uint32_t j, uint32_t total)
+{
+    const int refill = !*left;         /* symbol j starts word *w + 1 */
+    uint32_t s;
+    *cur = refill ? *nxt : *cur;
+    *left = refill ? 4 : *left;
+    *w += refill;
+    if (refill)
+        *nxt = j + 4 < total ? (*w)[1] : 0;
+    s = j < total ? *cur & 0xFF : 0;
+    *cur >>= 8;
+    *left -= 1;
+    return s;
+}
+
+/**
  * j2ki_t1p_code_pass (and j2ki_t1p_code_packed for the packed raw passes) for passes i0 ..
  * i1 - 1 of a block, whose symbol lists lie back to back at syms (cnt[i - i0] symbols, or the
  * packed word, of pass i): the same calls on the coder in the same order, so the same bytes,
@@ -706,13 +728,17 @@ J2KI_HD int j2ki_t1p_code_packed(J2kiT1pMq q, J2kiT1Seg *sg, int i, int nb_passe
  *
  * The symbols are read a 32-bit word at a time, the next word loaded 4 symbols ahead (the
  * loads stay off the coder's dependency chain: context state -> Qe -> A, C), and never a word
- * that holds no symbol of the list; decisions by j2ki_mqc_encode_sel. Each decision's symbol
- * and context state are read one decision ahead, before the current decision's new state is
- * stored, and the new state is taken instead when both decisions use the same context: a
- * decision then waits on one shared-memory load (its table entry) instead of the store of
- * the previous state, the load of its own and its table entry's (t1_par_cuda.cuh: the MQ
- * chain of a block is what a frame of large blocks waits for). The same states in the same
- * order, so the same bytes. Measured: bench/results/history.md#mq-state-read-ahead.
+ * that holds no symbol of the list (j2ki_t1p_sym_next); decisions by j2ki_mqc_encode_e. Each
+ * decision's context state and its table entry are read one decision ahead (its symbol two
+ * ahead, so that the load starts the iteration), before the current decision's new state is
+ * stored, and the new state and entry are taken instead when both decisions use the same
+ * context (j2ki_mqc_encode_e loads the entries the context may move to before the outcome
+ * is known): a decision then waits on the previous one's table load and a select, not on
+ * the store of the previous state, the load of its own and its table entry's (t1_par_cuda.cuh:
+ * the MQ chain of a block is what a frame of large blocks waits for). The table is addressed
+ * from a register (j2ki_mqc_tab), not from the shared window's base that nvcc would
+ * otherwise recompute at every decision. The same states in the same order, so the same
+ * bytes. Measured: bench/results/history.md#mq-state-read-ahead and #64x64-code-blocks.
  */
 J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb_passes, int cblk_style,
                               int bypass_start, const uint8_t *syms, const uint32_t *cnt, uint8_t *buf,
@@ -727,8 +753,10 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
         uint32_t total = 0, end, k = 0, cur = 0, nxt = 0, left = 0;
         const uint32_t *w = (const uint32_t *)((uintptr_t)syms & ~(uintptr_t)3);
         J2kiMqcReg r;
+        const J2kiMqcTab tab = j2ki_mqc_tab();
         int p = i0, stop = 0;
-        uint32_t sym = 0, st = 0;      /* symbol k, its context's state, read ahead */
+        /* symbol k, its context's state and table entry, symbol k + 1: read ahead */
+        uint32_t sym = 0, st = 0, e = 0, s1 = 0;
         for (pi = i0; pi < i1; pi++)
             total += cnt[pi - i0];
         j2ki_t1_seg_open(sg, m, i0, 0, buf, cap);   /* only the block's first pass opens one */
@@ -740,7 +768,9 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
             sym = cur & 0xFF;          /* symbol 0 read ahead */
             cur >>= 8;
             left--;
+            s1 = j2ki_t1p_sym_next(&w, &cur, &nxt, &left, 1, total);
             st = q.ctx[sym >> 1];
+            e = j2ki_mqc_entry_t(tab, st);
         }
         end = cnt[0];
         r = j2ki_mqc_reg_get(m);
@@ -761,27 +791,21 @@ J2KI_HD int j2ki_t1p_code_run(J2kiT1pMq q, J2kiT1Seg *sg, int i0, int i1, int nb
                 p++;
                 end += p < i1 ? cnt[p - i0] : 0;
             } else if (k < total) {
-                /* symbol k is sym, its context's state st; symbol k + 1 and its context's
-                 * state are read before symbol k's state is stored, and the new state
-                 * forwarded when both symbols share the context */
-                uint32_t s2 = 0, st2 = 0;
-                uint16_t sv = (uint16_t)st;
-                if (k + 1 < total) {
-                    if (!left) {               /* symbol k + 1 starts word w + 1 */
-                        cur = nxt;
-                        left = 4;
-                        w++;
-                        nxt = k + 5 < total ? w[1] : 0;
-                    }
-                    s2 = cur & 0xFF;
-                    cur >>= 8;
-                    left--;
-                    st2 = q.ctx[s2 >> 1];
-                }
-                j2ki_mqc_encode_sel(m, &r, &sv, (int)(sym & 1));
-                q.ctx[sym >> 1] = sv;
-                st = (s2 >> 1) == (sym >> 1) ? sv : st2;
-                sym = s2;
+                /* symbol k is sym, its context's state st and table entry e; the state and
+                 * entry of symbol k + 1's context are read first (s1 came a decision
+                 * earlier), before symbol k's state is stored, and the new state and entry
+                 * forwarded when both symbols share the context; then symbol k + 2 */
+                const uint32_t st2 = q.ctx[s1 >> 1], e2 = j2ki_mqc_entry_t(tab, st2);
+                const uint32_t s3 = j2ki_t1p_sym_next(&w, &cur, &nxt, &left, k + 2, total);
+                uint32_t sv = st, ev = e;
+                int same;
+                j2ki_mqc_encode_e(m, &r, tab, &sv, &ev, (int)(sym & 1));
+                q.ctx[sym >> 1] = (uint16_t)sv;
+                same = (s1 >> 1) == (sym >> 1);
+                st = same ? sv : st2;
+                e = same ? ev : e2;
+                sym = s1;
+                s1 = s3;
                 k++;
             } else {
                 stop = 1;
