@@ -37,6 +37,7 @@
 
 extern "C" {
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/params.h"
 #include "core/plan.h"
 #include "hd/quant.h"
@@ -149,6 +150,9 @@ typedef struct CudaBackend {
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
+    double       *h_weight;        /* d_weight's host image until it is uploaded */
+    double       *h_weight_try[NB_TRY_MAX];
+    uint8_t      *h_dmax;          /* d_dmax's host image until it is uploaded */
     /* qstep_try (quant.h): the quantiser's histogram gives the frame's d (j2ki_quant_predict,
      * by the slot's worker after EV_HIST); with d > 0 it is coded first with plan_try[d]'s
      * steps (cp_try[d]), and again from tier-1 on with the plan's when it does not fill its
@@ -173,7 +177,7 @@ typedef struct CudaBackend {
     size_t        tmp_size;
     /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
     J2kiStager   *stager;
-    /* the slots' host parts after the first (slot_preparer): slots 0 .. prep_ready - 1 are
+    /* the slots after the first, both parts (slot_preparer): slots 0 .. prep_ready - 1 are
      * ready; prep_done once the thread has ended, prep_err its error; all under prep_mtx */
     pthread_t     prep_thread;
     int           prep_started;
