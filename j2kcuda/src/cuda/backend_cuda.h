@@ -5,10 +5,12 @@
  * finished codestream, the reference backend's bytes.
  *
  * Page-locked host memory is detected by cuda_pinned.cu; the hardware queues the backend
- * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu.
+ * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu;
+ * the driver and the context are made ahead, during creation, by cuda_warm.cu.
  *
- * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
- * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
+ * Memory: everything is sized from the plan and allocated once: slot 0's and the shared tables
+ * in init(), the other slots' by the preparer thread while the first frames are coded
+ * (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
  * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
  * host): the upload staging area, tier-1's error flag and block results, the tier-2 result
