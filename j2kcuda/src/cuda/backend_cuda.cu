@@ -292,8 +292,7 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
-/** The host part without the graphs: the stream, the events, the page-locked memory. */
-static int slot_init_host_mem(CudaBackend *b, CudaSlot *s)
+int slot_init_host(CudaBackend *b, CudaSlot *s)
 {
     size_t stage = b->stage_off[b->cp->img.nb_comps];
     size_t nb_cblks = b->plan->nb_cblks ? b->plan->nb_cblks : 1;
@@ -319,33 +318,7 @@ static int slot_init_host_mem(CudaBackend *b, CudaSlot *s)
         (ret = host_alloc(b, (void **)&s->h_flag, sizeof(uint32_t))) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_t2res, sizeof(*s->h_t2res))) < 0)
         return ret;
-    return 0;
-}
-
-int slot_init_host(CudaBackend *b, CudaSlot *s)
-{
-    int ret = slot_init_host_mem(b, s);
-    return ret < 0 ? ret : slot_graphs(b, s);
-}
-
-/* Creation makes slot 0's page-locked memory (mostly the staging area's page-locking) on a
- * helper thread while it makes the slot's device part; the graphs, which name the device
- * memory, come after both. */
-typedef struct Slot0Host {
-    CudaBackend *b;
-    int          ret;
-} Slot0Host;
-
-static void *slot0_host_run(void *arg)
-{
-    Slot0Host *h = (Slot0Host *)arg;
-    int prev = 0;
-    if ((h->ret = enter(h->b, &prev)) < 0)
-        return NULL;
-    h->ret = slot_init_host_mem(h->b, &h->b->slots[0]);
-    (void)cudaGetLastError();
-    leave(h->b, prev);
-    return NULL;
+    return slot_graphs(b, s);
 }
 
 /* Device memory left free beyond the other slots' when creation checks that they will fit
@@ -440,7 +413,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
      * device part, slot 0's host part */
     J2kiCudaWarmTimes wt = { 0.0, 0.0, 0.0 };
     double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_slot0_dev = 0.0;
-    double ms_slot0_host = 0.0, ms_graphs = 0.0;
+    double ms_slot0_host = 0.0;
 
     *priv = NULL;
     if (!b) {
@@ -531,33 +504,15 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         goto fail;
     ms_upload = j2ki_now_ms() - t;
     t = j2ki_now_ms();
-    {
-        /* slot 0: its page-locked memory beside its device part (Slot0Host), then its graphs;
-         * a device failure is reported before a host one */
-        Slot0Host h0 = { b, 0 };
-        pthread_t th0;
-        ret = 0;
-        const int helper = pthread_create(&th0, NULL, slot0_host_run, &h0) == 0;
-        if (nb_slots > 1)
-            ret = CU(cudaMemGetInfo(&mem_before, &mem_total));
-        if (ret == 0)
-            ret = slot_init_device(b, &b->slots[0]);
-        if (ret == 0)
-            ret = slots_fit(b, mem_before);
-        ms_slot0_dev = j2ki_now_ms() - t;
-        if (helper)
-            pthread_join(th0, NULL);
-        else if (ret == 0)
-            h0.ret = slot_init_host_mem(b, &b->slots[0]);
-        ms_slot0_host = j2ki_now_ms() - t;
-        if (ret == 0)
-            ret = h0.ret;
-        if (ret == 0)
-            ret = slot_graphs(b, &b->slots[0]);
-        ms_graphs = j2ki_now_ms() - t - ms_slot0_host;
-        if (ret < 0)
-            goto fail;
-    }
+    if (nb_slots > 1 && (ret = CU(cudaMemGetInfo(&mem_before, &mem_total))) < 0)
+        goto fail;
+    if ((ret = slot_init_device(b, &b->slots[0])) < 0 || (ret = slots_fit(b, mem_before)) < 0)
+        goto fail;
+    ms_slot0_dev = j2ki_now_ms() - t;
+    t = j2ki_now_ms();
+    if ((ret = slot_init_host(b, &b->slots[0])) < 0)
+        goto fail;
+    ms_slot0_host = j2ki_now_ms() - t;
     b->prep_ready = 1;
     if (nb_slots > 1) {
         if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
@@ -581,10 +536,9 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
-                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f and page-locked memory beside it %.1f "
-                 "(both done), its graphs %.1f%s", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload,
-                 ms_slot0_dev, ms_slot0_host, ms_graphs,
-                 nb_slots > 1 ? " (the other slots on a thread of their own)" : "");
+                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f, slot 0's page-locked memory and graphs "
+                 "%.1f%s", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev, ms_slot0_host,
+                 nb_slots > 1 ? " (the other slots' on a thread of their own)" : "");
     }
     leave(b, prev);
     *priv = b;
