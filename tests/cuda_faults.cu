@@ -3,10 +3,11 @@
  *
  *   cuda_faults alloc     every device allocation of an encoder with 4 frames in flight made to
  *                         fail in turn (cuda_fault.h): the creation's fail it with
- *                         J2KC_ERR_DEVMEM and a message naming device memory; the other slots'
- *                         (made on the preparer thread) fail the submits to those slots with
- *                         J2KC_ERR_DEVMEM while every frame that comes back is right; no device
- *                         or host memory is left behind, another encoder keeps working
+ *                         J2KC_ERR_DEVMEM and a message naming device memory; the preparer
+ *                         thread's (slots 1..) fail the submits to those slots with
+ *                         J2KC_ERR_DEVMEM and that message while every frame that comes back is
+ *                         right; no device or host memory is left behind, another encoder keeps
+ *                         working
  *   cuda_faults pinned    the same with every page-locked host allocation (J2KC_ERR_NOMEM, a
  *                         message naming page-locked host memory)
  *   cuda_faults submit    a CUDA error in the third frame's enqueue (context still usable): the
@@ -246,8 +247,9 @@ static int receive_ref(J2kcEncoder *enc, Bytes *got, const Bytes *ref, int k, in
     return 0;
 }
 
-/* Slot 0 is made at creation; slots 1.. (their device memory, page-locked memory and graphs)
- * on the preparer thread while slot 0 codes. */
+/* Creation makes the shared tables, slot 0's device memory (and its qstep_try histogram's
+ * page-locked copy); the preparer thread makes slot 0's page-locked memory and graphs, then
+ * slots 1.. (device memory, page-locked memory, graphs) while the first frames are coded. */
 static const Case PIN4 = { "pin4", 256, 200, 3, 12, 0, "bytes=20000 async_depth=4" };
 
 /** One kind of allocation failing in turn (alloc: the device's, pinned: page-locked host

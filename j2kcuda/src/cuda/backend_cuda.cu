@@ -215,11 +215,13 @@ static int dmax_upload(CudaBackend *b, const J2kiPlan *plan)
  * A slot is made in two parts (start-up time, issue 26). slot_init_device: its device memory,
  * the tier-2 and rate-control tables and its worker thread; slot_init_host: its page-locked
  * host memory (the staging area, the results, the codestream), its stream and events, then its
- * graphs (slot_graphs). Only slot 0 is made at creation; slots 1.. are made, both parts, by
- * slot_preparer on a thread of their own while the first frames are coded, and a submit to a
- * slot not ready yet waits for it (slot_wait_prepared). So that a device too small for every
- * slot still fails creation, with the device memory named, creation measures what slot 0 took
- * of the device's free memory and checks that the other slots will fit (slots_fit). Every
+ * graphs (slot_graphs). Creation makes slot 0's device part only; slot_preparer, on a thread
+ * of its own, makes slot 0's host part, then slots 1.., both parts, while the first frames are
+ * coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared). So that a
+ * device too small for every slot still fails creation, with the device memory named, creation
+ * measures what slot 0 took of the device's free memory and checks that the other slots will
+ * fit (slots_fit); a host that cannot page-lock a slot's memory fails the frames of that slot
+ * and the later ones (J2KC_ERR_NOMEM, the memory named). Every
  * slot's lock is made at creation (slot_init_sync): the slots look at each other's states.
  * The slots share the encoder's plans: the device finish reads them only.
  */
@@ -413,7 +415,6 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
      * device part, slot 0's host part */
     J2kiCudaWarmTimes wt = { 0.0, 0.0, 0.0 };
     double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_slot0_dev = 0.0;
-    double ms_slot0_host = 0.0;
 
     *priv = NULL;
     if (!b) {
@@ -509,19 +510,12 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     if ((ret = slot_init_device(b, &b->slots[0])) < 0 || (ret = slots_fit(b, mem_before)) < 0)
         goto fail;
     ms_slot0_dev = j2ki_now_ms() - t;
-    t = j2ki_now_ms();
-    if ((ret = slot_init_host(b, &b->slots[0])) < 0)
+    if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
+        ret = J2KC_ERR_NOMEM;
         goto fail;
-    ms_slot0_host = j2ki_now_ms() - t;
-    b->prep_ready = 1;
-    if (nb_slots > 1) {
-        if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
-            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
-            ret = J2KC_ERR_NOMEM;
-            goto fail;
-        }
-        b->prep_started = 1;
     }
+    b->prep_started = 1;
     copiers_start(b);
     {
         char ctx[160] = "";
@@ -536,9 +530,9 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
-                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f, slot 0's page-locked memory and graphs "
-                 "%.1f%s", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev, ms_slot0_host,
-                 nb_slots > 1 ? " (the other slots' on a thread of their own)" : "");
+                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f (slot 0's page-locked memory and graphs%s "
+                 "on a thread of their own)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev,
+                 nb_slots > 1 ? ", the other slots" : "");
     }
     leave(b, prev);
     *priv = b;

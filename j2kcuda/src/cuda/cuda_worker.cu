@@ -67,22 +67,26 @@ void slot_stop_worker(CudaSlot *s)
     s->thread_started = 0;
 }
 
-/** Makes slots 1 .. nb_slots - 1 in turn, device and host parts (slot_init_device's note), on
- *  its own thread; stops early when the backend is freed. A slot that cannot be made fails the
- *  frames submitted to it and to the slots after it (slot_wait_prepared) with its error; the
- *  slots made keep coding. */
+/** Makes slot 0's host part, then slots 1 .. nb_slots - 1 in turn, device and host parts
+ *  (slot_init_device's note), on its own thread; stops early when the backend is freed. A slot
+ *  that cannot be made fails the frames submitted to it and to the slots after it
+ *  (slot_wait_prepared) with its error; the slots made keep coding. */
 void *slot_preparer(void *arg)
 {
     CudaBackend *b = (CudaBackend *)arg;
     struct timespec t0;
     size_t mem_free = 0, mem_total = 0;
-    int ret, prev = 0, i = 1, quit = 0;
+    double ms_slot0 = 0.0;
+    int ret, prev = 0, i = 0, quit = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if ((ret = enter(b, &prev)) == 0) {
         for (; i < b->nb_slots && !quit; i++) {
-            if ((ret = slot_init_device(b, &b->slots[i])) < 0 || (ret = slot_init_host(b, &b->slots[i])) < 0)
+            if ((i > 0 && (ret = slot_init_device(b, &b->slots[i])) < 0) ||
+                (ret = slot_init_host(b, &b->slots[i])) < 0)
                 break;
+            if (i == 0)
+                ms_slot0 = ms_since(&t0);
             pthread_mutex_lock(&b->prep_mtx);
             b->prep_ready = i + 1;
             quit = b->prep_quit;
@@ -105,9 +109,13 @@ void *slot_preparer(void *arg)
     else if (ret < 0)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot %d's device memory, page-locked host memory, stream "
                  "or graphs could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
+    else if (!quit && b->nb_slots > 1)
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
+                 "after creation, slots 1 to %d (device memory too) %.1f ms after creation", ms_slot0,
+                 b->nb_slots - 1, ms_since(&t0));
     else if (!quit)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slots 1 to %d (device memory, page-locked memory and "
-                 "graphs) prepared %.1f ms after slot 0", b->nb_slots - 1, ms_since(&t0));
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
+                 "after creation", ms_slot0);
     pthread_mutex_lock(&b->prep_mtx);
     b->prep_err = ret;
     b->prep_done = 1;
