@@ -1,16 +1,15 @@
 /*
  * GPU faults survived (needs a CUDA device; run by tests/check-cuda.sh).
  *
- *   cuda_faults alloc     every device allocation of an encoder's creation made to fail in turn
- *                         (cuda_fault.h): creation fails with J2KC_ERR_DEVMEM and a message
- *                         naming device memory, no device or host memory is left behind, and
- *                         an encoder created before keeps coding the same bytes
- *   cuda_faults pinned    every page-locked host allocation of an encoder with 4 frames in
- *                         flight made to fail in turn: the creation's fail it with
- *                         J2KC_ERR_NOMEM and a message naming page-locked host memory; the
- *                         other slots' (made on the preparer thread) fail the submits to those
- *                         slots with J2KC_ERR_NOMEM while every frame that comes back is right;
- *                         no device or host memory is left behind, another encoder keeps working
+ *   cuda_faults alloc     every device allocation of an encoder with 4 frames in flight made to
+ *                         fail in turn (cuda_fault.h): the creation's fail it with
+ *                         J2KC_ERR_DEVMEM and a message naming device memory; the preparer
+ *                         thread's (slots 1..) fail the submits to those slots with
+ *                         J2KC_ERR_DEVMEM and that message while every frame that comes back is
+ *                         right; no device or host memory is left behind, another encoder keeps
+ *                         working
+ *   cuda_faults pinned    the same with every page-locked host allocation (J2KC_ERR_NOMEM, a
+ *                         message naming page-locked host memory)
  *   cuda_faults submit    a CUDA error in the third frame's enqueue (context still usable): the
  *                         submit fails, the frames before it come back right, the encoder
  *                         answers J2KC_ERR_BROKEN from then on, and a new encoder works
@@ -136,13 +135,17 @@ static int bytes_eq(const Bytes *a, const Bytes *b)
 /** An encoder's log: the last error line, for checking what a failure says. */
 typedef struct Log {
     char last[1024];
+    char all[4096];     /* every error line, as far as they fit */
 } Log;
 
 static void log_cb(void *opaque, int level, const char *msg)
 {
     Log *l = (Log *)opaque;
-    if (level <= J2KC_LOG_ERROR)
+    if (level <= J2KC_LOG_ERROR) {
+        size_t n = strlen(l->all);
         snprintf(l->last, sizeof(l->last), "%s", msg);
+        snprintf(l->all + n, sizeof(l->all) - n, "%s\n", msg);
+    }
 }
 
 static int create(J2kcEncoder **enc, const Case *c, const char *backend, Log *log)
@@ -155,7 +158,7 @@ static int create(J2kcEncoder **enc, const Case *c, const char *backend, Log *lo
     if (!p)
         return ret;
     if (log) {
-        log->last[0] = 0;
+        log->last[0] = log->all[0] = 0;
         j2kc_params_set_log(p, log_cb, log, J2KC_LOG_ERROR);
     }
     snprintf(buf, sizeof(buf), "%s", c->params);
@@ -230,73 +233,6 @@ static long rss_kib(void)
 
 /* ---- modes ---- */
 
-static int mode_alloc(void)
-{
-    Frame fr[2];
-    Bytes ref[2] = { { 0 } }, got[2] = { { 0 } };
-    J2kcEncoder *other, *enc;
-    Log log;
-    int ret, n;
-
-    for (int i = 0; i < 2; i++)
-        frame_make(&fr[i], &SMALL, 100 + i);
-    if ((ret = encode(&SMALL, "ref", fr, 2, ref)) < 0 || (ret = create(&other, &SMALL, "cuda", NULL)) < 0) {
-        report(0, "alloc: setup: %s", j2kc_strerror(ret));
-        return 1;
-    }
-    /* count the device allocations of one creation; the first frames warm up what the driver
-     * keeps for the process (module data, local memory of the kernels run) */
-    j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, 0);
-    ret = create(&enc, &SMALL, "cuda", NULL);
-    n = j2ki_cuda_fault_events(J2KI_FAULT_DEV_ALLOC);
-    if (ret == 0)
-        ret = encode_on(enc, fr, 2, got);
-    if (ret == 0)
-        ret = encode_on(other, fr, 2, got);
-    j2kc_encoder_free(&enc);
-    report(ret == 0 && n > 0, "alloc: an encoder's creation makes %d device allocations", n);
-
-    const size_t free0 = dev_free();
-    const long rss0 = rss_kib();
-    int bad_err = 0, bad_msg = 0, bad_mem = 0, bad_other = 0;
-    for (int k = 1; k <= n; k++) {
-        const size_t before = dev_free();
-        j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, k);
-        ret = create(&enc, &SMALL, "cuda", &log);
-        j2ki_cuda_fault_arm(J2KI_FAULT_DEV_ALLOC, 0);
-        if (ret != J2KC_ERR_DEVMEM || enc) {
-            if (!bad_err++)
-                printf("     allocation %d: creation returned %d (%s)\n", k, ret, j2kc_strerror(ret));
-            j2kc_encoder_free(&enc);
-        }
-        if (!strstr(log.last, "out of device memory") && !bad_msg++)
-            printf("     allocation %d: last error line \"%s\"\n", k, log.last);
-        if (dev_free() + DEV_SLACK < before && !bad_mem++)
-            printf("     allocation %d: %zu bytes of device memory left behind\n", k, before - dev_free());
-        if ((ret = encode_on(other, fr, 2, got)) < 0 || !bytes_eq(&got[0], &ref[0]) || !bytes_eq(&got[1], &ref[1]))
-            if (!bad_other++)
-                printf("     allocation %d: the other encoder's frames differ (%s)\n", k, j2kc_strerror(ret));
-    }
-    report(!bad_err, "alloc: each of the %d allocations failing fails the creation with J2KC_ERR_DEVMEM (%d not)",
-           n, bad_err);
-    report(!bad_msg, "alloc: the error names device memory (\"%s\")", log.last);
-    report(!bad_mem && dev_free() + DEV_SLACK >= free0, "alloc: no device memory left behind (%d leaks; "
-           "%.1f MiB free before, %.1f after)", bad_mem, free0 / 1048576.0, dev_free() / 1048576.0);
-    report(rss_kib() - rss0 < 16384, "alloc: host memory %ld -> %ld KiB over %d failed creations", rss0, rss_kib(),
-           n);
-    report(!bad_other, "alloc: an encoder created before kept coding the reference's bytes");
-    ret = encode(&SMALL, "cuda", fr, 2, got);
-    report(ret == 0 && bytes_eq(&got[0], &ref[0]) && bytes_eq(&got[1], &ref[1]),
-           "alloc: a new encoder afterwards codes the reference's bytes");
-    j2kc_encoder_free(&other);
-    for (int i = 0; i < 2; i++) {
-        frame_free(&fr[i]);
-        free(ref[i].p);
-        free(got[i].p);
-    }
-    return nb_fail != 0;
-}
-
 /* Receives a frame of enc into got and compares it with ref; on a difference or an error the
  * first one of the run is printed (allocation k, frame rec) and counted in *bad: -1. */
 static int receive_ref(J2kcEncoder *enc, Bytes *got, const Bytes *ref, int k, int rec, const char *where, int *bad)
@@ -311,10 +247,25 @@ static int receive_ref(J2kcEncoder *enc, Bytes *got, const Bytes *ref, int k, in
     return 0;
 }
 
-/* Slots 1.. get their page-locked memory on the preparer thread while slot 0 codes. */
+/* Creation makes the shared tables, slot 0's device memory (and its qstep_try histogram's
+ * page-locked copy); the preparer thread makes slot 0's page-locked memory and graphs, then
+ * slots 1.. (device memory, page-locked memory, graphs) while the first frames are coded. */
 static const Case PIN4 = { "pin4", 256, 200, 3, 12, 0, "bytes=20000 async_depth=4" };
 
-static int mode_pinned(void)
+/** One kind of allocation failing in turn (alloc: the device's, pinned: page-locked host
+ *  memory). The creation's own allocations fail the creation with err and an error line that
+ *  names msg; the other slots' (made on the preparer thread) fail the submits to their slot with
+ *  err, and again when retried, while every frame that comes back is the reference's; no
+ *  device or host memory is left behind and another encoder keeps working. */
+typedef struct Sweep {
+    const char *mode;   /* the report lines' prefix */
+    int         kind;   /* J2KI_FAULT_* */
+    int         err;    /* J2KC_ERR_* expected */
+    const char *msg;    /* what the last error line names */
+    const char *what;   /* the allocations, in words */
+} Sweep;
+
+static int sweep(const Sweep *w)
 {
     enum { N = 8 };
     Frame fr[N];
@@ -329,18 +280,20 @@ static int mode_pinned(void)
      * allocations are counted: its preparer thread would count too */
     if ((ret = encode(&PIN4, "ref", fr, N, ref)) < 0 || (ret = create(&other, &PIN4, "cuda", NULL)) < 0 ||
         (ret = encode_on(other, fr, N, got)) < 0) {
-        report(0, "pinned: setup: %s", j2kc_strerror(ret));
+        report(0, "%s: setup: %s", w->mode, j2kc_strerror(ret));
         return 1;
     }
     /* the allocations of a creation and of the slots made while its frames are coded, in a fixed
-     * order: the creation's, then slots 1, 2 and 3's on the preparer thread */
-    j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, 0);
+     * order: the creation's, then slots 1, 2 and 3's on the preparer thread; the first frames
+     * also warm up what the driver keeps for the process (module data, the kernels' local
+     * memory) */
+    j2ki_cuda_fault_arm(w->kind, 0);
     ret = create(&enc, &PIN4, "cuda", NULL);
     if (ret == 0)
         ret = encode_on(enc, fr, N, got);
-    n = j2ki_cuda_fault_events(J2KI_FAULT_HOST_ALLOC);
+    n = j2ki_cuda_fault_events(w->kind);
     j2kc_encoder_free(&enc);
-    report(ret == 0 && n > 0, "pinned: an encoder with 4 frames in flight makes %d page-locked allocations", n);
+    report(ret == 0 && n > 0, "%s: an encoder with 4 frames in flight makes %d %s", w->mode, n, w->what);
 
     const size_t free0 = dev_free();
     const long rss0 = rss_kib();
@@ -349,14 +302,14 @@ static int mode_pinned(void)
     char msg[1024] = "";
     for (int k = 1; k <= n; k++) {
         const size_t before = dev_free();
-        j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, k);
+        j2ki_cuda_fault_arm(w->kind, k);
         ret = create(&enc, &PIN4, "cuda", &log);
         if (ret < 0) {
-            /* the creation's own memory (slot 0's and every slot's histogram): it fails */
+            /* the creation's own memory: it fails */
             nb_create_fail++;
-            if ((ret != J2KC_ERR_NOMEM || enc) && !bad_create++)
+            if ((ret != w->err || enc) && !bad_create++)
                 printf("     allocation %d: creation returned %d (%s)\n", k, ret, j2kc_strerror(ret));
-            if (!strstr(log.last, "page-locked host memory")) {
+            if (!strstr(log.last, w->msg)) {
                 if (!bad_msg++)
                     printf("     allocation %d: last error line \"%s\"\n", k, log.last);
             } else {
@@ -364,8 +317,8 @@ static int mode_pinned(void)
             }
         } else {
             /* a later slot's memory, made on the preparer thread: frames are coded until the
-             * submit to that slot fails with J2KC_ERR_NOMEM (and again when retried); every
-             * frame that comes back, those in flight included, is the reference's */
+             * submit to that slot fails with err (and again when retried); every frame that
+             * comes back, those in flight included, is the reference's */
             int sub = 0, rec = 0, refused = 0;
             while (rec < N && !refused) {
                 ret = sub < N ? j2kc_encoder_submit(enc, &fr[sub].f) : J2KC_ERR_AGAIN;
@@ -376,8 +329,10 @@ static int mode_pinned(void)
                 if (ret != J2KC_ERR_AGAIN) {
                     int again = j2kc_encoder_submit(enc, &fr[sub].f);
                     refused = 1;
-                    if ((ret != J2KC_ERR_NOMEM || again != J2KC_ERR_NOMEM) && !bad_submit++)
+                    if ((ret != w->err || again != w->err) && !bad_submit++)
                         printf("     allocation %d: submit %d returned %d then %d\n", k, sub, ret, again);
+                    if (!strstr(log.last, w->msg) && !bad_msg++)
+                        printf("     allocation %d: submit %d: last error line \"%s\"\n", k, sub, log.last);
                     break;
                 }
                 if (receive_ref(enc, &got[rec], &ref[rec], k, rec, "", &bad_frame) < 0)
@@ -392,29 +347,29 @@ static int mode_pinned(void)
                 printf("     allocation %d: every frame was coded although an allocation failed\n", k);
         }
         j2kc_encoder_free(&enc);
-        j2ki_cuda_fault_arm(J2KI_FAULT_HOST_ALLOC, 0);
+        j2ki_cuda_fault_arm(w->kind, 0);
         if (dev_free() + DEV_SLACK < before && !bad_mem++)
             printf("     allocation %d: %zu bytes of device memory left behind\n", k, before - dev_free());
         if ((ret = encode_on(other, fr, 2, got)) < 0 || !bytes_eq(&got[0], &ref[0]) || !bytes_eq(&got[1], &ref[1]))
             if (!bad_other++)
                 printf("     allocation %d: the other encoder's frames differ (%s)\n", k, j2kc_strerror(ret));
     }
-    report(!bad_create && nb_create_fail > 0, "pinned: %d allocations failing fail the creation, each with "
-           "J2KC_ERR_NOMEM", nb_create_fail);
-    report(!bad_msg && nb_create_fail > 0, "pinned: the error names page-locked host memory (\"%s\")", msg);
-    report(!bad_submit && nb_refused > 0 && nb_create_fail + nb_refused == n, "pinned: the other %d (the "
-           "preparer's) refuse the submits to their slot with J2KC_ERR_NOMEM", nb_refused);
-    report(!bad_frame, "pinned: every frame that came back is the reference's");
-    report(!bad_mem && dev_free() + DEV_SLACK >= free0, "pinned: no device memory left behind (%.1f MiB free "
-           "before, %.1f after)", free0 / 1048576.0, dev_free() / 1048576.0);
-    report(rss_kib() - rss0 < 16384, "pinned: host memory %ld -> %ld KiB over %d failed allocations", rss0,
+    report(!bad_create && nb_create_fail > 0, "%s: %d allocations failing fail the creation, each with %s",
+           w->mode, nb_create_fail, j2kc_strerror(w->err));
+    report(!bad_msg && nb_create_fail > 0, "%s: the error names %s (\"%s\")", w->mode, w->msg, msg);
+    report(!bad_submit && nb_refused > 0 && nb_create_fail + nb_refused == n, "%s: the other %d (the "
+           "preparer's) refuse the submits to their slot with %s", w->mode, nb_refused, j2kc_strerror(w->err));
+    report(!bad_frame, "%s: every frame that came back is the reference's", w->mode);
+    report(!bad_mem && dev_free() + DEV_SLACK >= free0, "%s: no device memory left behind (%.1f MiB free "
+           "before, %.1f after)", w->mode, free0 / 1048576.0, dev_free() / 1048576.0);
+    report(rss_kib() - rss0 < 16384, "%s: host memory %ld -> %ld KiB over %d failed allocations", w->mode, rss0,
            rss_kib(), n);
-    report(!bad_other, "pinned: an encoder created before kept coding the reference's bytes");
+    report(!bad_other, "%s: an encoder created before kept coding the reference's bytes", w->mode);
     ret = encode(&PIN4, "cuda", fr, N, got);
     int same = ret == 0;
     for (int i = 0; same && i < N; i++)
         same = bytes_eq(&got[i], &ref[i]);
-    report(same, "pinned: a new encoder afterwards codes the reference's bytes");
+    report(same, "%s: a new encoder afterwards codes the reference's bytes", w->mode);
     j2kc_encoder_free(&other);
     for (int i = 0; i < N; i++) {
         frame_free(&fr[i]);
@@ -422,6 +377,20 @@ static int mode_pinned(void)
         free(got[i].p);
     }
     return nb_fail != 0;
+}
+
+static int mode_alloc(void)
+{
+    static const Sweep w = { "alloc", J2KI_FAULT_DEV_ALLOC, J2KC_ERR_DEVMEM, "out of device memory",
+                             "device allocations" };
+    return sweep(&w);
+}
+
+static int mode_pinned(void)
+{
+    static const Sweep w = { "pinned", J2KI_FAULT_HOST_ALLOC, J2KC_ERR_NOMEM, "page-locked host memory",
+                             "page-locked allocations" };
+    return sweep(&w);
 }
 
 static int mode_submit(void)
@@ -621,7 +590,9 @@ static int mode_devfull(const char *self)
         ret = create(&enc, &DCI4K, "cuda", &log);
         report(ret == J2KC_ERR_DEVMEM && !enc && strstr(log.last, "out of device memory"),
                "devfull: a 4K encoder with 8 frames in flight beside a process holding all but %.0f MiB: %s "
-               "(\"%s\")", free0 / 1048576.0, j2kc_strerror(ret), log.last);
+               "(\"%s\"; %s)", free0 / 1048576.0, j2kc_strerror(ret), log.last,
+               strstr(log.all, "slot 0 took") ? "slot 0 was made, the others found not to fit"
+                                              : "an allocation failed");
         j2kc_encoder_free(&enc);
     }
     report(dev_free() + DEV_SLACK >= free0, "devfull: no device memory left behind (%.1f -> %.1f MiB free)",

@@ -41,6 +41,27 @@ int j2ki_cuda_device_count(const J2kiLog *log, int verbose);
  *  (J2KC_LOG_VERBOSE) the value that keeps the slots' streams from queueing behind each
  *  other. The library never sets it (caller_ctx: the caller's context, made already). */
 void j2ki_cuda_connections(const J2kiLog *log, int nb_slots, int caller_ctx);
+
+/** The driver's initialisation and device gpu's context, made on a thread of their own while
+ *  creation plans (cuda_warm.cu); NULL when the thread cannot be started (nothing changes but
+ *  the time). */
+typedef struct J2kiCudaWarm J2kiCudaWarm;
+typedef struct J2kiCudaWarmTimes {
+    double driver;      /* ms the thread's first CUDA call took (the driver's initialisation) */
+    double context;     /* ms it then took to make the device's context */
+    double waited;      /* ms the joining thread waited for it */
+} J2kiCudaWarmTimes;
+J2kiCudaWarm *j2ki_cuda_warm_start(int gpu);
+/** Waits until the thread's driver initialisation is done (w NULL: returns at once); the ms
+ *  waited. */
+double j2ki_cuda_warm_driver(J2kiCudaWarm *w);
+/** Waits for the thread, frees it and sets *w to NULL; t (optional) gets its times; a NULL
+ *  *w is accepted. */
+void j2ki_cuda_warm_join(J2kiCudaWarm **w, J2kiCudaWarmTimes *t);
+/** The CUDA backend's init (j2ki_backend_cuda.init) with the context thread of the creation
+ *  (*warm, may be NULL), which it joins before its first CUDA call, after its host tables. */
+int j2ki_cuda_init_warm(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
+                        const J2kiLog *log, int nb_slots, size_t max_out, J2kiCudaWarm **warm);
 #endif
 
 /**

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/markers.h"
 #include "core/j2ki.h"
 #include "core/params.h"
@@ -27,6 +28,9 @@ struct J2kcEncoder {
     uint8_t         *jp2_buf;       /* JP2 wrapping of the last received codestream */
     size_t           max_cs, max_out;
     int              broken;
+#if J2KC_HAVE_CUDA
+    J2kiCudaWarm    *warm;          /* the driver and context made ahead (creation only) */
+#endif
 };
 
 /* ------------------------------------------------------------------------------------- */
@@ -59,6 +63,13 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
 {
     J2kcEncoder *enc;
     int ret;
+    /* creation's steps, for the verbose log: parameters and plan, waiting for the CUDA
+     * driver (backend=auto's device count), the backend */
+    const double t0 = j2ki_now_ms();
+    double ms_plan, t_backend;
+#if J2KC_HAVE_CUDA
+    double ms_driver = 0.0;
+#endif
 
     if (!out)
         return J2KC_ERR_INVAL;
@@ -72,6 +83,12 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
 
     if ((ret = j2ki_params_finalize(&enc->cp, p, img, &enc->log)) < 0)
         goto fail;
+#if J2KC_HAVE_CUDA
+    /* the driver and the device's context are made on a thread of their own while this one
+     * plans (cuda_warm.cu); a caller's context is made already */
+    if (enc->cp.backend != J2KI_BACKEND_REF && !enc->cp.cu_ctx)
+        enc->warm = j2ki_cuda_warm_start(enc->cp.gpu);
+#endif
     j2ki_hooks_read(&enc->cp.hooks);
     if ((ret = j2ki_plan_create(&enc->plan, &enc->cp, &enc->log)) < 0)
         goto fail;
@@ -98,6 +115,8 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     }
     enc->max_out = enc->max_cs + (enc->cp.jp2 ? j2ki_jp2_overhead(enc->plan) : 0);
 
+    ms_plan = j2ki_now_ms() - t0;
+
     /* backend */
 #if J2KC_HAVE_CUDA
     if (enc->cp.backend != J2KI_BACKEND_REF)
@@ -119,6 +138,7 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
         break;
     default:
 #if J2KC_HAVE_CUDA
+        ms_driver = j2ki_cuda_warm_driver(enc->warm);
         if (j2ki_cuda_device_count(&enc->log, 0) > 0) {
             enc->ops = &j2ki_backend_cuda;
         } else {
@@ -141,8 +161,16 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
         ret = J2KC_ERR_NOMEM;
         goto fail;
     }
-    ret = enc->ops->init(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs);
+    t_backend = j2ki_now_ms();
 #if J2KC_HAVE_CUDA
+    if (enc->ops == &j2ki_backend_cuda)
+        ret = j2ki_cuda_init_warm(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs,
+                                  &enc->warm);
+    else
+#endif
+        ret = enc->ops->init(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs);
+#if J2KC_HAVE_CUDA
+    j2ki_cuda_warm_join(&enc->warm, NULL);  /* not joined by a backend: the reference, or a failed CUDA init */
     if (ret < 0 && enc->cp.backend == J2KI_BACKEND_AUTO && enc->ops == &j2ki_backend_cuda &&
         ret != J2KC_ERR_NOMEM) {
         j2ki_log(&enc->log, J2KC_LOG_WARNING, "CUDA backend unavailable (%s): encoding on the reference (CPU) backend",
@@ -158,6 +186,15 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     }
     j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "encoder ready: backend %s, %u tiles, %u code-blocks, %d slot(s)",
              enc->ops->name, enc->plan->nb_tiles, enc->plan->nb_cblks, enc->nb_slots);
+    {
+        char drv[64] = "";
+#if J2KC_HAVE_CUDA
+        if (enc->cp.backend == J2KI_BACKEND_AUTO)
+            snprintf(drv, sizeof(drv), ", waiting for the CUDA driver %.1f", ms_driver);
+#endif
+        j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "encoder created in %.1f ms: parameters and plan %.1f%s, the %s "
+                 "backend %.1f", j2ki_now_ms() - t0, ms_plan, drv, enc->ops->name, j2ki_now_ms() - t_backend);
+    }
     *out = enc;
     return 0;
 fail:
@@ -171,6 +208,9 @@ void j2kc_encoder_free(J2kcEncoder **penc)
     if (!penc || !*penc)
         return;
     enc = *penc;
+#if J2KC_HAVE_CUDA
+    j2ki_cuda_warm_join(&enc->warm, NULL);
+#endif
     if (enc->ops && enc->priv)
         enc->ops->uninit(enc->priv);
     j2ki_plan_free(&enc->plan);

@@ -84,10 +84,13 @@ static void cuda_uninit(void *priv)
     cudaFree(b->d_cblks);
     cudaFree(b->d_weight);
     free(b->h_cblks);
+    free(b->h_weight);
+    free(b->h_dmax);
     for (int d = 1; d < NB_TRY_MAX; d++) {
         cudaFree(b->d_cblks_try[d]);
         cudaFree(b->d_weight_try[d]);
         free(b->h_cblks_try[d]);
+        free(b->h_weight_try[d]);
         j2ki_plan_free(&b->plan_try[d]);
     }
     cudaFree(b->d_dmax);
@@ -123,15 +126,14 @@ static int host_alloc(CudaBackend *b, void **p, size_t n)
     return J2KC_ERR_NOMEM;
 }
 
-/** Builds the device descriptor of every code-block of plan (in plan order) and the layout of
- *  the byte and pass areas: each block's bytes 16-aligned, its passes max_passes long (the
- *  slots' areas are sized for the larger of the two plans). */
-static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cblks, double **d_weight,
-                       J2kiCblkDev **h_cblks)
+/** The host image of every code-block's device descriptor (plan order) and the layout of the
+ *  byte and pass areas: each block's bytes 16-aligned, its passes max_passes long (the slots'
+ *  areas are sized for the larger of the two plans); with tier-1's early stop, every block's
+ *  band dist_weight in *h_weight. No CUDA call: made while the context is (cuda_warm.cu). */
+static int cblks_host(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **h_cblks, double **h_weight)
 {
     J2kiCblkDev *h = (J2kiCblkDev *)calloc(plan->nb_cblks ? plan->nb_cblks : 1, sizeof(*h));
     size_t data_off = 0, pass_off = 0;
-    int ret;
     if (!h)
         return J2KC_ERR_NOMEM;
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
@@ -158,52 +160,84 @@ static int build_cblks(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **d_cbl
     b->data_size = data_off > b->data_size ? data_off : b->data_size;
     b->nb_pass_total = pass_off > b->nb_pass_total ? pass_off : b->nb_pass_total;
     *h_cblks = h;
-    ret = CU(j2ki_cuda_malloc((void **)d_cblks, (size_t)plan->nb_cblks * sizeof(*h)));
-    if (ret == 0)
-        ret = CU(cudaMemcpy(*d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
-    if (ret == 0 && j2ki_t1s_enabled(b->cp)) {
+    if (j2ki_t1s_enabled(b->cp)) {
         double *w = (double *)malloc((plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double));
         if (!w)
             return J2KC_ERR_NOMEM;
         for (uint32_t i = 0; i < plan->nb_cblks; i++)
             w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
+        *h_weight = w;
+    }
+    return 0;
+}
+
+/** The code-block descriptors (and the weights, *h_weight, freed here) on the device. */
+static int cblks_upload(CudaBackend *b, const J2kiPlan *plan, const J2kiCblkDev *h, double **h_weight,
+                        J2kiCblkDev **d_cblks, double **d_weight)
+{
+    int ret = CU(j2ki_cuda_malloc((void **)d_cblks, (size_t)plan->nb_cblks * sizeof(*h)));
+    if (ret == 0)
+        ret = CU(cudaMemcpy(*d_cblks, h, (size_t)plan->nb_cblks * sizeof(*h), cudaMemcpyHostToDevice));
+    if (ret == 0 && *h_weight) {
         ret = CU(j2ki_cuda_malloc((void **)d_weight, plan->nb_cblks * sizeof(double)));
         if (ret == 0)
-            ret = CU(cudaMemcpy(*d_weight, w, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
-        free(w);
+            ret = CU(cudaMemcpy(*d_weight, *h_weight, plan->nb_cblks * sizeof(double), cudaMemcpyHostToDevice));
     }
+    free(*h_weight);
+    *h_weight = NULL;
     return ret;
 }
 
 /** qstep_try's histogram keys: every code-block's band's most planes (j2ki_quant_band_try_max,
- *  plan order), on the device for the quantiser (j2ki_quant_hist_cuda). */
-static int build_dmax(CudaBackend *b, const J2kiPlan *plan)
+ *  plan order), for the quantiser (j2ki_quant_hist_cuda); on the host first (b->h_dmax). */
+static int dmax_host(CudaBackend *b, const J2kiPlan *plan)
 {
-    const size_t n = plan->nb_cblks ? plan->nb_cblks : 1;
-    uint8_t *h = (uint8_t *)calloc(n, 1);
-    int ret;
-    if (!h)
+    b->h_dmax = (uint8_t *)calloc(plan->nb_cblks ? plan->nb_cblks : 1, 1);
+    if (!b->h_dmax)
         return J2KC_ERR_NOMEM;
     for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        h[i] = (uint8_t)j2ki_quant_band_try_max(&plan->bands[plan->cblks[i].band_idx], b->cp);
-    ret = CU(j2ki_cuda_malloc((void **)&b->d_dmax, n));
+        b->h_dmax[i] = (uint8_t)j2ki_quant_band_try_max(&plan->bands[plan->cblks[i].band_idx], b->cp);
+    return 0;
+}
+
+static int dmax_upload(CudaBackend *b, const J2kiPlan *plan)
+{
+    const size_t n = plan->nb_cblks ? plan->nb_cblks : 1;
+    int ret = CU(j2ki_cuda_malloc((void **)&b->d_dmax, n));
     if (ret == 0)
-        ret = CU(cudaMemcpy(b->d_dmax, h, n, cudaMemcpyHostToDevice));
-    free(h);
+        ret = CU(cudaMemcpy(b->d_dmax, b->h_dmax, n, cudaMemcpyHostToDevice));
+    free(b->h_dmax);
+    b->h_dmax = NULL;
     return ret;
 }
 
 /*
- * A slot is made in two parts (start-up time, issue 26). slot_init_device, for every slot at
- * creation: its device memory, the tier-2 and rate-control tables, its lock and its worker
- * thread, so that creation fails, with the device memory named, when the device cannot hold
- * every slot. slot_init_host: its page-locked host memory (the staging area, the results, the
- * codestream), its stream and events, then its graphs (slot_graphs). Page-locking is most of a
- * slot's cost (the device-checks log has the phases), so only slot 0's host part is made at
- * creation; the others are made by slot_preparer on a thread of their own while the first
- * frames are coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared).
+ * A slot is made in two parts (start-up time, issue 26). slot_init_device: its device memory,
+ * the tier-2 and rate-control tables and its worker thread; slot_init_host: its page-locked
+ * host memory (the staging area, the results, the codestream), its stream and events, then its
+ * graphs (slot_graphs). Creation makes slot 0's device part only; slot_preparer, on a thread
+ * of its own, makes slot 0's host part, then slots 1.., both parts, while the first frames are
+ * coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared). So that a
+ * device too small for every slot still fails creation, with the device memory named, creation
+ * measures what slot 0 took of the device's free memory and checks that the other slots will
+ * fit (slots_fit); a host that cannot page-lock a slot's memory fails the frames of that slot
+ * and the later ones (J2KC_ERR_NOMEM, the memory named). Every
+ * slot's lock is made at creation (slot_init_sync): the slots look at each other's states.
  * The slots share the encoder's plans: the device finish reads them only.
  */
+static int slot_init_sync(CudaBackend *b, CudaSlot *s)
+{
+    s->b = b;
+    if (pthread_mutex_init(&s->mtx, NULL))
+        return J2KC_ERR_NOMEM;
+    if (pthread_cond_init(&s->cond, NULL)) {
+        pthread_mutex_destroy(&s->mtx);
+        return J2KC_ERR_NOMEM;
+    }
+    s->sync_ready = 1;
+    return 0;
+}
+
 int slot_init_device(CudaBackend *b, CudaSlot *s)
 {
     const J2kiPlan *plan = b->plan;
@@ -252,14 +286,6 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
                                      &b->broken)) < 0)
             return ret;
 
-    s->b = b;
-    if (pthread_mutex_init(&s->mtx, NULL))
-        return J2KC_ERR_NOMEM;
-    if (pthread_cond_init(&s->cond, NULL)) {
-        pthread_mutex_destroy(&s->mtx);
-        return J2KC_ERR_NOMEM;
-    }
-    s->sync_ready = 1;
     if (pthread_create(&s->thread, NULL, slot_worker, s)) {
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a host worker thread");
         return J2KC_ERR_NOMEM;
@@ -297,21 +323,104 @@ int slot_init_host(CudaBackend *b, CudaSlot *s)
     return slot_graphs(b, s);
 }
 
-static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
-                     const J2kiLog *log, int nb_slots, size_t max_out)
+/* Device memory left free beyond the other slots' when creation checks that they will fit
+ * (slots_fit): what the first frames may still take (kernels' local memory, modules loaded
+ * on first launch), so that a device that just fits does not fail the first frames instead. */
+#define SLOTS_FIT_SLACK ((size_t)64 << 20)
+
+/** Whether slots 1.. will fit beside slot 0 on the device: each takes what slot 0 took of the
+ *  free memory (mem_before: before slot 0's device part), at least its counted bytes.
+ *  J2KC_ERR_DEVMEM, logged, when they will not. */
+static int slots_fit(CudaBackend *b, size_t mem_before)
+{
+    size_t mem_free = 0, mem_total = 0, per_slot, need;
+    int ret;
+    if (b->nb_slots < 2)
+        return 0;
+    if ((ret = CU(cudaMemGetInfo(&mem_free, &mem_total))) < 0)
+        return ret;
+    per_slot = mem_before > mem_free ? mem_before - mem_free : 0;
+    if (per_slot < b->slots[0].device_bytes)
+        per_slot = b->slots[0].device_bytes;
+    need = per_slot * (size_t)(b->nb_slots - 1) + SLOTS_FIT_SLACK;
+    if (mem_free >= need)
+        return 0;
+    j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot 0 took %.0f MiB of device memory; the other %d "
+             "slot(s) need %.0f MiB and %.0f MiB are free", (double)per_slot / 1048576.0, b->nb_slots - 1,
+             (double)need / 1048576.0, (double)mem_free / 1048576.0);
+    return J2KC_ERR_DEVMEM;
+}
+
+/** What creation needs of the plan with no CUDA call, built while the context thread
+ *  (cuda_warm.cu) makes the context: the component planes and staging layout, the tier-2 plan
+ *  and qstep_try's, the code-block tables on the host, the slots' locks. */
+static int cuda_init_host(CudaBackend *b)
+{
+    const J2kiCodingParams *cp = b->cp;
+    const J2kiPlan *plan = b->plan;
+    size_t stage = 0;
+    int ret;
+
+    /* component planes (B.2: a component spans ceil(x/dx) on the reference grid) and staging */
+    for (int c = 0; c < cp->img.nb_comps; c++) {
+        uint32_t dx = (uint32_t)cp->img.dx[c], dy = (uint32_t)cp->img.dy[c];
+        b->comp_x0[c] = j2ki_ceil_div(cp->img.x0, dx);
+        b->comp_y0[c] = j2ki_ceil_div(cp->img.y0, dy);
+        b->comp_w[c] = j2ki_ceil_div(cp->img.x0 + cp->img.width, dx) - b->comp_x0[c];
+        b->comp_h[c] = j2ki_ceil_div(cp->img.y0 + cp->img.height, dy) - b->comp_y0[c];
+        b->comp_bytes[c] = cp->img.depth[c] <= 8 ? 1 : 2;
+        b->stage_off[c] = stage;
+        stage += ((size_t)b->comp_w[c] * b->comp_h[c] * (size_t)b->comp_bytes[c] + 255) & ~(size_t)255;
+    }
+    b->stage_off[cp->img.nb_comps] = stage;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++) {
+            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
+            size_t sz = j2ki_dwt_cuda_tmp_size(tc->w, tc->h);
+            if (sz > b->tmp_size)
+                b->tmp_size = sz;
+        }
+
+    if ((ret = j2ki_plan_create(&b->plan_t2, cp, &b->log)) < 0)
+        return ret;
+    b->nb_try = j2ki_quant_try_planes(cp);
+    for (int d = 1; d <= b->nb_try; d++) {
+        j2ki_quant_try_params(&b->cp_try[d], cp, d);
+        if ((ret = j2ki_plan_create(&b->plan_try[d], &b->cp_try[d], &b->log)) < 0)
+            return ret;
+    }
+    if ((ret = cblks_host(b, plan, &b->h_cblks, &b->h_weight)) < 0)
+        return ret;
+    for (int d = 1; d <= b->nb_try; d++)
+        if ((ret = cblks_host(b, b->plan_try[d], &b->h_cblks_try[d], &b->h_weight_try[d])) < 0)
+            return ret;
+    if (b->nb_try && (ret = dmax_host(b, plan)) < 0)
+        return ret;
+    if (!(b->slots = (CudaSlot *)calloc((size_t)b->nb_slots, sizeof(*b->slots))))
+        return J2KC_ERR_NOMEM;
+    for (int i = 0; i < b->nb_slots; i++)
+        if ((ret = slot_init_sync(b, &b->slots[i])) < 0)
+            return ret;
+    return 0;
+}
+
+static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan, const J2kiLog *log,
+                          int nb_slots, size_t max_out, J2kiCudaWarm **warm)
 {
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
     int ret, n = 0, entered = 0, prev = 0;
-    size_t stage = 0;
-    /* creation's phases, for the verbose log (start-up time, issue 26): the device and its
-     * context, the code-block tables, the slots' device parts, slot 0's host part */
-    struct timespec t0;
-    double ms_dev = 0.0, ms_tables = 0.0, ms_slots = 0.0, ms_slot0 = 0.0;
+    size_t mem_before = 0, mem_total = 0;
+    /* creation's steps, for the verbose log (start-up time, issue 26): the host tables, the
+     * wait for the context thread, the device and its context, the tables' upload, slot 0's
+     * device part, slot 0's host part */
+    J2kiCudaWarmTimes wt = { 0.0, 0.0, 0.0 };
+    double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_slot0_dev = 0.0;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     *priv = NULL;
-    if (!b)
+    if (!b) {
+        j2ki_cuda_warm_join(warm, NULL);
         return J2KC_ERR_NOMEM;
+    }
     b->log = *log;
     b->cp = cp;
     b->plan = plan;
@@ -319,14 +428,25 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
     b->max_out = max_out;
     if (pthread_mutex_init(&b->prep_mtx, NULL)) {
         free(b);
+        j2ki_cuda_warm_join(warm, NULL);
         return J2KC_ERR_NOMEM;
     }
     if (pthread_cond_init(&b->prep_cond, NULL)) {
         pthread_mutex_destroy(&b->prep_mtx);
         free(b);
+        j2ki_cuda_warm_join(warm, NULL);
         return J2KC_ERR_NOMEM;
     }
     b->prep_sync_ready = 1;
+
+    ret = cuda_init_host(b);
+    ms_host = j2ki_now_ms() - t;
+    /* the context thread has made the context meanwhile, or is making it: this thread's first
+     * CUDA call comes after it */
+    j2ki_cuda_warm_join(warm, &wt);
+    if (ret < 0)
+        goto fail;
+    t = j2ki_now_ms();
 
     if (cp->cu_ctx) {
         cudaDriverEntryPointQueryResult q1, q2;
@@ -372,82 +492,54 @@ static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pl
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, p.name,
                  p.major, p.minor);
     }
-    ms_dev = ms_since(&t0);
+    ms_dev = j2ki_now_ms() - t;
+    t = j2ki_now_ms();
 
-    /* component planes (B.2: a component spans ceil(x/dx) on the reference grid) and staging */
-    for (int c = 0; c < cp->img.nb_comps; c++) {
-        uint32_t dx = (uint32_t)cp->img.dx[c], dy = (uint32_t)cp->img.dy[c];
-        b->comp_x0[c] = j2ki_ceil_div(cp->img.x0, dx);
-        b->comp_y0[c] = j2ki_ceil_div(cp->img.y0, dy);
-        b->comp_w[c] = j2ki_ceil_div(cp->img.x0 + cp->img.width, dx) - b->comp_x0[c];
-        b->comp_h[c] = j2ki_ceil_div(cp->img.y0 + cp->img.height, dy) - b->comp_y0[c];
-        b->comp_bytes[c] = cp->img.depth[c] <= 8 ? 1 : 2;
-        b->stage_off[c] = stage;
-        stage += ((size_t)b->comp_w[c] * b->comp_h[c] * (size_t)b->comp_bytes[c] + 255) & ~(size_t)255;
-    }
-    b->stage_off[cp->img.nb_comps] = stage;
-    for (uint32_t t = 0; t < plan->nb_tiles; t++)
-        for (int c = 0; c < cp->img.nb_comps; c++) {
-            const J2kiTileComp *tc = &plan->tiles[t].comps[c];
-            size_t sz = j2ki_dwt_cuda_tmp_size(tc->w, tc->h);
-            if (sz > b->tmp_size)
-                b->tmp_size = sz;
-        }
-
-    if ((ret = j2ki_plan_create(&b->plan_t2, cp, &b->log)) < 0)
-        goto fail;
-    b->nb_try = j2ki_quant_try_planes(cp);
-    for (int d = 1; d <= b->nb_try; d++) {
-        j2ki_quant_try_params(&b->cp_try[d], cp, d);
-        if ((ret = j2ki_plan_create(&b->plan_try[d], &b->cp_try[d], &b->log)) < 0)
-            goto fail;
-    }
-    if ((ret = build_cblks(b, plan, &b->d_cblks, &b->d_weight, &b->h_cblks)) < 0)
+    if ((ret = cblks_upload(b, plan, b->h_cblks, &b->h_weight, &b->d_cblks, &b->d_weight)) < 0)
         goto fail;
     for (int d = 1; d <= b->nb_try; d++)
-        if ((ret = build_cblks(b, b->plan_try[d], &b->d_cblks_try[d], &b->d_weight_try[d], &b->h_cblks_try[d])) < 0)
+        if ((ret = cblks_upload(b, b->plan_try[d], b->h_cblks_try[d], &b->h_weight_try[d], &b->d_cblks_try[d],
+                                &b->d_weight_try[d])) < 0)
             goto fail;
-    if (b->nb_try && (ret = build_dmax(b, plan)) < 0)
+    if (b->nb_try && (ret = dmax_upload(b, plan)) < 0)
         goto fail;
-    ms_tables = ms_since(&t0) - ms_dev;
-    if (!(b->slots = (CudaSlot *)calloc((size_t)nb_slots, sizeof(*b->slots)))) {
+    ms_upload = j2ki_now_ms() - t;
+    t = j2ki_now_ms();
+    if (nb_slots > 1 && (ret = CU(cudaMemGetInfo(&mem_before, &mem_total))) < 0)
+        goto fail;
+    if ((ret = slot_init_device(b, &b->slots[0])) < 0 || (ret = slots_fit(b, mem_before)) < 0)
+        goto fail;
+    ms_slot0_dev = j2ki_now_ms() - t;
+    if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
         ret = J2KC_ERR_NOMEM;
         goto fail;
     }
-    for (int i = 0; i < nb_slots; i++)
-        if ((ret = slot_init_device(b, &b->slots[i])) < 0)
-            goto fail;
-    ms_slots = ms_since(&t0) - ms_dev - ms_tables;
-    if ((ret = slot_init_host(b, &b->slots[0])) < 0)
-        goto fail;
-    ms_slot0 = ms_since(&t0) - ms_dev - ms_tables - ms_slots;
-    b->prep_ready = 1;
-    if (nb_slots > 1) {
-        if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
-            j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
-            ret = J2KC_ERR_NOMEM;
-            goto fail;
-        }
-        b->prep_started = 1;
-    }
+    b->prep_started = 1;
     copiers_start(b);
     {
+        char ctx[160] = "";
+        if (cp->cu_ctx)
+            snprintf(ctx, sizeof(ctx), "the caller's context");
+        else
+            snprintf(ctx, sizeof(ctx), "waiting for the context thread %.1f (its driver initialisation %.1f, "
+                     "context %.1f)", wt.waited, wt.driver, wt.context);
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
                  "copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h));
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: device and context %.1f, "
-                 "code-block tables %.1f, the slots' device memory %.1f, slot 0's page-locked memory and graphs "
-                 "%.1f%s", ms_since(&t0), ms_dev, ms_tables, ms_slots, ms_slot0,
-                 nb_slots > 1 ? " (the other slots' on a thread of their own)" : "");
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
+                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f (slot 0's page-locked memory and graphs%s "
+                 "on a thread of their own)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev,
+                 nb_slots > 1 ? ", the other slots" : "");
     }
     leave(b, prev);
     *priv = b;
     return 0;
 fail:
     if (ret == J2KC_ERR_DEVMEM) {
-        size_t mem_free = 0, mem_total = 0;
+        size_t mem_free = 0;
         (void)cudaMemGetInfo(&mem_free, &mem_total);
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s) on "
                  "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
@@ -462,7 +554,19 @@ fail:
     return ret;
 }
 
+static int cuda_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan, const J2kiLog *log,
+                     int nb_slots, size_t max_out)
+{
+    return cuda_init_with(priv, cp, plan, log, nb_slots, max_out, NULL);
+}
+
 }  // namespace j2ki_cuda
+
+extern "C" int j2ki_cuda_init_warm(void **priv, const J2kiCodingParams *cp, const J2kiPlan *plan,
+                                   const J2kiLog *log, int nb_slots, size_t max_out, J2kiCudaWarm **warm)
+{
+    return j2ki_cuda::cuda_init_with(priv, cp, plan, log, nb_slots, max_out, warm);
+}
 
 extern "C" const J2kiBackendOps j2ki_backend_cuda = {
     "cuda", j2ki_cuda::cuda_init, j2ki_cuda::cuda_submit, j2ki_cuda::cuda_wait, j2ki_cuda::cuda_stats,

@@ -5,10 +5,12 @@
  * finished codestream, the reference backend's bytes.
  *
  * Page-locked host memory is detected by cuda_pinned.cu; the hardware queues the backend
- * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu.
+ * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu;
+ * the driver and the context are made ahead, during creation, by cuda_warm.cu.
  *
- * Memory: everything is sized from the plan and allocated in init(); nothing is allocated per
- * frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
+ * Memory: everything is sized from the plan and allocated once: slot 0's and the shared tables
+ * in init(), the other slots' by the preparer thread while the first frames are coded
+ * (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
  * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
  * host): the upload staging area, tier-1's error flag and block results, the tier-2 result
@@ -37,6 +39,7 @@
 
 extern "C" {
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/params.h"
 #include "core/plan.h"
 #include "hd/quant.h"
@@ -149,6 +152,9 @@ typedef struct CudaBackend {
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
     double       *d_weight;        /* every block's band dist_weight (early stop), shared */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
+    double       *h_weight;        /* d_weight's host image until it is uploaded */
+    double       *h_weight_try[NB_TRY_MAX];
+    uint8_t      *h_dmax;          /* d_dmax's host image until it is uploaded */
     /* qstep_try (quant.h): the quantiser's histogram gives the frame's d (j2ki_quant_predict,
      * by the slot's worker after EV_HIST); with d > 0 it is coded first with plan_try[d]'s
      * steps (cp_try[d]), and again from tier-1 on with the plan's when it does not fill its
@@ -173,7 +179,7 @@ typedef struct CudaBackend {
     size_t        tmp_size;
     /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
     J2kiStager   *stager;
-    /* the slots' host parts after the first (slot_preparer): slots 0 .. prep_ready - 1 are
+    /* the slots after the first, both parts (slot_preparer): slots 0 .. prep_ready - 1 are
      * ready; prep_done once the thread has ended, prep_err its error; all under prep_mtx */
     pthread_t     prep_thread;
     int           prep_started;

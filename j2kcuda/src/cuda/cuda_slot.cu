@@ -44,10 +44,14 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     CudaBackend *b = (CudaBackend *)priv;
     CudaSlot *s = &b->slots[slot];
     int ret, prev = 0;
-    if (b->broken)
-        return J2KC_ERR_BROKEN;
+    /* the slot first (slot_preparer): a slot that could not be made answers its own error. A
+     * full device breaks no context: the preparer's failed allocation leaves J2KC_ERR_DEVMEM
+     * in broken for a moment (CU), which must not refuse the frames of the slots made. */
     if ((ret = slot_wait_prepared(b, slot)) < 0)
         return ret;
+    ret = __atomic_load_n(&b->broken, __ATOMIC_SEQ_CST);
+    if (ret < 0 && ret != J2KC_ERR_DEVMEM)
+        return J2KC_ERR_BROKEN;
     pthread_mutex_lock(&s->mtx);
     /* the front end waits before reusing a slot */
     ret = s->state == SLOT_QUEUED ? J2KC_ERR_INTERNAL : 0;

@@ -67,33 +67,55 @@ void slot_stop_worker(CudaSlot *s)
     s->thread_started = 0;
 }
 
-/** Makes the host parts of slots 1 .. nb_slots - 1 in turn (slot_init_device's note), on its own
- *  thread; stops early when the backend is freed. */
+/** Makes slot 0's host part, then slots 1 .. nb_slots - 1 in turn, device and host parts
+ *  (slot_init_device's note), on its own thread; stops early when the backend is freed. A slot
+ *  that cannot be made fails the frames submitted to it and to the slots after it
+ *  (slot_wait_prepared) with its error; the slots made keep coding. */
 void *slot_preparer(void *arg)
 {
     CudaBackend *b = (CudaBackend *)arg;
     struct timespec t0;
-    int ret, prev = 0, i = 1, quit = 0;
+    size_t mem_free = 0, mem_total = 0;
+    double ms_slot0 = 0.0;
+    int ret, prev = 0, i = 0, quit = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if ((ret = enter(b, &prev)) == 0) {
         for (; i < b->nb_slots && !quit; i++) {
-            if ((ret = slot_init_host(b, &b->slots[i])) < 0)
+            if ((i > 0 && (ret = slot_init_device(b, &b->slots[i])) < 0) ||
+                (ret = slot_init_host(b, &b->slots[i])) < 0)
                 break;
+            if (i == 0)
+                ms_slot0 = ms_since(&t0);
             pthread_mutex_lock(&b->prep_mtx);
             b->prep_ready = i + 1;
             quit = b->prep_quit;
             pthread_cond_broadcast(&b->prep_cond);
             pthread_mutex_unlock(&b->prep_mtx);
         }
+        if (ret == J2KC_ERR_DEVMEM) {
+            int devmem = J2KC_ERR_DEVMEM;
+            (void)cudaMemGetInfo(&mem_free, &mem_total);
+            /* a full device is no fault of the context: the failed allocation's sticky code
+             * (CU) must not refuse the frames of the slots made */
+            __atomic_compare_exchange_n(&b->broken, &devmem, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        }
         leave(b, prev);
     }
-    if (ret < 0)
-        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot %d's page-locked host memory, stream or graphs "
-                 "could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
-    else if (!quit)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slots 1 to %d prepared %.1f ms after slot 0",
+    if (ret == J2KC_ERR_DEVMEM)
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating frame slot %d on device %d "
+                 "(%.0f of %.0f MiB free): frames for it fail; fewer frames in flight (async_depth) need less", i,
+                 b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
+    else if (ret < 0)
+        j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot %d's device memory, page-locked host memory, stream "
+                 "or graphs could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
+    else if (!quit && b->nb_slots > 1)
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
+                 "after creation, slots 1 to %d (device memory too) %.1f ms after creation", ms_slot0,
                  b->nb_slots - 1, ms_since(&t0));
+    else if (!quit)
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
+                 "after creation", ms_slot0);
     pthread_mutex_lock(&b->prep_mtx);
     b->prep_err = ret;
     b->prep_done = 1;
@@ -102,7 +124,7 @@ void *slot_preparer(void *arg)
     return NULL;
 }
 
-/** Waits until the slot's host part is made (slot_preparer); its error when it cannot be. */
+/** Waits until the slot is made (slot_preparer); its error when it cannot be. */
 int slot_wait_prepared(CudaBackend *b, int slot)
 {
     int ret = 0;
