@@ -415,6 +415,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
      * device part, slot 0's host part */
     J2kiCudaWarmTimes wt = { 0.0, 0.0, 0.0 };
     double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_slot0_dev = 0.0;
+    double ms_threads = 0.0;
 
     *priv = NULL;
     if (!b) {
@@ -510,13 +511,17 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     if ((ret = slot_init_device(b, &b->slots[0])) < 0 || (ret = slots_fit(b, mem_before)) < 0)
         goto fail;
     ms_slot0_dev = j2ki_now_ms() - t;
+    t = j2ki_now_ms();
+    /* the staging helpers before the preparer: page-locking on the preparer holds the process's
+     * address space, and the helpers' stacks are mapped */
+    copiers_start(b);
     if (pthread_create(&b->prep_thread, NULL, slot_preparer, b)) {
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a thread");
         ret = J2KC_ERR_NOMEM;
         goto fail;
     }
     b->prep_started = 1;
-    copiers_start(b);
+    ms_threads = j2ki_now_ms() - t;
     {
         char ctx[160] = "";
         if (cp->cu_ctx)
@@ -530,8 +535,9 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
-                 "%.1f, tables' upload %.1f, slot 0's device memory %.1f (slot 0's page-locked memory and graphs%s "
-                 "on a thread of their own)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev,
+                 "%.1f, tables' upload %.1f, slot 0's device memory and the fit check %.1f, starting the staging "
+                 "and preparer threads %.1f (slot 0's page-locked memory and graphs%s on the preparer)",
+                 j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev, ms_threads,
                  nb_slots > 1 ? ", the other slots" : "");
     }
     leave(b, prev);
