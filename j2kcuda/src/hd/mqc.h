@@ -304,12 +304,6 @@ J2KI_MQC_HOT void j2ki_mqc_byteout_sel(J2kiMqc *m, uint32_t *c, int *ct)
     *ct = ff ? 7 : 8;
 }
 
-/** The packed table entry (Table C.2) of context state s2. */
-J2KI_MQC_HOT uint32_t j2ki_mqc_entry(uint32_t s2)
-{
-    return J2KI_MQC_TAB[s2];
-}
-
 /*
  * The table as the CUDA MQ threads address it (j2ki_t1p_code_run): in t1_cuda.cu's kernels
  * (J2KI_T1_SMEM_TABLES) a 32-bit shared-memory address held in a register, read with
@@ -399,8 +393,9 @@ J2KI_MQC_HOT void j2ki_mqc_encode_e(J2kiMqc *m, J2kiMqcReg *r, J2kiMqcTab tab, u
 /** j2ki_mqc_encode_e on the context state *cx (the unit test's entry point). */
 J2KI_MQC_HOT void j2ki_mqc_encode_sel(J2kiMqc *m, J2kiMqcReg *r, uint16_t *cx, int d)
 {
-    uint32_t s = *cx, e = j2ki_mqc_entry(s);
-    j2ki_mqc_encode_e(m, r, j2ki_mqc_tab(), &s, &e, d);
+    const J2kiMqcTab tab = j2ki_mqc_tab();
+    uint32_t s = *cx, e = j2ki_mqc_entry_t(tab, s);
+    j2ki_mqc_encode_e(m, r, tab, &s, &e, d);
     *cx = (uint16_t)s;
 }
 
