@@ -42,7 +42,9 @@
 #define J2KI_CU_DRIVER_NEEDED CUDA_VERSION
 
 /* Every driver function the library calls, with the ABI version of its <cudaTypedefs.h>
- * typedef (PFN_<name>_v<version>). Kernel launches are not here yet (issue 31 step 2). */
+ * typedef (PFN_<name>_v<version>). The last group is the embedded code's: its library loaded
+ * once per process (cuLibraryLoadData, context-independent, CUDA 12.0), the kernels looked up
+ * by entry name, configured, queried and launched. */
 #define J2KI_CU_FUNCS(X)                                                                           \
     X(cuGetErrorName, 6000)             X(cuGetErrorString, 6000)                                 \
     X(cuDeviceGetCount, 2000)           X(cuDeviceGet, 2000)                                      \
@@ -65,7 +67,12 @@
     X(cuEventRecord, 2000)              X(cuEventRecordWithFlags, 11010)                          \
     X(cuEventSynchronize, 2000)         X(cuEventElapsedTime, 12080)                              \
     X(cuGraphInstantiateWithFlags, 11040) X(cuGraphDestroy, 10000)                                \
-    X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)
+    X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)                                   \
+    X(cuLibraryLoadData, 12000)         X(cuLibraryUnload, 12000)                                 \
+    X(cuLibraryGetKernel, 12000)        X(cuKernelGetFunction, 12000)                             \
+    X(cuKernelSetAttribute, 12000)      X(cuLaunchKernel, 4000)                                   \
+    X(cuLaunchCooperativeKernel, 9000)                                                             \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 
 #define J2KI_CU_FIELD(name, ver) PFN_##name##_v##ver name;
 typedef struct J2kiCuDriver {
