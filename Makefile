@@ -41,6 +41,15 @@ NVFLAGS  := -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-ffp-contract=off -line
             -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1 $(NVCC_GENCODE)
 LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o) $(LIB_CU:%.cu=$(B)/obj/%.o)
 LIBS_J   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+# The device code (issue 31, cuda/cu_code.h): each device-only file (cuda/*_kern.cu) compiled
+# into a fatbin (NVCC_GENCODE: SASS for every configured architecture, PTX for the newest),
+# the fatbins embedded in the library by one generated assembler file (tools/embed-fatbin.sh),
+# loaded through the driver at run time.
+comma    := ,
+KERN_CU  := $(sort $(wildcard j2kcuda/src/cuda/*_kern.cu))
+KERN_FATBIN := $(KERN_CU:%.cu=$(B)/obj/%.fatbin)
+CODE_ARCHS := $(patsubst code=%,%,$(filter code=%,$(subst $(comma), ,$(NVCC_GENCODE))))
+LIB_OBJ  += $(B)/obj/cuda_code.o
 PC_LIBS_PRIVATE := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
 else
 LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o)
@@ -65,6 +74,20 @@ $(B)/obj/%.o: %.c config.mak $(LIB_H) j2kcuda/include/j2kcuda.h $(wildcard tools
 $(B)/obj/%.o: %.cu config.mak $(LIB_H) j2kcuda/include/j2kcuda.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(B)/obj/%.fatbin: %.cu config.mak $(LIB_H)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -fatbin -o $@ $<
+
+$(B)/obj/cuda_code.S: $(KERN_FATBIN) tools/embed-fatbin.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed-fatbin.sh $@ $(KERN_FATBIN)
+
+$(B)/obj/cuda_code.o: $(B)/obj/cuda_code.S
+	$(CC) -c -o $@ $<
+
+# the code built, named in cu_code.cu's messages
+$(B)/obj/j2kcuda/src/cuda/cu_code.o: NVFLAGS += -DJ2KI_CODE_ARCHS='"$(CODE_ARCHS)"'
 
 $(B)/lib/libj2kcuda.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
