@@ -4,6 +4,7 @@
  * backend_cuda.h, its parts in the files it names.
  */
 #include "cuda/backend_cuda.h"
+#include "cuda/cu_code.h"
 
 namespace j2ki_cuda {
 
@@ -456,9 +457,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         goto fail;
     t = j2ki_now_ms();
 
-    /* the driver (cu_driver.h): loaded by the context thread, or now; the loader's message
-     * says what is missing */
-    if ((ret = j2ki_cu_load(&b->log, J2KC_LOG_ERROR)) < 0)
+    /* the driver (cu_driver.h) and the embedded device code (cu_code.h): loaded by the context
+     * thread, or now; the loaders' messages say what is missing */
+    if ((ret = j2ki_cu_load(&b->log, J2KC_LOG_ERROR)) < 0 ||
+        (ret = j2ki_cu_code_load(&b->log, J2KC_LOG_ERROR)) < 0)
         goto fail;
     if (cp->cu_ctx) {
         CUdevice d;
