@@ -137,7 +137,12 @@ static int slot_graph(CudaBackend *b, CudaSlot *s, int d, int *sticky)
  *  since (want_graphs). A failure is the frame's (logged, returned), not the backend's. */
 int slot_graphs(CudaBackend *b, CudaSlot *s)
 {
+    const int first = !s->g_t1[0] || !s->g_fin[0];
+    double t0;
     int ret;
+    if (!first && !s->want_graphs)
+        return 0;
+    t0 = j2ki_now_ms();
     if ((ret = slot_graph(b, s, 0, NULL)) < 0)
         return ret;
     for (int d = 1; d <= b->nb_try; d++)
@@ -146,6 +151,9 @@ int slot_graphs(CudaBackend *b, CudaSlot *s)
                 return ret;
             s->want_graphs &= ~(1u << d);
         }
+    /* what the capture adds to this submit (the slot's first frame's latency) */
+    j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot %d's graphs%s captured in %.2f ms at its %s submit",
+             (int)(s - b->slots), first ? "" : " of a qstep_try plan", j2ki_now_ms() - t0, first ? "first" : "next");
     return 0;
 }
 
