@@ -8,10 +8,13 @@
 
 namespace j2ki_cuda {
 
-/* An event record inside a graph capture (the ops below run only so): an event-record node,
- * external, so that the host waits on it and times with it as on any record. */
-static cudaError_t ev_record(CudaSlot *s, int e)
+/* An event record of the ops below: inside a graph capture (cap) an event-record node, external,
+ * so that the host waits on it and times with it as on any record; enqueued directly, a plain
+ * record (the external flag is refused outside a capture: cudaErrorIllegalState). */
+static cudaError_t ev_record(CudaSlot *s, int e, int cap)
 {
+    if (!cap)
+        return cudaEventRecord(s->ev[e], s->st);
     return cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal);
 }
 
@@ -21,13 +24,15 @@ static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int d)
     return s->t1s.d_scratch ? (d ? &s->t1s_try[d] : &s->t1s) : NULL;
 }
 
-/* A call of the ops below: its error logged and stored in *sticky (NULL: nowhere). */
+/* A call of the ops below: its error logged and stored in *sticky (NULL: nowhere). The ops are
+ * captured into a graph (sticky: the capturing caller's) or enqueued directly (sticky: broken);
+ * cap says which. */
 #define SCU(call) J2KI_CUDA(&b->log, sticky, call)
 
 /** enqueue_code's first part on s->st, captured or (a qstep_try plan without its graph yet)
  *  enqueued directly: tier-1 with plan_try[d]'s tables (d > 0) or the plan's, then EV_T1, and
  *  its error flag and block results to the host; errors stored in *sticky. */
-static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int *sticky)
+static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
 {
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
@@ -40,7 +45,7 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int *sticky)
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                        s->t1_scratch_size, cp->hooks.t1_variant, cp->hooks.smem_optin,
                                        slot_t1_stop(s, d), s->st))) < 0 ||
-        (ret = SCU(ev_record(s, EV_T1))) < 0 ||
+        (ret = SCU(ev_record(s, EV_T1, cap))) < 0 ||
         (ret = SCU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = SCU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
                                   cudaMemcpyDeviceToHost, s->st))) < 0)
@@ -50,7 +55,7 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int *sticky)
 
 /** enqueue_code's last part on s->st, captured or enqueued directly (as code_t1_ops), after
  *  rate control: tier-2 and the download; errors stored in *sticky. */
-static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int *sticky)
+static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
 {
     const J2kiCodingParams *cp = b->cp;
     /* back come the result record and, with a byte budget (the codestream cannot be longer),
@@ -68,7 +73,7 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int *sticky)
         (ret = SCU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
                                   cudaMemcpyDeviceToHost, s->st))) < 0)
         return ret;
-    return SCU(ev_record(s, EV_DONE));
+    return SCU(ev_record(s, EV_DONE, cap));
 }
 
 /*
@@ -109,7 +114,7 @@ static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, cudaGraphExec_t 
     int ret;
     if ((ret = SCU(cudaStreamBeginCapture(s->st, cudaStreamCaptureModeRelaxed))) < 0)
         return ret;
-    ret = fin ? code_fin_ops(b, s, d, sticky) : code_t1_ops(b, s, d, sticky);
+    ret = fin ? code_fin_ops(b, s, d, 1, sticky) : code_t1_ops(b, s, d, 1, sticky);
     e = cudaStreamEndCapture(s->st, &g);              /* always, so the stream leaves capture */
     if (ret == 0 && (ret = SCU(e)) == 0)
         ret = SCU(cudaGraphInstantiate(out, g, 0));
@@ -168,7 +173,7 @@ static int enqueue_rest(CudaBackend *b, CudaSlot *s)
         (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0)
         return ret;
     if (!s->g_fin[d])
-        return code_fin_ops(b, s, d, &b->broken);
+        return code_fin_ops(b, s, d, 0, &b->broken);
     return CU(cudaGraphLaunch(s->g_fin[d], s->st));
 }
 
@@ -183,7 +188,7 @@ int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
     if (again && (ret = CU(cudaEventRecord(s->ev[EV_AGAIN], s->st))) < 0)
         return ret;
     if (!s->g_t1[d])
-        ret = code_t1_ops(b, s, d, &b->broken);
+        ret = code_t1_ops(b, s, d, 0, &b->broken);
     else
         ret = CU(cudaGraphLaunch(s->g_t1[d], s->st));
     if (ret < 0)
