@@ -135,17 +135,13 @@ enum { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_DONE };
 #define STAGE_COPIERS   J2KI_TUNE_STAGE_COPIERS
 #define STAGE_PAR_BYTES J2KI_TUNE_STAGE_PAR_BYTES
 
-typedef CUresult (*CtxPushFn)(CUcontext);
-typedef CUresult (*CtxPopFn)(CUcontext *);
-
 typedef struct CudaBackend {
     J2kiLog       log;
     const J2kiCodingParams *cp;
     const J2kiPlan *plan;
     int           dev;
-    CUcontext     ctx;             /* caller's context, or NULL */
-    CtxPushFn     ctx_push;
-    CtxPopFn      ctx_pop;
+    CUcontext     ctx;             /* the caller's context, or dev's primary context (retained) */
+    int           ctx_retained;    /* ctx is dev's primary context, released by uninit */
     int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
     int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
@@ -192,6 +188,10 @@ typedef struct CudaBackend {
     int           prep_ready, prep_done, prep_err, prep_quit;
 } CudaBackend;
 
+/* A driver call by name, CUDRV(cuStreamSynchronize, s->st), and a CUresult expression,
+ * CUR(j2ki_cuda_malloc(&p, n)); CU(call): a CUDA runtime result (kernel launches only). */
+#define CUDRV(fn, ...) J2KI_CU(&b->log, &b->broken, fn, __VA_ARGS__)
+#define CUR(call) J2KI_CUDRV(&b->log, &b->broken, call)
 #define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
 
 /* ---- shared between the backend's files: the context (cuda_context.cu), the slot states
@@ -201,6 +201,9 @@ typedef struct CudaBackend {
  * when the library is linked statically. */
 namespace j2ki_cuda {
 
+/** Joins the context thread (cuda_warm.cu): gpu's primary context, retained (the caller
+ *  releases it), when the thread made it for that device, else NULL; *t its times. */
+CUcontext j2ki_cuda_warm_take(J2kiCudaWarm **w, J2kiCudaWarmTimes *t, int gpu);
 int enter(CudaBackend *b, int *prev);
 void leave(CudaBackend *b, int prev);
 double ms_since(const struct timespec *t0);

@@ -8,14 +8,15 @@
 
 namespace j2ki_cuda {
 
-/* An event record of the ops below: inside a graph capture (cap) an event-record node, external,
- * so that the host waits on it and times with it as on any record; enqueued directly, a plain
- * record (the external flag is refused outside a capture: cudaErrorIllegalState). */
-static cudaError_t ev_record(CudaSlot *s, int e, int cap)
+/* An event record of the ops below (errors to *sticky): inside a graph capture (cap) an
+ * event-record node, external, so that the host waits on it and times with it as on any record;
+ * enqueued directly, a plain record (the external flag is refused outside a capture:
+ * cudaErrorIllegalState). */
+static int ev_record(CudaBackend *b, CudaSlot *s, int e, int cap, int *sticky)
 {
     if (!cap)
-        return cudaEventRecord(s->ev[e], s->st);
-    return cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal);
+        return J2KI_CU(&b->log, sticky, cuEventRecord, s->ev[e], s->st);
+    return J2KI_CUDA(&b->log, sticky, cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal));
 }
 
 /** The slot's tier-1 early stop for the plan (d > 0: plan_try[d]'s), NULL when off. */
@@ -45,7 +46,7 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                        s->t1_scratch_size, cp->hooks.t1_variant, cp->hooks.smem_optin,
                                        slot_t1_stop(s, d), s->st))) < 0 ||
-        (ret = SCU(ev_record(s, EV_T1, cap))) < 0 ||
+        (ret = ev_record(b, s, EV_T1, cap, sticky)) < 0 ||
         (ret = SCU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
         (ret = SCU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
                                   cudaMemcpyDeviceToHost, s->st))) < 0)
@@ -73,7 +74,7 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky
         (ret = SCU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
                                   cudaMemcpyDeviceToHost, s->st))) < 0)
         return ret;
-    return SCU(ev_record(s, EV_DONE, cap));
+    return ev_record(b, s, EV_DONE, cap, sticky);
 }
 
 /*

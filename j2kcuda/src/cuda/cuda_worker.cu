@@ -70,7 +70,7 @@ void slot_stop_worker(CudaSlot *s)
 /** Makes slots 0 .. nb_slots - 1 in turn, device and host parts (slot_init_device's note), on
  *  its own thread; stops early when the backend is freed. A slot that cannot be made fails the
  *  frames submitted to it and to the slots after it (slot_wait_prepared) with its error; the
- *  slots made keep coding: its making leaves `broken` alone (SLOT_CU), and what it made is
+ *  slots made keep coding: its making leaves `broken` alone (SLOT_CUR), and what it made is
  *  freed with the backend. No graph is captured here (cuda_graph.cu, capture). */
 void *slot_preparer(void *arg)
 {

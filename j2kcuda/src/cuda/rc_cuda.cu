@@ -1280,7 +1280,7 @@ void j2ki_rc_cuda_free(J2kiRcCuda **prc)
     J2kiRcCuda *rc = *prc;
     if (!rc)
         return;
-    cudaFree(rc->d_mem);
+    j2ki_cuda_free(rc->d_mem);
     free(rc);
     *prc = NULL;
 }
@@ -1288,13 +1288,14 @@ void j2ki_rc_cuda_free(J2kiRcCuda **prc)
 /** The decide grid's work cap in blocks (see the file comment) and rc->dev_blocks, or < 0. */
 static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevView *v)
 {
-    int dev, coop = 0, nb_sm = 0, per_sm = 0, ret;
+    CUdevice dev;
+    int coop = 0, nb_sm = 0, per_sm = 0, ret;
     long long cap, fit;
-    if ((ret = J2KI_CUDA(rc->log, rc->sticky, cudaGetDevice(&dev))) < 0 ||
-        (ret = J2KI_CUDA(rc->log, rc->sticky,
-                         cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev))) < 0 ||
-        (ret = J2KI_CUDA(rc->log, rc->sticky,
-                         cudaDeviceGetAttribute(&nb_sm, cudaDevAttrMultiProcessorCount, dev))) < 0 ||
+    if ((ret = J2KI_CU(rc->log, rc->sticky, cuCtxGetDevice, &dev)) < 0 ||
+        (ret = J2KI_CU(rc->log, rc->sticky, cuDeviceGetAttribute, &coop, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+                       dev)) < 0 ||
+        (ret = J2KI_CU(rc->log, rc->sticky, cuDeviceGetAttribute, &nb_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                       dev)) < 0 ||
         (ret = J2KI_CUDA(rc->log, rc->sticky,
                          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decide_kernel, RC_THREADS, 0))) < 0)
         return ret;
@@ -1357,7 +1358,7 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     rc->nb_precs = j2ki_t2_cuda_view(t2)->nb_precs;
     o_mlen = o_done + align256(rc->nb_precs ? rc->nb_precs : 1);
     total = o_mlen + align256(nb_mprobes * rc->nb_precs * plan->cp->nb_layers * sizeof(uint32_t) + 1);
-    if ((ret = J2KI_CUDA(log, sticky, j2ki_cuda_malloc((void **)&rc->d_mem, total))) < 0)
+    if ((ret = J2KI_CUDRV(log, sticky, j2ki_cuda_malloc((void **)&rc->d_mem, total))) < 0)
         goto fail;
     rc->d_ctx0 = (J2kiRcCtx *)rc->d_mem;
     rc->args.scale = (const double *)(rc->d_mem + o_scale);
@@ -1377,9 +1378,9 @@ int j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, in
     }
     for (uint32_t b = 0; b < plan->nb_bands; b++)
         scale[b] = j2ki_rc_dist_scale(plan, &plan->bands[b]);
-    if ((ret = J2KI_CUDA(log, sticky, cudaMemcpy(rc->d_ctx0, &ctx, sizeof(ctx), cudaMemcpyHostToDevice))) < 0 ||
-        (ret = J2KI_CUDA(log, sticky, cudaMemcpy((void *)rc->args.scale, scale, plan->nb_bands * sizeof(double),
-                                                 cudaMemcpyHostToDevice))) < 0)
+    if ((ret = J2KI_CU(log, sticky, cuMemcpyHtoD, j2ki_dptr(rc->d_ctx0), &ctx, sizeof(ctx))) < 0 ||
+        (ret = J2KI_CU(log, sticky, cuMemcpyHtoD, j2ki_dptr(rc->args.scale), scale,
+                       plan->nb_bands * sizeof(double))) < 0)
         goto fail;
     free(scale);
     j2ki_log(log, J2KC_LOG_VERBOSE, "CUDA rate control: decide grid of %d x %d threads for a frame alone, %d with "
@@ -1405,9 +1406,9 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
         return ret;
     rc->args.v = *v;
     rc->args.hull_mask = hull_mask;
-    if ((ret = J2KI_CUDA(rc->log, rc->sticky,
-                         cudaMemsetAsync(rc->args.acc, 0, rc->acc_bytes, st))) < 0 ||
-        (ret = J2KI_CUDA(rc->log, rc->sticky, cudaMemsetAsync(rc->args.prec_done, 0, rc->nb_precs, st))) < 0)
+    if ((ret = J2KI_CU(rc->log, rc->sticky, cuMemsetD8Async, j2ki_dptr(rc->args.acc), 0, rc->acc_bytes, st)) < 0 ||
+        (ret = J2KI_CU(rc->log, rc->sticky, cuMemsetD8Async, j2ki_dptr(rc->args.prec_done), 0, rc->nb_precs,
+                       st)) < 0)
         return ret;
     args[0] = &rc->args;
     args[1] = &rc->d_ctx0;

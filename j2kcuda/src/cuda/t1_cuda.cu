@@ -82,6 +82,7 @@ __device__ __forceinline__ void t1_tables_load(bool sc = false)
         j2ki_t1_sc_s[i] = j2ki_t1_sc_d[i];
     __syncthreads();
 }
+#include "cuda/cu_driver.h"
 #include "cuda/t1_cuda.h"
 
 /* OR over the 32 lanes (shuffles: __reduce_or_sync needs sm_80, the build starts at sm_75). */
@@ -127,9 +128,11 @@ static int t1p_usable(int max_w, int max_h);
  */
 static size_t t1_smem_optin(int cap)
 {
-    int dev = 0, v = 48 * 1024;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v < 48 * 1024)
+    CUdevice dev = 0;
+    int v = 48 * 1024;
+    if (J2KI_CUFN(cuCtxGetDevice)(&dev) != CUDA_SUCCESS ||
+        J2KI_CUFN(cuDeviceGetAttribute)(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) != CUDA_SUCCESS ||
+        v < 48 * 1024)
         v = 48 * 1024;
     if (cap > 0 && cap < v)
         v = cap;

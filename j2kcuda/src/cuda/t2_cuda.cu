@@ -40,6 +40,7 @@ struct J2kiT2Cuda {
 };
 
 #define T2CU(t, call) J2KI_CUDA((t)->log, (t)->sticky, call)
+#define T2DRV(t, fn, ...) J2KI_CU((t)->log, (t)->sticky, fn, __VA_ARGS__)
 
 /* a launch of kernel k (tests/t2_emu.cc runs them on the host) */
 #ifndef T2_LAUNCH
@@ -267,7 +268,7 @@ void j2ki_t2_cuda_free(J2kiT2Cuda **pt)
     J2kiT2Cuda *t = *pt;
     if (!t)
         return;
-    cudaFree(t->d_mem);
+    j2ki_cuda_free(t->d_mem);
     free(t);
     *pt = NULL;
 }
@@ -351,7 +352,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
             off[n] = total;
             total += align256(sz[n] ? sz[n] : 1);
         }
-        if ((ret = T2CU(t, j2ki_cuda_malloc((void **)&t->d_mem, total))) < 0)
+        if ((ret = J2KI_CUDRV(t->log, t->sticky, j2ki_cuda_malloc((void **)&t->d_mem, total))) < 0)
             goto fail;
         if (!(h = (uint8_t *)calloc(1, total))) {
             ret = J2KC_ERR_NOMEM;
@@ -458,7 +459,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         ((uint64_t *)(h + off[10]))[nb_cells - 1] = 2;
         j2ki_bytes_init(&mh, h + off[14], sz[14]);
         j2ki_main_header(&mh, plan, &tlm_start);
-        if ((ret = T2CU(t, cudaMemcpy(t->d_mem, h, total, cudaMemcpyHostToDevice))) < 0)
+        if ((ret = T2DRV(t, cuMemcpyHtoD, j2ki_dptr(t->d_mem), h, total)) < 0)
             goto fail;
     }
     free(h);
@@ -504,7 +505,7 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t ca
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
         return ret;
     if (cap >= v->main_len &&
-        (ret = T2CU(t, cudaMemcpyAsync(d_out, t->d_mh, v->main_len, cudaMemcpyDeviceToDevice, st))) < 0)
+        (ret = T2DRV(t, cuMemcpyDtoDAsync, j2ki_dptr(d_out), j2ki_dptr(t->d_mh), v->main_len, st)) < 0)
         return ret;
     T2_LAUNCH(tp_write_kernel, grid(v->nb_tps, 64), 64, st, *v, d_out);
     if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
