@@ -597,7 +597,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                  "%.1f, tables' upload %.1f, the slots' fit check %.1f, starting the staging and preparer "
                  "threads %.1f (slot%s device and page-locked memory on the preparer, each slot's graphs at "
                  "its first submit)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_fit, ms_threads,
-                 nb_slots > 1 ? "s' " : " 0's");
+                 nb_slots > 1 ? "s'" : " 0's");
     }
     leave(b, prev);
     *priv = b;
