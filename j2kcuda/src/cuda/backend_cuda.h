@@ -8,9 +8,9 @@
  * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu;
  * the driver and the context are made ahead, during creation, by cuda_warm.cu.
  *
- * Memory: everything is sized from the plan and allocated once: slot 0's and the shared tables
- * in init(), the other slots' by the preparer thread while the first frames are coded
- * (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
+ * Memory: everything is sized from the plan and allocated once: the shared tables in init(),
+ * which checks that the slots will fit, the slots' by the preparer thread while the first frames
+ * are coded (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
  * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
  * host): the upload staging area, tier-1's error flag and block results, the tier-2 result
@@ -108,8 +108,10 @@ typedef struct CudaSlot {
     int           cs_err;
     J2kcStats     stats;
     size_t        device_bytes;
-    /* graphs (slot_graph): tier-1 and tier-2 .. download per plan (index d) */
+    /* graphs (slot_graphs, on the submitting thread): tier-1 and tier-2 .. download per plan
+     * (index d); want_graphs: bit d, a frame took plan d before its graphs were made */
     cudaGraphExec_t g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
+    unsigned      want_graphs;
     /* host worker: waits for the slot's device work, then checks its results and takes the
      * codestream, so the host part of several frames runs on several cores; state and quit
      * under mtx */
@@ -173,6 +175,7 @@ typedef struct CudaBackend {
     int           comp_bytes[J2KC_MAX_COMPS];
     size_t        stage_off[J2KC_MAX_COMPS + 1];
     size_t        tmp_size;
+    size_t        slot_plan_bytes; /* a slot's device memory as the fit check plans it (slots_fit) */
     /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
     J2kiStager   *stager;
     /* the slots after the first, both parts (slot_preparer): slots 0 .. prep_ready - 1 are

@@ -1268,6 +1268,13 @@ static int rc_blocks(const J2kiRcCuda *rc, int nb_busy)
     return share < rc->max_blocks ? share : rc->max_blocks;
 }
 
+int *j2ki_rc_cuda_sticky(J2kiRcCuda *rc, int *sticky)
+{
+    int *prev = rc->sticky;
+    rc->sticky = sticky;
+    return prev;
+}
+
 void j2ki_rc_cuda_free(J2kiRcCuda **prc)
 {
     J2kiRcCuda *rc = *prc;

@@ -256,6 +256,13 @@ static int order_visit(void *opaque, const J2kiTile *tile, int c, int r, uint32_
     return 0;
 }
 
+int *j2ki_t2_cuda_sticky(J2kiT2Cuda *t, int *sticky)
+{
+    int *prev = t->sticky;
+    t->sticky = sticky;
+    return prev;
+}
+
 void j2ki_t2_cuda_free(J2kiT2Cuda **pt)
 {
     J2kiT2Cuda *t = *pt;

@@ -106,6 +106,11 @@ int  j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cb
                        J2kiPass *d_passes, const J2kiLog *log, int *sticky);
 void j2ki_t2_cuda_free(J2kiT2Cuda **t);
 
+/** Where t's later CUDA errors are stored (cuda_util.h; NULL: nowhere); returns the previous
+ *  target. The backend makes a slot's tables without a sticky target, then gives them its own
+ *  for the frames, and a graph capture the capturing caller's. */
+int *j2ki_t2_cuda_sticky(J2kiT2Cuda *t, int *sticky);
+
 /** The device view (for rc_cuda.cu) and the device result of the slot's frames. */
 const J2kiT2DevView *j2ki_t2_cuda_view(const J2kiT2Cuda *t);
 J2kiT2CudaResult    *j2ki_t2_cuda_result(const J2kiT2Cuda *t);
