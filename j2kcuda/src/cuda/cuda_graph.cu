@@ -11,12 +11,12 @@ namespace j2ki_cuda {
 /* An event record of the ops below (errors to *sticky): inside a graph capture (cap) an
  * event-record node, external, so that the host waits on it and times with it as on any record;
  * enqueued directly, a plain record (the external flag is refused outside a capture:
- * cudaErrorIllegalState). */
+ * CUDA_ERROR_ILLEGAL_STATE). */
 static int ev_record(CudaBackend *b, CudaSlot *s, int e, int cap, int *sticky)
 {
     if (!cap)
         return J2KI_CU(&b->log, sticky, cuEventRecord, s->ev[e], s->st);
-    return J2KI_CUDA(&b->log, sticky, cudaEventRecordWithFlags(s->ev[e], s->st, cudaEventRecordExternal));
+    return J2KI_CU(&b->log, sticky, cuEventRecordWithFlags, s->ev[e], s->st, CU_EVENT_RECORD_EXTERNAL);
 }
 
 /** The slot's tier-1 early stop for the plan (d > 0: plan_try[d]'s), NULL when off. */
@@ -29,6 +29,8 @@ static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int d)
  * captured into a graph (sticky: the capturing caller's) or enqueued directly (sticky: broken);
  * cap says which. */
 #define SCU(call) J2KI_CUDA(&b->log, sticky, call)
+/* the same for a driver call by name */
+#define SDRV(fn, ...) J2KI_CU(&b->log, sticky, fn, __VA_ARGS__)
 
 /** enqueue_code's first part on s->st, captured or (a qstep_try plan without its graph yet)
  *  enqueued directly: tier-1 with plan_try[d]'s tables (d > 0) or the plan's, then EV_T1, and
@@ -40,16 +42,16 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
     int ret;
     /* the kernel variant and shared-memory limit of the test hooks (J2KI_T1_CUDA_DEFAULT and
      * the device's unless a test sets them) */
-    if ((ret = SCU(cudaMemsetAsync(s->d_flag, 0, sizeof(uint32_t), s->st))) < 0 ||
+    if ((ret = SDRV(cuMemsetD8Async, j2ki_dptr(s->d_flag), 0, sizeof(uint32_t), s->st)) < 0 ||
         (ret = SCU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,
                                        cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                        s->t1_scratch_size, cp->hooks.t1_variant, cp->hooks.smem_optin,
                                        slot_t1_stop(s, d), s->st))) < 0 ||
         (ret = ev_record(b, s, EV_T1, cap, sticky)) < 0 ||
-        (ret = SCU(cudaMemcpyAsync(s->h_flag, s->d_flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, s->st))) < 0 ||
-        (ret = SCU(cudaMemcpyAsync(s->h_res, s->d_res, plan->nb_cblks * sizeof(J2kiCblkRes),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        (ret = SDRV(cuMemcpyDtoHAsync, s->h_flag, j2ki_dptr(s->d_flag), sizeof(uint32_t), s->st)) < 0 ||
+        (ret = SDRV(cuMemcpyDtoHAsync, s->h_res, j2ki_dptr(s->d_res), plan->nb_cblks * sizeof(J2kiCblkRes),
+                             s->st)) < 0)
         return ret;
     return 0;
 }
@@ -67,12 +69,12 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky
     int ret = j2ki_t2_cuda_write(t2, s->st, s->d_cs, b->max_out);
     j2ki_t2_cuda_sticky(t2, t2_sticky);
     if (ret < 0 ||
-        (ret = SCU(cudaMemcpyAsync(s->h_t2res, j2ki_t2_cuda_result(t2), sizeof(*s->h_t2res),
-                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        (ret = SDRV(cuMemcpyDtoHAsync, s->h_t2res, j2ki_dptr(j2ki_t2_cuda_result(t2)), sizeof(*s->h_t2res),
+                             s->st)) < 0)
         return ret;
     if (cp->rc_mode == J2KI_RC_BYTES &&
-        (ret = SCU(cudaMemcpyAsync(s->h_cs, s->d_cs, cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out,
-                                  cudaMemcpyDeviceToHost, s->st))) < 0)
+        (ret = SDRV(cuMemcpyDtoHAsync, s->h_cs, j2ki_dptr(s->d_cs),
+                             cp->frame_bytes < b->max_out ? cp->frame_bytes : b->max_out, s->st)) < 0)
         return ret;
     return ev_record(b, s, EV_DONE, cap, sticky);
 }
@@ -108,21 +110,22 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky
  * caller's sticky target (NULL from submit: the frame fails, the backend stays usable, the next
  * submit to the slot captures again), never to the backend's `broken`.
  */
-static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, cudaGraphExec_t *out, int *sticky)
+static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, CUgraphExec *out, int *sticky)
 {
-    cudaGraph_t g = NULL;
-    cudaError_t e;
+    CUgraph g = NULL;
+    CUresult e;
     int ret;
-    if ((ret = SCU(cudaStreamBeginCapture(s->st, cudaStreamCaptureModeRelaxed))) < 0)
+    if ((ret = SDRV(cuStreamBeginCapture, s->st, CU_STREAM_CAPTURE_MODE_RELAXED)) < 0)
         return ret;
     ret = fin ? code_fin_ops(b, s, d, 1, sticky) : code_t1_ops(b, s, d, 1, sticky);
-    e = cudaStreamEndCapture(s->st, &g);              /* always, so the stream leaves capture */
-    if (ret == 0 && (ret = SCU(e)) == 0)
-        ret = SCU(cudaGraphInstantiate(out, g, 0));
+    e = J2KI_CUFN(cuStreamEndCapture)(s->st, &g);     /* always, so the stream leaves capture */
+    if (ret == 0 && (ret = J2KI_CUDRV(&b->log, sticky, e)) == 0)
+        ret = SDRV(cuGraphInstantiateWithFlags, out, g, 0);
     if (g)
-        cudaGraphDestroy(g);
-    /* a failed capture (e.g. out of memory) leaves the thread's last error set (the capture
-     * invalidated); it is reported by ret, and must not surface at a later launch check */
+        J2KI_CUFN(cuGraphDestroy)(g);
+    /* a failed capture (e.g. out of memory) leaves the thread's last runtime error set when a
+     * launch inside it failed (the capture invalidated); it is reported by ret, and must not
+     * surface at a later launch check */
     if (ret < 0)
         (void)cudaGetLastError();
     return ret;
@@ -171,11 +174,11 @@ static int enqueue_rest(CudaBackend *b, CudaSlot *s)
     int ret;
     /* PCRD-opt on the device, its grid sized for the frames busy now */
     if ((ret = j2ki_rc_cuda_run(d ? s->rc_try[d] : s->rc, s->d_res, 1 + busy_slots(b, s), d != 0, s->st)) < 0 ||
-        (ret = CU(cudaEventRecord(s->ev[EV_RC], s->st))) < 0)
+        (ret = CUDRV(cuEventRecord, s->ev[EV_RC], s->st)) < 0)
         return ret;
     if (!s->g_fin[d])
         return code_fin_ops(b, s, d, 0, &b->broken);
-    return CU(cudaGraphLaunch(s->g_fin[d], s->st));
+    return CUDRV(cuGraphLaunch, s->g_fin[d], s->st);
 }
 
 /** Enqueues tier-1 to the download of a quantised frame in the slot, with plan_try[s->d]'s
@@ -186,12 +189,12 @@ int enqueue_code(CudaBackend *b, CudaSlot *s, int again)
 {
     const int d = s->d;
     int ret;
-    if (again && (ret = CU(cudaEventRecord(s->ev[EV_AGAIN], s->st))) < 0)
+    if (again && (ret = CUDRV(cuEventRecord, s->ev[EV_AGAIN], s->st)) < 0)
         return ret;
     if (!s->g_t1[d])
         ret = code_t1_ops(b, s, d, 0, &b->broken);
     else
-        ret = CU(cudaGraphLaunch(s->g_t1[d], s->st));
+        ret = CUDRV(cuGraphLaunch, s->g_t1[d], s->st);
     if (ret < 0)
         return ret;
     return enqueue_rest(b, s);
@@ -204,7 +207,7 @@ int slot_predict(CudaBackend *b, CudaSlot *s)
 {
     int ret;
     s->predict = 0;
-    if ((ret = CU(cudaEventSynchronize(s->ev[EV_HIST]))) < 0)
+    if ((ret = CUDRV(cuEventSynchronize, s->ev[EV_HIST])) < 0)
         return ret;
     s->d = j2ki_quant_predict(b->cp, s->h_hist);
     j2ki_quant_predict_log(&b->log, b->cp, s->h_hist, s->d);

@@ -72,7 +72,7 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
 static float ev_ms(CudaBackend *b, CudaSlot *s, int e0, int e1)
 {
     float ms = 0.0f;
-    if (cudaEventElapsedTime(&ms, s->ev[e0], s->ev[e1]) != cudaSuccess)
+    if (J2KI_CUFN(cuEventElapsedTime)(&ms, s->ev[e0], s->ev[e1]) != CUDA_SUCCESS)
         ms = 0.0f;
     return ms;
 }
@@ -116,9 +116,9 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
     if (cp->rc_mode != J2KI_RC_BYTES) {
         if ((ret = enter(b, &prev)) < 0)
             return ret;
-        ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, r->len, cudaMemcpyDeviceToHost, s->st));
+        ret = CUDRV(cuMemcpyDtoHAsync, s->h_cs, j2ki_dptr(s->d_cs), r->len, s->st);
         if (ret == 0)
-            ret = CU(cudaStreamSynchronize(s->st));     /* a short copy: spinning */
+            ret = CUDRV(cuStreamSynchronize, s->st);    /* a short copy: spinning */
         leave(b, prev);
         if (ret < 0)
             return ret;

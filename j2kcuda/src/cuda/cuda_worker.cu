@@ -35,9 +35,9 @@ void *slot_worker(void *arg)
                 else if (s->predict)
                     ret = slot_predict(b, s);
                 if (ret == 0)      /* asleep until rate control is done (slot_init), then spinning */
-                    ret = CU(cudaEventSynchronize(s->ev[EV_RC]));
+                    ret = CUDRV(cuEventSynchronize, s->ev[EV_RC]);
                 if (ret == 0)
-                    ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+                    ret = CUDRV(cuEventSynchronize, s->ev[EV_DONE]);
                 if (ret == 0)
                     slot_timings(b, s, again);
                 leave(b, prev);
@@ -94,7 +94,7 @@ void *slot_preparer(void *arg)
             pthread_mutex_unlock(&b->prep_mtx);
         }
         if (ret == J2KC_ERR_DEVMEM)
-            (void)cudaMemGetInfo(&mem_free, &mem_total);
+            (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
         leave(b, prev);
     }
     if (ret == J2KC_ERR_DEVMEM)
