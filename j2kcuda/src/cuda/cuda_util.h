@@ -88,7 +88,4 @@ cudaError_t j2ki_cuda_malloc_host(void **p, size_t n);
  *  armed. */
 cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st);
 
-/** Checks a kernel launch (configuration errors surface at launch, execution errors later). */
-#define J2KI_CUDA_LAUNCHED(log, sticky) J2KI_CUDA((log), (sticky), cudaPeekAtLastError())
-
 #endif /* J2KI_CUDA_UTIL_H */

@@ -288,7 +288,7 @@ __device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[
  * Not inlined: inside t1p_chunk_kernel it raised the model side's spills (sm_90: 8 -> 36
  * bytes stored) for every pass; as a call it costs only the raw passes.
  */
-__device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out, uint32_t n, uint32_t &c,
+static __device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out, uint32_t n, uint32_t &c,
                                                  uint32_t &ct, uint32_t &b, uint32_t *bits, uint32_t lane)
 {
     const uint32_t cap0 = b == 0xFF ? 7 : 8, p = cap0 - ct, T = p + n, nw = (T + 31) >> 5;
