@@ -1,6 +1,7 @@
 /*
- * CUDA rate control, see rc_cuda.h. The control code is rc_core.h's j2ki_rc_decide, the same
- * the host runs; this file supplies its operations as grid-wide device functions
+ * CUDA rate control, see rc_cuda.h: the host side here, the kernels in rc_kern.cu. The
+ * control code is rc_core.h's j2ki_rc_decide, the same the host runs; rc_kern.cu supplies its
+ * operations as grid-wide device functions
  * (j2ki_rc_dev_*), called by every thread of the cooperative decide grid, each with its own
  * copy of the context, in lockstep: every thread sees the same op results, so every thread
  * takes the same path and reaches every grid.sync() the same number of times (no op returns

@@ -1,5 +1,6 @@
 /*
- * CUDA tier-1 (Annex D), see t1_cuda.h.
+ * CUDA tier-1 (Annex D), see t1_cuda.h: the host side here, the kernels named below in
+ * t1_kern.cu (entries j2ki_k_t1*, kernels.def).
  *
  * 1. t1_prep_kernel: one warp per code-block ORs the magnitudes (the same OR j2ki_t1_load
  *    returns) and derives a work key, w*h*numbps: the number of sample visits of its passes.
