@@ -131,7 +131,4 @@ void j2ki_cuda_free_host(void *p);
  *  (the trap is a kernel launch), cudaSuccess when none is armed. */
 cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st);
 
-/** Checks a kernel launch (configuration errors surface at launch, execution errors later). */
-#define J2KI_CUDA_LAUNCHED(log, sticky) J2KI_CUDA((log), (sticky), cudaPeekAtLastError())
-
 #endif /* J2KI_CUDA_UTIL_H */
