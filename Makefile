@@ -45,8 +45,11 @@ LIBS_J   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 # into a fatbin (NVCC_GENCODE: SASS for every configured architecture, PTX for the newest),
 # the fatbins embedded in the library by one generated assembler file (tools/embed-fatbin.sh),
 # loaded through the driver at run time.
+# Off until the launch function (cuda/cuda_launch.cu) finds its kernels there instead of in
+# the runtime's registration (issue 31 step 3): CUDA_EMBED=1 builds and embeds them already.
 comma    := ,
-KERN_CU  := $(sort $(wildcard j2kcuda/src/cuda/*_kern.cu))
+CUDA_EMBED ?= 0
+KERN_CU  := $(if $(filter 1,$(CUDA_EMBED)),$(sort $(wildcard j2kcuda/src/cuda/*_kern.cu)))
 KERN_FATBIN := $(KERN_CU:%.cu=$(B)/obj/%.fatbin)
 CODE_ARCHS := $(patsubst code=%,%,$(filter code=%,$(subst $(comma), ,$(NVCC_GENCODE))))
 LIB_OBJ  += $(B)/obj/cuda_code.o
