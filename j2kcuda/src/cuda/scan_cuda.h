@@ -4,11 +4,13 @@
  * in at most two launches on the caller's stream, graph-capturable (no host sync, no
  * allocation per call), temporary storage sized once at creation.
  *
- *   scan_reduce_kernel  one thread block per tile: the tile's sum (cub::BlockReduce), skipped
- *                       when the input is one tile
- *   scan_tile_kernel    one thread block per tile: the sum of the tiles before it (each block
- *                       reduces the tile sums itself: a few hundred at most, cheaper than a
- *                       third launch), then the tile's scan (cub::BlockScan) offset by it
+ *   j2ki_k_scan{32,64}_reduce  one thread block per tile: the tile's sum (cub::BlockReduce),
+ *                              skipped when the input is one tile
+ *   j2ki_k_scan{32,64}_tile    one thread block per tile: the sum of the tiles before it (each
+ *                              block reduces the tile sums itself: a few hundred at most,
+ *                              cheaper than a third launch), then the tile's scan
+ *                              (cub::BlockScan) offset by it
+ * (scan_kern.cu, device code only; this header's functions launch them).
  *
  * Reduce-then-scan reads the input twice where a single-pass scan with decoupled look-back
  * (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA

@@ -3,17 +3,18 @@
  * made of CUB's block primitives (no CUB device-wide call): a least-significant-digit radix
  * sort, 8 bits a pass over the key bits [0, end_bit) only, each pass
  *
- *   sort_hist_kernel     one thread block per tile: the tile's digit counts, digit-major
+ *   j2ki_k_sort_hist     one thread block per tile: the tile's digit counts, digit-major
  *                        (counts[d * nb_tiles + tile]), skipped when the input is one tile
  *   j2ki_scan_cuda       exclusive sum of the counts (scan_cuda.h): where each tile's keys of
  *                        each digit start in the output
- *   sort_scatter_kernel  one thread block per tile: each key's rank among the tile's keys by
+ *   j2ki_k_sort_scatter  one thread block per tile: each key's rank among the tile's keys by
  *                        digit, stable (cub::BlockRadixRankMatch, keys warp-striped), then the
  *                        key and its value written at its tile's offset plus that rank
  *
- * the count / prefix-sum / scatter split of the parallel radix sort (Satish, Harris & Garland,
- * "Designing Efficient Sorting Algorithms for Manycore GPUs", IPDPS 2009; Voronov et al.'s
- * survey in ../shared/papers/gpu-radix-sort-ru.md describes the same three subsystems). Keys are
+ * (kernels in sort_kern.cu, device code only): the count / prefix-sum / scatter split of the
+ * parallel radix sort (Satish, Harris & Garland, "Designing Efficient Sorting Algorithms for
+ * Manycore GPUs", IPDPS 2009; Vorontsov, Preobrazhensky & Choporov's study in
+ * ../shared/papers/gpu-radix-sort-ru.md has the same three steps). Keys are
  * ranked complemented (~key ascending is key descending), so equal keys keep their input order,
  * as CUB's SortPairsDescending does. Launches on the caller's stream, graph-capturable,
  * temporary storage sized once at creation.
