@@ -54,10 +54,10 @@ extern "C" __global__ void __launch_bounds__(J2KI_SORT_THREADS) j2ki_k_sort_scat
     }
     const SortDigit dig = { p.bit, p.mask };
     Rank(tmp).RankKeys(keys, ranks, dig, excl);
-    /* ranks count from the tile's start; the tile's first key of digit d goes to the scanned
-     * counts[d][tile] (0 with one tile), and excl[0] keys of the tile have a smaller digit */
-    s_base[threadIdx.x] = (p.nb_tiles > 1 ? p.counts[(size_t)threadIdx.x * p.nb_tiles + blockIdx.x] : 0u) -
-                          (uint32_t)excl[0];
+    /* ranks count from the tile's start, where excl[0] keys have a digit below d; the tile's
+     * first key of digit d goes to the scanned counts[d][tile], or with one tile to its rank */
+    s_base[threadIdx.x] =
+        p.nb_tiles > 1 ? p.counts[(size_t)threadIdx.x * p.nb_tiles + blockIdx.x] - (uint32_t)excl[0] : 0u;
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < J2KI_SORT_ITEMS; i++) {

@@ -24,7 +24,8 @@ typedef struct J2kiSortParams {
 } J2kiSortParams;
 
 /* hist: each tile's digit counts into counts; scatter: each key and value to its place (the
- * tile's offset for its digit from the scanned counts, 0 with one tile, plus its stable rank) */
+ * tile's offset for its digit from the scanned counts plus its stable rank among the tile's
+ * keys of that digit; with one tile, its stable rank in the tile) */
 extern "C" {
 __global__ void j2ki_k_sort_hist(J2kiSortParams p);
 __global__ void j2ki_k_sort_scatter(J2kiSortParams p);
