@@ -57,6 +57,10 @@ extern "C" {
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
     fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
     exit(1); } } while (0)
+/* the same for the library's driver calls (cu_driver.h) */
+#define CKD(call) do { CUresult e_ = (call); if (e_ != CUDA_SUCCESS) { \
+    fprintf(stderr, "CUDA driver error %d at %s:%d: %s\n", (int)e_, __FILE__, __LINE__, #call); \
+    exit(1); } } while (0)
 
 typedef struct Cfg {
     const char *name;
@@ -238,7 +242,7 @@ static void frame_make(Frame *fr, const J2kcImageDesc *img, const Cfg *cfg)
     for (int c = 0; c < J2KC_MAX_COMPS; c++) {
         if (!fr->buf[c])
             continue;
-        CK(j2ki_cuda_malloc((void **)&fr->d_buf[c], fr->size[c]));
+        CKD(j2ki_cuda_malloc((void **)&fr->d_buf[c], fr->size[c]));
         CK(cudaMemcpy(fr->d_buf[c], fr->buf[c], fr->size[c], cudaMemcpyHostToDevice));
     }
     for (int c = 0; c < img->nb_comps; c++) {
@@ -551,7 +555,7 @@ static double *t1_weights_dev(const J2kiPlan *plan)
     double *w = (double *)malloc((n ? n : 1) * sizeof(double)), *d_w;
     for (uint32_t i = 0; i < n; i++)
         w[i] = plan->bands[plan->cblks[i].band_idx].dist_weight;
-    CK(j2ki_cuda_malloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
+    CKD(j2ki_cuda_malloc((void **)&d_w, (n ? n : 1) * sizeof(double)));
     CK(cudaMemcpy(d_w, w, n * sizeof(double), cudaMemcpyHostToDevice));
     free(w);
     return d_w;
@@ -632,13 +636,13 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     uint32_t *d_flag, flag = 0;
     void *d_scratch;
     size_t ss = j2ki_t1_cuda_scratch_size(n, plan->max_cblk_w, plan->max_cblk_h);
-    CK(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+    CKD(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
     CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
-    CK(j2ki_cuda_malloc((void **)&d_data, data_off + 1));
-    CK(j2ki_cuda_malloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
-    CK(j2ki_cuda_malloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
-    CK(j2ki_cuda_malloc((void **)&d_flag, 4));
-    CK(j2ki_cuda_malloc((void **)&d_scratch, ss));
+    CKD(j2ki_cuda_malloc((void **)&d_data, data_off + 1));
+    CKD(j2ki_cuda_malloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
+    CKD(j2ki_cuda_malloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
+    CKD(j2ki_cuda_malloc((void **)&d_flag, 4));
+    CKD(j2ki_cuda_malloc((void **)&d_scratch, ss));
 
     /* the reference, every block fully */
     int bad = 0, nb_stopped = 0;
@@ -652,7 +656,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         stop.budget = full_bytes * (uint64_t)stop_pct / 100;
         stop.d_weight = d_w;
         stop.scratch_size = j2ki_t1s_cuda_scratch_size(n);
-        CK(j2ki_cuda_malloc((void **)&stop.d_scratch, stop.scratch_size));
+        CKD(j2ki_cuda_malloc((void **)&stop.d_scratch, stop.scratch_size));
         stopp = &stop;
         if ((nb_stopped = t1_ref_stop(cp, plan, t1, h, s, stop.budget, hlim, rret)) < 0) {
             printf("FAIL %s tier-1 stop: j2ki_t1s_plan_pool\n", cfg->name);
@@ -945,8 +949,8 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             max_h = tc->h > max_h ? tc->h : max_h;
         }
     void *scratch = malloc(j2ki_dwt_scratch_size(max_w, max_h) * 4), *d_tmp;
-    CK(j2ki_cuda_malloc((void **)&d_s, ns * 4));
-    CK(j2ki_cuda_malloc((void **)&d_tmp, tmp_sz));
+    CKD(j2ki_cuda_malloc((void **)&d_s, ns * 4));
+    CKD(j2ki_cuda_malloc((void **)&d_tmp, tmp_sz));
 
     ref_load_mct(&cp, plan, &frames[0].f, s_load);
     CK(cudaMemset(d_s, 0xFF, ns * 4));
@@ -979,7 +983,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             h[i].frac_bits = (uint8_t)band->frac_bits;
             h[i].inv_step = band->inv_step;
         }
-        CK(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+        CKD(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
         CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
         CK(j2ki_quant_cuda(d_s, d_cb, n, 0));
@@ -1208,7 +1212,7 @@ static void check_legacy_stream(void)
     }
     for (int c = 0; c < J2KC_MAX_COMPS; c++)
         if (fr.d_buf[c]) {
-            CK(j2ki_cuda_malloc((void **)&src[c], fr.size[c]));
+            CKD(j2ki_cuda_malloc((void **)&src[c], fr.size[c]));
             CK(cudaMemcpy(src[c], fr.d_buf[c], fr.size[c], cudaMemcpyDeviceToDevice));
             CK(cudaMemset(fr.d_buf[c], 0x5A, fr.size[c]));
         }
@@ -1536,6 +1540,13 @@ int main(int argc, char **argv)
         printf("SKIP check_cuda: no CUDA device\n");
         return 77;
     }
+    /* the stages called directly below use the library's driver table, loaded as an encoder's
+     * creation loads it; they run in the runtime's primary context, current on this thread */
+    if (j2ki_cu_load(NULL, 0) < 0) {
+        printf("FAIL: the CUDA driver cannot be loaded (cu_driver.h)\n");
+        return 1;
+    }
+    CK(cudaFree(0));
     test_seed("check_cuda", seed);
     j2ki_hooks_read(&g_hooks);
     if (!only || strstr("sortscan", only))

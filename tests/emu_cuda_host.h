@@ -9,17 +9,68 @@
 #ifndef J2KI_EMU_CUDA_HOST_BEFORE
 #define J2KI_EMU_CUDA_HOST_BEFORE
 
+#include "cuda/cu_driver.h"
+
 static cudaError_t emu_malloc(void **p, size_t n)
 {
     *p = calloc(1, n ? n : 1);
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 #define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
-/* the library's allocation wrapper (cuda_fault.cu), without fault injection here */
-cudaError_t j2ki_cuda_malloc(void **p, size_t n)
+/* the library's allocation wrappers (cuda_fault.cu), without fault injection here */
+CUresult j2ki_cuda_malloc(void **p, size_t n)
 {
-    return emu_malloc(p, n);
+    return emu_malloc(p, n) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+void j2ki_cuda_free(void *p)
+{
+    free(p);
+}
+/* the driver's table (cu_driver.h) with the functions the emulated sources call, on host
+ * memory (a device pointer is a host address here) */
+static CUresult CUDAAPI emu_cuMemcpyHtoD(CUdeviceptr d, const void *src, size_t n)
+{
+    memcpy((void *)(uintptr_t)d, src, n);
+    return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI emu_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream)
+{
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI emu_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream)
+{
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI emu_cuCtxGetDevice(CUdevice *d)
+{
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI emu_cuDeviceGetAttribute(int *v, CUdevice_attribute, CUdevice)
+{
+    *v = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult CUDAAPI emu_cuGetErrorText(CUresult, const char **s)
+{
+    *s = "emulated";
+    return CUDA_SUCCESS;
+}
+static J2kiCuDriver emu_cu_tab(void)
+{
+    J2kiCuDriver t = {};
+    t.cuMemcpyHtoD = emu_cuMemcpyHtoD;
+    t.cuMemcpyDtoDAsync = emu_cuMemcpyDtoDAsync;
+    t.cuMemsetD8Async = emu_cuMemsetD8Async;
+    t.cuCtxGetDevice = emu_cuCtxGetDevice;
+    t.cuDeviceGetAttribute = emu_cuDeviceGetAttribute;
+    t.cuGetErrorName = emu_cuGetErrorText;
+    t.cuGetErrorString = emu_cuGetErrorText;
+    return t;
+}
+J2kiCuDriver j2ki_cu_tab = emu_cu_tab();
 #define cudaFree(p) (free(p), cudaSuccess)
 #define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
 #define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)

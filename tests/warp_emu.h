@@ -35,6 +35,8 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#undef __grid_constant__
+#define __grid_constant__
 #undef __noinline__
 #define __noinline__ __attribute__((noinline))
 
@@ -211,5 +213,12 @@ static void emu_launch(const char *name, dim3 grid, dim3 block, F body)
                 run_block(nt);
             }
 }
+
+/* A case of an emulator's j2ki_cuda_launch (cuda_launch.h), whose arguments are in scope:
+ * kernel ID's entry run by emu_launch on the parameter struct the host code filled. */
+#define EMU_KERNEL_CASE(ID, entry, Params)                                          \
+    case ID:                                                                       \
+        emu_launch(#entry, grid, block, [&] { entry(*(const Params *)params); });  \
+        return cudaSuccess;
 
 #endif /* J2KI_WARP_EMU_H */

@@ -806,16 +806,23 @@ else
 fi
 
 # CUDA frames, interlaced (GPU only): each field read from the device frame (a line's offset,
-# twice the pitch) must give the codestreams the reference backend writes from system memory
+# twice the pitch) must give the codestreams the reference backend writes from system memory.
+# Both encodes read one file in the format coded: swscale's yuv422p10le -> yuv420p conversion
+# does not give the same bytes in every run on every host (seen on an H100 host: three runs of
+# the same conversion, three different chroma planes), so converting inside each encode's
+# filter graph would compare two different pictures.
 if have_gpu; then
     packets() { "$FFMPEG" -nostdin -v error -i "$1" -c copy -f framemd5 - | frame_hashes; }
     for f in yuv420p yuv444p16le; do
         t=fields-cuda-frames-$f
-        if ! ff "${IN_I[@]}" -vf format=$f,setparams=field_mode=tff -c:v jpeg2000_cuda -backend ref \
+        IN_F=(-f rawvideo -pix_fmt $f -s 1920x1080 -framerate 25 -i "$WORK/src-i-$f.raw")
+        if ! ff "${IN_I[@]}" -pix_fmt $f -f rawvideo "$WORK/src-i-$f.raw"; then
+            fail $t "the conversion to $f failed: $(last_err)"
+        elif ! ff "${IN_F[@]}" -vf setparams=field_mode=tff -c:v jpeg2000_cuda -backend ref \
                 -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-sw.mxf"; then
             fail $t "the reference backend's encode failed: $(last_err)"
-        elif ! ff -init_hw_device cuda=gpu -filter_hw_device gpu "${IN_I[@]}" \
-                -vf format=$f,setparams=field_mode=tff,hwupload_cuda -c:v jpeg2000_cuda \
+        elif ! ff -init_hw_device cuda=gpu -filter_hw_device gpu "${IN_F[@]}" \
+                -vf setparams=field_mode=tff,hwupload_cuda -c:v jpeg2000_cuda \
                 -bits_per_raw_sample 10 -profile:v 0x0307 -f mxf "$WORK/$t-hw.mxf"; then
             fail $t "$(last_err)"
         elif [ "$(packets "$WORK/$t-hw.mxf")" = "$(packets "$WORK/$t-sw.mxf")" ]; then

@@ -17,3 +17,9 @@ void j2ki_hooks_read(J2kiHooks *h)
     h->smem_optin = env_int("J2KC_CUDA_SMEM_OPTIN", 0);
     h->rc_probes = env_int("J2KC_RC_PROBES", J2KI_TUNE_RC_PROBES);
 }
+
+const char *j2ki_hooks_cuda_driver(void)
+{
+    const char *e = getenv("J2KC_CUDA_DRIVER");
+    return e && *e ? e : NULL;
+}

@@ -9,6 +9,10 @@
 #ifndef J2KI_HOOKS_H
 #define J2KI_HOOKS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct J2kiHooks {
     /** J2KC_CUDA_T1_VARIANT: the CUDA tier-1 kernel variant (t1_cuda.h), -1 for the default
      *  (the column-parallel coder); e.g. 8 runs the 8-lane serial kernel. */
@@ -25,5 +29,15 @@ typedef struct J2kiHooks {
 /** Fills every field of *h from the environment (the defaults where a variable is unset or
  *  not a number). The only place the library calls getenv for its own settings. */
 void j2ki_hooks_read(J2kiHooks *h);
+
+/** J2KC_CUDA_DRIVER: the file the CUDA backend opens instead of the NVIDIA driver
+ *  (libcuda.so.1), or NULL when unset or empty; so that tests without a GPU reach the
+ *  loader's failures (cuda/cu_driver.h): a path that does not exist is a machine without a
+ *  driver, a stub library an old driver. Read once per process, by the loader. */
+const char *j2ki_hooks_cuda_driver(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* J2KI_HOOKS_H */

@@ -1,34 +1,30 @@
 /*
  * The CUDA backend's context and devices: every entry point runs between enter() and leave(),
- * which make the encoder's device (or the caller's context) current and restore the calling
- * thread's own afterwards; the device count backend=auto and j2kc_cuda_devices() ask for.
+ * which push the encoder's context (the caller's, or the device's primary context that the
+ * backend retains) on the calling thread and pop it afterwards, so the thread's own CUDA
+ * state is left as it was; the device count backend=auto and j2kc_cuda_devices() ask for,
+ * through the driver (cu_driver.h).
+ *
+ * The primary context is the device's one context that the CUDA runtime uses too: kernels
+ * that the runtime still launches (issue 31's interim step) run in it, since the runtime takes
+ * the thread's current context when it is the device's primary one.
  */
 #include "cuda/backend_cuda.h"
 
 namespace j2ki_cuda {
 
-/* The calling thread's current device is saved in *prev and restored by leave(), so the
- * caller's own CUDA state is left as it was; with a caller context, it is pushed and popped. */
+/* prev: unused (every thread's context is restored by popping); kept for the callers. */
 int enter(CudaBackend *b, int *prev)
 {
-    int ret;
-    if (b->ctx)
-        return J2KI_CUDRV(&b->log, &b->broken, b->ctx_push(b->ctx));
-    if ((ret = CU(cudaGetDevice(prev))) < 0)
-        return ret;
-    if (*prev != b->dev && (ret = CU(cudaSetDevice(b->dev))) < 0)
-        return ret;
-    return 0;
+    *prev = 0;
+    return CUDRV(cuCtxPushCurrent, b->ctx);
 }
 
 void leave(CudaBackend *b, int prev)
 {
-    if (b->ctx) {
-        CUcontext c;
-        J2KI_CUDRV(&b->log, &b->broken, b->ctx_pop(&c));
-    } else if (prev != b->dev) {
-        CU(cudaSetDevice(prev));
-    }
+    CUcontext c;
+    (void)prev;
+    CUDRV(cuCtxPopCurrent, &c);
 }
 
 double ms_since(const struct timespec *t0)
@@ -42,20 +38,34 @@ double ms_since(const struct timespec *t0)
 
 extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
 {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        /* not an error by itself: backend=auto falls back to the reference backend */
-        int ret = j2ki_cuda_map(e);
-        j2ki_log(log, verbose ? J2KC_LOG_INFO : J2KC_LOG_VERBOSE, "no usable CUDA device: %s (%s)",
-                 cudaGetErrorName(e), cudaGetErrorString(e));
+    const int level = verbose ? J2KC_LOG_INFO : J2KC_LOG_VERBOSE;
+    const char *ename, *etext;
+    CUresult e;
+    int n = 0, ret;
+
+    /* not an error by itself: backend=auto falls back to the reference backend */
+    if ((ret = j2ki_cu_load(log, level)) < 0)
+        return ret;
+    if ((e = J2KI_CUFN(cuDeviceGetCount)(&n)) != CUDA_SUCCESS) {
+        ret = j2ki_cudrv_map(e);
+        j2ki_cudrv_names(e, &ename, &etext);
+        j2ki_log(log, level, "no usable CUDA device: %s (%s)", ename, etext);
         return ret == J2KC_ERR_NODEV ? ret : J2KC_ERR_CUDA;
     }
     for (int i = 0; verbose && i < n; i++) {
-        cudaDeviceProp p;
-        if (cudaGetDeviceProperties(&p, i) == cudaSuccess)
-            j2ki_log(log, J2KC_LOG_INFO, "CUDA device %d: %s, compute %d.%d, %d SMs, %zu MiB", i, p.name,
-                     p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem >> 20);
+        CUdevice d;
+        char name[256] = "";
+        int major = 0, minor = 0, sms = 0;
+        size_t mem = 0;
+        if (J2KI_CUFN(cuDeviceGet)(&d, i) != CUDA_SUCCESS ||
+            J2KI_CUFN(cuDeviceGetName)(name, (int)sizeof(name), d) != CUDA_SUCCESS ||
+            J2KI_CUFN(cuDeviceGetAttribute)(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) != CUDA_SUCCESS ||
+            J2KI_CUFN(cuDeviceGetAttribute)(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) != CUDA_SUCCESS ||
+            J2KI_CUFN(cuDeviceGetAttribute)(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) != CUDA_SUCCESS ||
+            J2KI_CUFN(cuDeviceTotalMem)(&mem, d) != CUDA_SUCCESS)
+            continue;
+        j2ki_log(log, J2KC_LOG_INFO, "CUDA device %d: %s, compute %d.%d, %d SMs, %zu MiB", i, name, major, minor,
+                 sms, mem >> 20);
     }
     return n;
 }

@@ -1,9 +1,11 @@
 /*
  * Fault injection for the GPU reliability tests: the counters of cuda_fault.h, the device
- * allocation every CUDA stage makes through, and the trapping kernel.
+ * allocation every CUDA stage makes through, and the launch of the trapping kernel (fault_kern.cu).
  */
 #include "cuda/cuda_fault.h"
+#include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
+#include "cuda/fault_kern.h"
 
 static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails */
 static int fault_events[J2KI_NB_FAULTS];
@@ -35,42 +37,52 @@ extern "C" int j2ki_cuda_fault_hit(int kind)
  * what the memory held before. Allocations happen at creation only, so the synchronisation
  * (the slots' streams do not wait on the default stream) costs nothing per frame.
  */
-cudaError_t j2ki_cuda_malloc(void **p, size_t n)
+CUresult j2ki_cuda_malloc(void **p, size_t n)
 {
-    cudaError_t e;
-    if (j2ki_cuda_fault_hit(J2KI_FAULT_DEV_ALLOC)) {
-        *p = NULL;
-        return cudaErrorMemoryAllocation;
-    }
+    CUdeviceptr d = 0;
+    CUresult e;
+    *p = NULL;
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_DEV_ALLOC))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     n = n ? n : 1;
-    if ((e = cudaMalloc(p, n)) != cudaSuccess)
+    if ((e = J2KI_CUFN(cuMemAlloc)(&d, n)) != CUDA_SUCCESS)
         return e;
-    if ((e = cudaMemset(*p, 0, n)) != cudaSuccess || (e = cudaStreamSynchronize(0)) != cudaSuccess) {
-        cudaFree(*p);
-        *p = NULL;
+    /* cuMemsetD8 on the legacy default stream, then that stream's end: done before any use */
+    if ((e = J2KI_CUFN(cuMemsetD8)(d, 0, n)) != CUDA_SUCCESS ||
+        (e = J2KI_CUFN(cuStreamSynchronize)(CU_STREAM_LEGACY)) != CUDA_SUCCESS) {
+        J2KI_CUFN(cuMemFree)(d);
+        return e;
     }
-    return e;
+    *p = (void *)(uintptr_t)d;
+    return CUDA_SUCCESS;
 }
 
-cudaError_t j2ki_cuda_malloc_host(void **p, size_t n)
+void j2ki_cuda_free(void *p)
 {
-    if (j2ki_cuda_fault_hit(J2KI_FAULT_HOST_ALLOC)) {
-        *p = NULL;
-        return cudaErrorMemoryAllocation;
-    }
-    return cudaMallocHost(p, n ? n : 1);
+    if (p)
+        J2KI_CUFN(cuMemFree)(j2ki_dptr(p));
 }
 
-static __global__ void trap_kernel(void)
+/* Portable: usable from any context, as the runtime's page-locked memory is. */
+CUresult j2ki_cuda_malloc_host(void **p, size_t n)
 {
-    __trap();
+    *p = NULL;
+    if (j2ki_cuda_fault_hit(J2KI_FAULT_HOST_ALLOC))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return J2KI_CUFN(cuMemHostAlloc)(p, n ? n : 1, CU_MEMHOSTALLOC_PORTABLE);
+}
+
+void j2ki_cuda_free_host(void *p)
+{
+    if (p)
+        J2KI_CUFN(cuMemFreeHost)(p);
 }
 
 cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st)
 {
     if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
-        trap_kernel<<<1, 1, 0, st>>>();
-        return cudaPeekAtLastError();
+        const J2kiFaultTrapParams p = { 0 };
+        return j2ki_cuda_launch(J2KI_K_FAULT_TRAP, 1, 1, 0, st, &p);
     }
     return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? cudaErrorLaunchOutOfResources : cudaSuccess;
 }

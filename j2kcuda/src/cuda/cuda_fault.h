@@ -7,14 +7,14 @@
  * load and the count).
  *
  *   J2KI_FAULT_DEV_ALLOC  the n-th device allocation (j2ki_cuda_malloc) fails with
- *                         cudaErrorMemoryAllocation, as on a full device;
+ *                         CUDA_ERROR_OUT_OF_MEMORY, as on a full device;
  *   J2KI_FAULT_SUBMIT     the n-th frame submitted fails its enqueue with a CUDA error that
  *                         leaves the context usable (cudaErrorLaunchOutOfResources);
  *   J2KI_FAULT_TRAP       the n-th frame submitted launches a kernel that traps: a sticky
  *                         error, after which the driver refuses every call of the context;
  *   J2KI_FAULT_HOST_ALLOC the n-th page-locked host allocation (j2ki_cuda_malloc_host) fails
- *                         with cudaErrorMemoryAllocation, as when the host cannot lock more
- *                         memory (slot 0's at creation, the other slots' on the preparer thread).
+ *                         with CUDA_ERROR_OUT_OF_MEMORY, as when the host cannot lock more
+ *                         memory (every slot's on the preparer thread).
  *
  * The counters are process-wide (a test arms them between encoders' calls); every access is
  * atomic, so encoders of other threads may run meanwhile.

@@ -6,9 +6,8 @@
 extern "C" {
 #endif
 
-/** Whether host memory at p is page-locked (cudaHostAlloc, cudaHostRegister): such memory is
- *  uploaded straight from the caller's rows, without the staging copy. NULL: 0. Clears the
- *  thread's CUDA error that asking about pageable memory leaves. */
+/** Whether host memory at p is page-locked (cudaHostAlloc, cudaHostRegister, cuMemHostAlloc,
+ *  cuMemHostRegister): such memory is uploaded straight from the caller's rows, without the staging copy. NULL: 0; no driver: 0. */
 int j2ki_cuda_host_pinned(const void *p);
 
 #ifdef __cplusplus

@@ -44,13 +44,11 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     CudaBackend *b = (CudaBackend *)priv;
     CudaSlot *s = &b->slots[slot];
     int ret, prev = 0;
-    /* the slot first (slot_preparer): a slot that could not be made answers its own error. A
-     * full device breaks no context: the preparer's failed allocation leaves J2KC_ERR_DEVMEM
-     * in broken for a moment (CU), which must not refuse the frames of the slots made. */
+    /* the slot first (slot_preparer): a slot that could not be made answers its own error
+     * (its making stores none in broken, which only the frame path sets) */
     if ((ret = slot_wait_prepared(b, slot)) < 0)
         return ret;
-    ret = __atomic_load_n(&b->broken, __ATOMIC_SEQ_CST);
-    if (ret < 0 && ret != J2KC_ERR_DEVMEM)
+    if (__atomic_load_n(&b->broken, __ATOMIC_SEQ_CST) < 0)
         return J2KC_ERR_BROKEN;
     pthread_mutex_lock(&s->mtx);
     /* the front end waits before reusing a slot */
@@ -61,7 +59,9 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
         return ret;
     if ((ret = enter(b, &prev)) < 0)
         return ret;
-    ret = enqueue_frame(b, s, f);
+    /* the slot's graphs on this thread, inside the application's call (cuda_graph.cu) */
+    if ((ret = slot_graphs(b, s)) == 0)
+        ret = enqueue_frame(b, s, f);
     leave(b, prev);
     if (ret < 0)
         return ret;

@@ -34,7 +34,7 @@ static int stage_part_up(void *opaque, size_t off, size_t len)
 {
     StageUpload *u = (StageUpload *)opaque;
     CudaBackend *b = u->b;
-    return CU(cudaMemcpyAsync(u->s->d_stage + off, u->s->h_stage + off, len, cudaMemcpyHostToDevice, u->s->st));
+    return CUDRV(cuMemcpyHtoDAsync, j2ki_dptr(u->s->d_stage + off), u->s->h_stage + off, len, u->s->st);
 }
 
 /** How a host frame sits in the staging area: each component's compact rows at stage_off[c],
@@ -144,9 +144,16 @@ static int upload_direct(CudaBackend *b, CudaSlot *s, const HostLayout *hl)
     const J2kiStageJob *job = &hl->job;
     int ret;
     for (int c = 0; c < job->nb_comps; c++) {
-        size_t row = (size_t)job->w[c] * (size_t)job->bytes[c];
-        if ((ret = CU(cudaMemcpy2DAsync(s->d_stage + job->off[c], row, job->src[c], (size_t)job->stride[c], row,
-                                        job->h[c], cudaMemcpyHostToDevice, s->st))) < 0)
+        CUDA_MEMCPY2D m;
+        memset(&m, 0, sizeof(m));
+        m.srcMemoryType = CU_MEMORYTYPE_HOST;
+        m.srcHost = job->src[c];
+        m.srcPitch = (size_t)job->stride[c];
+        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = j2ki_dptr(s->d_stage + job->off[c]);
+        m.dstPitch = m.WidthInBytes = (size_t)job->w[c] * (size_t)job->bytes[c];
+        m.Height = job->h[c];
+        if ((ret = CUDRV(cuMemcpy2DAsync, &m, s->st)) < 0)
             return ret;
     }
     return 0;
@@ -168,21 +175,21 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         memset(&hl, 0, sizeof(hl));
     }
 
-    if ((ret = CU(cudaEventRecord(s->ev[EV_START], s->st))) < 0 ||
+    if ((ret = CUDRV(cuEventRecord, s->ev[EV_START], s->st)) < 0 ||
         (ret = CU(j2ki_cuda_fault_enqueue(s->st))) < 0)
         return ret;
     if (cp->cu_stream) {
-        if ((ret = CU(cudaEventRecord(s->ev_ext, (cudaStream_t)cp->cu_stream))) < 0 ||
-            (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
+        if ((ret = CUDRV(cuEventRecord, s->ev_ext, (CUstream)cp->cu_stream)) < 0 ||
+            (ret = CUDRV(cuStreamWaitEvent, s->st, s->ev_ext, 0)) < 0)
             return ret;
     }
     if (f->mem == J2KC_MEM_CUDA) {
         /* the frame's producer: its stream, or without one the context's legacy default stream
          * (FFmpeg's CUDA uploads are asynchronous on hwctx->stream, NULL by default), which
          * the slots' non-blocking streams would not wait for by themselves */
-        cudaStream_t prod = f->cu_stream ? (cudaStream_t)f->cu_stream : cudaStreamLegacy;
-        if ((ret = CU(cudaEventRecord(s->ev_ext, prod))) < 0 ||
-            (ret = CU(cudaStreamWaitEvent(s->st, s->ev_ext, 0))) < 0)
+        CUstream prod = f->cu_stream ? (CUstream)f->cu_stream : CU_STREAM_LEGACY;
+        if ((ret = CUDRV(cuEventRecord, s->ev_ext, prod)) < 0 ||
+            (ret = CUDRV(cuStreamWaitEvent, s->st, s->ev_ext, 0)) < 0)
             return ret;
     } else if (direct) {
         if ((ret = upload_direct(b, s, &hl)) < 0)
@@ -190,7 +197,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     } else if ((ret = stage_frame(b, s, &hl)) < 0) {   /* pageable: staged, uploaded part by part */
         return ret;
     }
-    if ((ret = CU(cudaEventRecord(s->ev[EV_UPLOADED], s->st))) < 0)
+    if ((ret = CUDRV(cuEventRecord, s->ev[EV_UPLOADED], s->st)) < 0)
         return ret;
 
     for (uint32_t t = 0; t < plan->nb_tiles; t++) {
@@ -236,24 +243,24 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     s->d = 0;
     s->predict = b->nb_try > 0;
     if (s->predict &&
-        ((ret = CU(cudaMemsetAsync(s->d_hist, 0, J2KI_QPRED_HIST * sizeof(*s->d_hist), s->st))) < 0 ||
+        ((ret = CUDRV(cuMemsetD8Async, j2ki_dptr(s->d_hist), 0, J2KI_QPRED_HIST * sizeof(*s->d_hist), s->st)) < 0 ||
          (ret = CU(j2ki_quant_hist_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, b->d_dmax, s->d_hist,
                                         s->st))) < 0))
         return ret;
     if (!s->predict && !cp->reversible &&
         (ret = CU(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
         return ret;
-    if ((ret = CU(cudaEventRecord(s->ev[EV_DWT], s->st))) < 0)
+    if ((ret = CUDRV(cuEventRecord, s->ev[EV_DWT], s->st)) < 0)
         return ret;
     /* the histogram to the host, the stream's last work until slot_predict enqueues the rest */
     if (s->predict &&
-        ((ret = CU(cudaMemcpyAsync(s->h_hist, s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist),
-                                   cudaMemcpyDeviceToHost, s->st))) < 0 ||
-         (ret = CU(cudaEventRecord(s->ev[EV_HIST], s->st))) < 0))
+        ((ret = CUDRV(cuMemcpyDtoHAsync, s->h_hist, j2ki_dptr(s->d_hist), J2KI_QPRED_HIST * sizeof(*s->d_hist),
+                      s->st)) < 0 ||
+         (ret = CUDRV(cuEventRecord, s->ev[EV_HIST], s->st)) < 0))
         return ret;
     if (!s->predict && (ret = enqueue_code(b, s, 0)) < 0)
         return ret;
-    if (direct && (ret = CU(cudaEventSynchronize(s->ev[EV_UPLOADED]))) < 0)
+    if (direct && (ret = CUDRV(cuEventSynchronize, s->ev[EV_UPLOADED])) < 0)
         return ret;
     return 0;
 }

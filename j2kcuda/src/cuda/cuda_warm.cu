@@ -1,17 +1,18 @@
 /*
- * The CUDA driver and the device's context made ahead (start-up time, issue 26). The process's
- * first CUDA call initialises the driver, and the first call that needs the device makes its
- * primary context; together they are most of an encoder's creation. Both depend on nothing the
- * encoder plans, so a thread of its own makes them (cudaGetDeviceCount, then cudaSetDevice and
- * cudaFree(0) on the encoder's device) while the creating thread plans and builds the host
- * tables; the backend joins it before its first call on the device, and creation costs the
- * longer of the two instead of their sum.
+ * The CUDA driver and the device's context made ahead (start-up time, issue 26). Loading and
+ * initialising the driver (cu_driver.h: dlopen, cuInit) and making the device's primary
+ * context are most of an encoder's creation. Both depend on nothing the encoder plans, so a
+ * thread of its own makes them (the loader and cuDeviceGetCount, then cuDevicePrimaryCtxRetain
+ * of the encoder's device) while the creating thread plans and builds the host tables; the
+ * backend joins it before its first call on the device, and creation costs the longer of the
+ * two instead of their sum.
  *
- * The thread only warms up what the runtime keeps for the process: the primary context is the
- * device's one context, which any thread then finds made. Its errors are not reported: the
- * backend makes the same calls after the join and reports what they return, with the messages
- * and codes of a creation without this thread (and a thread that could not be started changes
- * nothing but the time).
+ * The thread's reference to the primary context goes to the backend that joins it
+ * (j2ki_cuda_warm_take), which then holds the context without making it again; joined
+ * otherwise (the reference backend, a failed creation), the reference is released. Its errors
+ * are not reported: the backend makes the same calls after the join and reports what they
+ * return, with the messages and codes of a creation without this thread (and a thread that
+ * could not be started changes nothing but the time).
  */
 extern "C" {
 #include "core/backend.h"
@@ -20,7 +21,7 @@ extern "C" {
 #include <pthread.h>
 #include <stdlib.h>
 
-#include <cuda_runtime.h>
+#include "cuda/backend_cuda.h"
 
 struct J2kiCudaWarm {
     pthread_t       thread;
@@ -28,23 +29,24 @@ struct J2kiCudaWarm {
     pthread_cond_t  cond;
     int             gpu;
     int             driver_done;    /* under mtx: the driver has answered the device count */
+    CUcontext       ctx;            /* gpu's primary context, retained; NULL when not made */
     double          t_start, ms_driver, ms_context;
 };
 
 static void *warm_run(void *arg)
 {
     J2kiCudaWarm *w = (J2kiCudaWarm *)arg;
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
+    int n = 0, ok = j2ki_cu_load(NULL, 0) == 0 && J2KI_CUFN(cuDeviceGetCount)(&n) == CUDA_SUCCESS;
+    CUdevice d;
 
     w->ms_driver = j2ki_now_ms() - w->t_start;
     pthread_mutex_lock(&w->mtx);
     w->driver_done = 1;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->mtx);
-    if (e == cudaSuccess && w->gpu < n && cudaSetDevice(w->gpu) == cudaSuccess)
-        (void)cudaFree(0);
-    (void)cudaGetLastError();           /* this thread's own error state, which ends with it */
+    if (ok && w->gpu < n && J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS &&
+        J2KI_CUFN(cuDevicePrimaryCtxRetain)(&w->ctx, d) != CUDA_SUCCESS)
+        w->ctx = NULL;
     w->ms_context = j2ki_now_ms() - w->t_start - w->ms_driver;
     return NULL;
 }
@@ -86,20 +88,37 @@ extern "C" double j2ki_cuda_warm_driver(J2kiCudaWarm *w)
     return j2ki_now_ms() - t0;
 }
 
-extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
+CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t, int gpu)
 {
     J2kiCudaWarm *w = pw ? *pw : NULL;
     double t0 = j2ki_now_ms();
+    CUcontext ctx;
     if (!w)
-        return;
+        return NULL;
     pthread_join(w->thread, NULL);
     if (t) {
         t->waited = j2ki_now_ms() - t0;
         t->driver = w->ms_driver;
         t->context = w->ms_context;
     }
+    ctx = w->ctx;
+    if (ctx && w->gpu != gpu) {
+        CUdevice d;
+        if (J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS)
+            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
+        ctx = NULL;
+    }
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->mtx);
     free(w);
     *pw = NULL;
+    return ctx;
+}
+
+extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
+{
+    int gpu = pw && *pw ? (*pw)->gpu : 0;
+    CUdevice d;
+    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu) && J2KI_CUFN(cuDeviceGet)(&d, gpu) == CUDA_SUCCESS)
+        J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
 }

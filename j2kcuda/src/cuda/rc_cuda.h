@@ -47,6 +47,10 @@ int  j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, i
                        int *sticky);
 void j2ki_rc_cuda_free(J2kiRcCuda **rc);
 
+/** Where rc's later CUDA errors are stored (NULL: nowhere); returns the previous target (as
+ *  j2ki_t2_cuda_sticky). */
+int *j2ki_rc_cuda_sticky(J2kiRcCuda *rc, int *sticky);
+
 /**
  * Enqueues on st the rate control of the frame whose tier-1 results are in the slot's d_data /
  * d_passes and d_res: imports nb_passes/numbps, computes the hulls, decides layer_passes.

@@ -2,6 +2,7 @@
  * Device-wide prefix sums from CUB's block primitives: the host side (see scan_cuda.h for the
  * design; the kernels are in scan_kern.cu).
  */
+#include "cuda/cuda_launch.h"
 #include "cuda/scan_cuda.h"
 #include "cuda/scan_kern.h"
 
@@ -30,17 +31,10 @@ extern "C" cudaError_t j2ki_scan_cuda(const J2kiScanArgs *a, cudaStream_t st)
     const int wide = a->elem_bytes == 8;
     J2kiScanParams p = { a->d_in, a->d_out, a->d_temp, (uint32_t)a->n, a->exclusive };
     if (tiles > 1) {
-        if (wide)
-            j2ki_k_scan64_reduce<<<tiles, J2KI_SCAN_THREADS, 0, st>>>(p);
-        else
-            j2ki_k_scan32_reduce<<<tiles, J2KI_SCAN_THREADS, 0, st>>>(p);
-        cudaError_t e = cudaPeekAtLastError();
+        cudaError_t e = j2ki_cuda_launch(wide ? J2KI_K_SCAN64_REDUCE : J2KI_K_SCAN32_REDUCE, tiles,
+                                         J2KI_SCAN_THREADS, 0, st, &p);
         if (e != cudaSuccess)
             return e;
     }
-    if (wide)
-        j2ki_k_scan64_tile<<<tiles, J2KI_SCAN_THREADS, 0, st>>>(p);
-    else
-        j2ki_k_scan32_tile<<<tiles, J2KI_SCAN_THREADS, 0, st>>>(p);
-    return cudaPeekAtLastError();
+    return j2ki_cuda_launch(wide ? J2KI_K_SCAN64_TILE : J2KI_K_SCAN32_TILE, tiles, J2KI_SCAN_THREADS, 0, st, &p);
 }

@@ -21,13 +21,8 @@ typedef struct J2kiScanParams {
     int         exclusive;
 } J2kiScanParams;
 
-/* per element type (32: uint32_t, 64: uint64_t): reduce writes each tile's sum; tile scans each
- * tile offset by the sum of the tiles before it (sums unread when there is one tile) */
-extern "C" {
-__global__ void j2ki_k_scan32_reduce(J2kiScanParams p);
-__global__ void j2ki_k_scan64_reduce(J2kiScanParams p);
-__global__ void j2ki_k_scan32_tile(J2kiScanParams p);
-__global__ void j2ki_k_scan64_tile(J2kiScanParams p);
-}
+/* The kernels (kernels.def), per element type (32: uint32_t, 64: uint64_t):
+ * j2ki_k_scan{32,64}_reduce writes each tile's sum; j2ki_k_scan{32,64}_tile scans each tile
+ * offset by the sum of the tiles before it (sums unread when there is one tile). */
 
 #endif /* J2KI_SCAN_KERN_H */

@@ -2,6 +2,7 @@
  * Device-wide stable descending radix sort of pairs from CUB's block primitives: the host side
  * (see sort_cuda.h for the design; the kernels are in sort_kern.cu).
  */
+#include "cuda/cuda_launch.h"
 #include "cuda/scan_cuda.h"
 #include "cuda/sort_cuda.h"
 #include "cuda/sort_kern.h"
@@ -44,15 +45,13 @@ extern "C" cudaError_t j2ki_sort_cuda(const J2kiSortArgs *a, cudaStream_t st)
         J2kiSortParams p = { src_k, src_v, to_out ? a->d_keys_out : alt_k, to_out ? a->d_vals_out : alt_v, counts,
                              (uint32_t)a->n, tiles, (uint32_t)bit, (1u << bits) - 1 };
         if (tiles > 1) {
-            j2ki_k_sort_hist<<<tiles, J2KI_SORT_THREADS, 0, st>>>(p);
-            if ((e = cudaPeekAtLastError()) != cudaSuccess)
+            if ((e = j2ki_cuda_launch(J2KI_K_SORT_HIST, tiles, J2KI_SORT_THREADS, 0, st, &p)) != cudaSuccess)
                 return e;
             J2kiScanArgs s = { counts, counts, nc, 4, 1, scan_tmp, j2ki_scan_cuda_temp_size(nc, 4) };
             if ((e = j2ki_scan_cuda(&s, st)) != cudaSuccess)
                 return e;
         }
-        j2ki_k_sort_scatter<<<tiles, J2KI_SORT_THREADS, 0, st>>>(p);
-        if ((e = cudaPeekAtLastError()) != cudaSuccess)
+        if ((e = j2ki_cuda_launch(J2KI_K_SORT_SCATTER, tiles, J2KI_SORT_THREADS, 0, st, &p)) != cudaSuccess)
             return e;
         src_k = p.keys_out;
         src_v = p.vals_out;

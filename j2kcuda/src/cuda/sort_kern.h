@@ -23,12 +23,8 @@ typedef struct J2kiSortParams {
     uint32_t        bit, mask;     /* this pass's digit: (~key >> bit) & mask */
 } J2kiSortParams;
 
-/* hist: each tile's digit counts into counts; scatter: each key and value to its place (the
+/* The kernels (kernels.def): j2ki_k_sort_hist: each tile's digit counts into counts; j2ki_k_sort_scatter: each key and value to its place (the
  * tile's offset for its digit from the scanned counts plus its stable rank among the tile's
  * keys of that digit; with one tile, its stable rank in the tile) */
-extern "C" {
-__global__ void j2ki_k_sort_hist(J2kiSortParams p);
-__global__ void j2ki_k_sort_scatter(J2kiSortParams p);
-}
 
 #endif /* J2KI_SORT_KERN_H */

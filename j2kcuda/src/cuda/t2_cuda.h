@@ -13,7 +13,7 @@
  * Per frame: one warp per precinct codes its headers layer by layer (counting; t2_par.h: a lane
  * per code-block, the same bits as t2_core.h's serial coder) -> header and body bytes per
  * (precinct, layer); one thread per tile-part turns them into cell lengths (PLT sized with
- * t2_core.h's rule); an exclusive CUB scan gives every cell's offset; then the cells are
+ * t2_core.h's rule); an exclusive scan (scan_cuda.h) gives every cell's offset; then the cells are
  * written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
  * thread per tile-part, packet headers by one warp per precinct (the header coder again,
  * writing), code-block bodies by one warp per code-block, the main header by a device copy of
@@ -105,6 +105,11 @@ typedef struct J2kiT2Cuda J2kiT2Cuda;
 int  j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cblks, uint8_t *d_data,
                        J2kiPass *d_passes, const J2kiLog *log, int *sticky);
 void j2ki_t2_cuda_free(J2kiT2Cuda **t);
+
+/** Where t's later CUDA errors are stored (cuda_util.h; NULL: nowhere); returns the previous
+ *  target. The backend makes a slot's tables without a sticky target, then gives them its own
+ *  for the frames, and a graph capture the capturing caller's. */
+int *j2ki_t2_cuda_sticky(J2kiT2Cuda *t, int *sticky);
 
 /** The device view (for rc_cuda.cu) and the device result of the slot's frames. */
 const J2kiT2DevView *j2ki_t2_cuda_view(const J2kiT2Cuda *t);
