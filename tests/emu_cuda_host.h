@@ -1,8 +1,8 @@
 /*
  * What tests/t2_emu.cc and tests/rc_emu.cc need around the CUDA sources they run on the host:
  * before the sources (after warp_emu.h), the runtime calls of t2_cuda.cu and rc_cuda.cu on
- * host memory, for a device of one SM that holds one cooperative block, and CUB's exclusive
- * scan done serially; after them (EMU_CUDA_HOST_AFTER defined), encoder.c's logger and a
+ * host memory, for a device of one SM that holds one cooperative block, and scan_cuda.h's
+ * exclusive scan done serially; after them (EMU_CUDA_HOST_AFTER defined), encoder.c's logger and a
  * frame slot's tier-1 areas filled from a plan's code-blocks.
  */
 #ifndef EMU_CUDA_HOST_AFTER
@@ -81,25 +81,28 @@ J2kiCuDriver j2ki_cu_tab = emu_cu_tab();
 #define cudaGetDevice(d) (*(d) = 0, cudaSuccess)
 #define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, cudaSuccess)
 #define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, cudaSuccess)
-namespace cub {
-struct DeviceScan {
-    template <class In, class Out>
-    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
-    {
-        if (!tmp) {
-            bytes = 16;
-            return cudaSuccess;
-        }
-        uint64_t run = 0;
-        for (int i = 0; i < n; i++) {
-            uint64_t x = in[i];
-            out[i] = run;
-            run += x;
-        }
-        return cudaSuccess;
+/* scan_cuda.h's scan, done serially (t2_cuda.cu's exclusive sum of uint64_t cell lengths) */
+#include "cuda/scan_cuda.h"
+extern "C" size_t j2ki_scan_cuda_temp_size(size_t max_n, int elem_bytes)
+{
+    (void)max_n;
+    (void)elem_bytes;
+    return 16;
+}
+extern "C" cudaError_t j2ki_scan_cuda(const J2kiScanArgs *a, cudaStream_t st)
+{
+    (void)st;
+    if (a->elem_bytes != 8 || !a->exclusive)
+        return cudaErrorInvalidValue;
+    const uint64_t *in = (const uint64_t *)a->d_in;
+    uint64_t *out = (uint64_t *)a->d_out, run = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t x = in[i];
+        out[i] = run;
+        run += x;
     }
-};
-} /* namespace cub */
+    return cudaSuccess;
+}
 
 #endif /* J2KI_EMU_CUDA_HOST_BEFORE */
 #else

@@ -4,7 +4,7 @@
  *
  * 1. t1_prep_kernel: one warp per code-block ORs the magnitudes (the same OR j2ki_t1_load
  *    returns) and derives a work key, w*h*numbps: the number of sample visits of its passes.
- * 2. CUB radix sort of (key, index), largest first: the longest code-blocks start first
+ * 2. radix sort of (key, index), largest first (sort_cuda.h): the longest code-blocks start first
  *    (longest-processing-time-first), so the frame does not end waiting on a heavy block
  *    that happened to start late.
  * 3. Coding, by the default for every code-block shape (J2KI_T1_CUDA_PAR, see
@@ -29,7 +29,7 @@
  *    Every kernel first copies the coder's tables to shared memory (t1_tables_load).
  *
  * Scratch layout (bytes, each part 256-aligned): keys in/out and indices in/out (u32 x n
- * each), CUB's temporary storage, then either per worker (at most T1_MAX_WORKERS) flags (u16)
+ * each), the sort's temporary storage, then either per worker (at most T1_MAX_WORKERS) flags (u16)
  * and magnitudes (u32) of (max_w + 2) x (max_h + 2) samples, or (J2KI_T1_CUDA_PAR) numbps
  * (u32 x n), status (u32 x n) and one T1pLayout slot per code-block; the frame's scratch is
  * sized for the variant it runs (j2ki_t1_cuda_scratch_size_variant). Shared memory per block
@@ -37,13 +37,14 @@
  * worker's ceil(max_h / 4) x (max_w + 2) stripe-column words; of t1p_chunk_kernel: each
  * warp's ceil(max_h / 4) x (32 or 64) stripe-column words.
  */
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_launch.h"
 #include "cuda/cu_driver.h"
+#include "cuda/scan_cuda.h"
+#include "cuda/sort_cuda.h"
 #include "cuda/t1_kern.cuh"
 
 /* One worker per code-block up to this many (4K DCI has 26,292 code-blocks; tuning.h) */
@@ -56,11 +57,13 @@ static uint32_t nb_workers(uint32_t nb_cblks)
 
 static size_t sort_temp_size(uint32_t n)
 {
-    size_t bytes = 0;
-    cub::DeviceRadixSort::SortPairsDescending((void *)NULL, bytes, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                              (const uint32_t *)NULL, (uint32_t *)NULL, (int)n);
-    return bytes;
+    return j2ki_sort_cuda_temp_size(n);
 }
+
+/* Bits of the work keys w * h * numbps: a code-block has at most 2^12 samples (xcb + ycb <= 12,
+ * ISO/IEC 15444-1 A.6.1; plan.c refuses more) and numbps <= 32, so keys are below 2^18 and
+ * the sort looks at those bits only. */
+#define T1_WORK_KEY_BITS 18
 
 static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h);
 
@@ -192,7 +195,7 @@ extern "C" size_t j2ki_t1_cuda_scratch_size(uint32_t nb_cblks, int max_w, int ma
 
 /* Scratch of J2kiT1StopDev, each part 256-aligned: the limits (u32 per block), then, for
  * nb_cblks * T1S_MAX_E entries, the keys and bytes (in and sorted), the running byte sums,
- * and CUB's storage. */
+ * and the sort's and scan's storage. */
 typedef struct T1sScratch {
     uint32_t *lim, *key, *key_s, *bytes, *bytes_s, *cum;
     void *temp;
@@ -201,12 +204,12 @@ typedef struct T1sScratch {
 
 static size_t t1s_temp_size(size_t n)
 {
-    size_t a = 0, b = 0;
-    cub::DeviceRadixSort::SortPairsDescending((void *)NULL, a, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                              (const uint32_t *)NULL, (uint32_t *)NULL, (int)n);
-    cub::DeviceScan::InclusiveSum((void *)NULL, b, (const uint32_t *)NULL, (uint32_t *)NULL, (int)n);
+    size_t a = j2ki_sort_cuda_temp_size(n), b = j2ki_scan_cuda_temp_size(n, 4);
     return a > b ? a : b;
 }
+
+/* Bits of the early stop's keys (j2ki_t1s_key): those of a positive float, sign bit clear. */
+#define T1S_KEY_BITS 31
 
 static T1sScratch t1s_scratch(const J2kiT1StopDev *stop, uint32_t nb_cblks)
 {
@@ -240,8 +243,8 @@ extern "C" const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop)
     return t1s_lim(stop);
 }
 
-/* One decision step: keys, CUB radix sort by key (largest first) with the bytes, CUB
- * inclusive sum of the bytes, decisions. The sums are integers, so ties among equal keys
+/* One decision step: keys, radix sort by key (largest first) with the bytes (sort_cuda.h),
+ * inclusive sum of the bytes (scan_cuda.h), decisions. The sums are integers, so ties among equal keys
  * cannot change the threshold (t1_stop.c's host search gives the same key). */
 static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                             const uint32_t *nbps, const J2kiCblkRes *res, J2kiPass *d_passes, int s,
@@ -251,15 +254,15 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
     const unsigned blocks = (nb_cblks + 127) / 128;
     const uint32_t e = (uint32_t)j2ki_t1s_chunk_end(s);
     const int n = (int)(nb_cblks * e);
+    const J2kiSortArgs so = { t.key, t.bytes, t.key_s, t.bytes_s, (size_t)n, T1S_KEY_BITS, t.temp, t.temp_bytes };
+    const J2kiScanArgs sc = { t.bytes_s, t.cum, (size_t)n, 4, 0, t.temp, t.temp_bytes };
     cudaError_t e2;
     const J2kiT1sKeysParams keys = { d_cblks, nb_cblks, nbps, res, d_passes, stop->d_weight, t.lim, s, e,
                                      t.key, t.bytes };
     const J2kiT1sDecideParams decide = { d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum, (uint32_t)n, e,
                                          d_passes, stop->d_weight, stop->budget, s, t.lim };
     if ((e2 = j2ki_cuda_launch(J2KI_K_T1S_KEYS, blocks, 128, 0, st, &keys)) != cudaSuccess ||
-        (e2 = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.key, t.key_s, t.bytes, t.bytes_s,
-                                                        n, 0, 32, st)) != cudaSuccess ||
-        (e2 = cub::DeviceScan::InclusiveSum(t.temp, t.temp_bytes, t.bytes_s, t.cum, n, st)) != cudaSuccess)
+        (e2 = j2ki_sort_cuda(&so, st)) != cudaSuccess || (e2 = j2ki_scan_cuda(&sc, st)) != cudaSuccess)
         return e2;
     return j2ki_cuda_launch(J2KI_K_T1S_DECIDE, blocks, 128, 0, st, &decide);
 }
@@ -345,8 +348,9 @@ static cudaError_t t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, 
                                  par ? t.nbps : NULL, par ? t.stat : NULL };
     if ((e = j2ki_cuda_launch(J2KI_K_T1_PREP, (unsigned)((n * 32 + 255) / 256), 256, 0, st, &k)) != cudaSuccess)
         return e;
-    if ((e = cub::DeviceRadixSort::SortPairsDescending(t.temp, t.temp_bytes, t.keys_in, t.keys_out, t.idx_in,
-                                                       t.idx_out, (int)nb_cblks, 0, 32, st)) != cudaSuccess)
+    const J2kiSortArgs so = { t.keys_in, t.idx_in, t.keys_out, t.idx_out, n, T1_WORK_KEY_BITS, t.temp,
+                              t.temp_bytes };
+    if ((e = j2ki_sort_cuda(&so, st)) != cudaSuccess)
         return e;
     if (stop && (e = cudaMemsetAsync(t1s_lim(stop), 0, n * sizeof(uint32_t), st)) != cudaSuccess)
         return e;

@@ -2,7 +2,7 @@
  * CUDA stage 4: tier-1 coding (Annex D) of every code-block of the frame. Each code-block is
  * coded by the inline coder of t1_core.h / mqc.h, the same code t1_ref.c runs, so passes,
  * rates, distortions and bytes are identical by construction. Code-blocks are started in
- * decreasing order of estimated work (CUB radix sort of w*h*bit-planes) for load balance.
+ * decreasing order of estimated work (radix sort of w*h*bit-planes, sort_cuda.h) for load balance.
  */
 #ifndef J2KI_T1_CUDA_H
 #define J2KI_T1_CUDA_H

@@ -4,7 +4,7 @@
  *   T2_PREC_WARP one warp per precinct (t2_par.h): header and body bytes of each layer's
  *                packet, counted
  *   T2_TP_SIZE   one thread per tile-part: its cells' lengths
- *   (cub::DeviceScan::ExclusiveSum over the cell lengths: offsets)
+ *   (j2ki_scan_cuda, exclusive, over the cell lengths: offsets; scan_cuda.h)
  *   T2_FINAL     length, capacity check, EOC
  *   T2_TP_WRITE  one thread per tile-part: SOT (Psot), PLT segments, SOD, TLM entry
  *   T2_PREC_WARP again, writing: SOP, header, EPH of each layer's packet, and where each
@@ -12,13 +12,9 @@
  *   T2_BODY      one warp per code-block: copies its bytes of every layer
  * Device memory (all sized at init): the mirror of the plan (code-blocks, layer tables, bands,
  * precincts, tag trees), the packet and tile-part tables, per (precinct, layer) lengths and cell
- * indices, cell lengths and offsets, per (code-block, layer) destinations, CUB's temporary
+ * indices, cell lengths and offsets, per (code-block, layer) destinations, the scan's temporary
  * storage, the main-header template and the result.
  */
-#ifndef J2KI_T2_EMU            /* tests/t2_emu.cc runs this source on the host with its own scan */
-#include <cub/device/device_scan.cuh>
-#endif
-
 extern "C" {
 #include "core/markers.h"
 #include "ref/t2_ref.h"
@@ -28,6 +24,7 @@ extern "C" {
 
 #include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
+#include "cuda/scan_cuda.h"
 #include "cuda/t2_kern.h"
 
 struct J2kiT2Cuda {
@@ -169,10 +166,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
 
         j2ki_bytes_init(&mh, NULL, 0);
         j2ki_main_header(&mh, plan, &tlm_start);
-        t->scan_tmp_size = 0;
-        if ((ret = T2CU(t, cub::DeviceScan::ExclusiveSum(NULL, t->scan_tmp_size, (uint64_t *)NULL,
-                                                         (uint64_t *)NULL, (int)nb_cells))) < 0)
-            goto fail;
+        t->scan_tmp_size = j2ki_scan_cuda_temp_size(nb_cells, 8);
         /* carve: 0 cblks, 1 layer tables, 2 bands, 3 precs, 4 trees, 5 pkts, 6 tps, 7 pkt_of,
          * 8 hdr_len, 9 body_len, 10 cell_len, 11 cell_off, 12 dst, 13 scan tmp, 14 mh, 15 result,
          * 16 parallel header coder's node scratch (one per inclusion-tree node) */
@@ -340,9 +334,10 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t ca
     if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, &count)) < 0 ||
         (ret = T2_LAUNCH(t, J2KI_K_T2_TP_SIZE, grid(v->nb_tps, 64), 64, st, &count)) < 0)
         return ret;
-    size_t tmp = t->scan_tmp_size;
-    if ((ret = T2CU(t, cub::DeviceScan::ExclusiveSum(t->d_scan_tmp, tmp, v->cell_len, v->cell_off,
-                                                     (int)v->nb_cells, st))) < 0)
+    /* tests/t2_emu.cc runs this source on the host with its own j2ki_scan_cuda */
+    const J2kiScanArgs sc = { v->cell_len, v->cell_off, (size_t)v->nb_cells, 8, 1, t->d_scan_tmp,
+                              t->scan_tmp_size };
+    if ((ret = T2CU(t, j2ki_scan_cuda(&sc, st))) < 0)
         return ret;
     if ((ret = T2_LAUNCH(t, J2KI_K_T2_FINAL, 1, 1, st, &write)) < 0)
         return ret;

@@ -13,7 +13,7 @@
  * Per frame: one warp per precinct codes its headers layer by layer (counting; t2_par.h: a lane
  * per code-block, the same bits as t2_core.h's serial coder) -> header and body bytes per
  * (precinct, layer); one thread per tile-part turns them into cell lengths (PLT sized with
- * t2_core.h's rule); an exclusive CUB scan gives every cell's offset; then the cells are
+ * t2_core.h's rule); an exclusive scan (scan_cuda.h) gives every cell's offset; then the cells are
  * written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
  * thread per tile-part, packet headers by one warp per precinct (the header coder again,
  * writing), code-block bodies by one warp per code-block, the main header by a device copy of
