@@ -13,7 +13,8 @@
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-dwt-emu (g++ with C++20, the CUDA headers; no GPU).
  */
-#include "cuda/dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
+#include <cuda_runtime_api.h>  /* first: the CUDA headers' types and qualifiers (headers only), redefined below */
+#include "cuda/dwt_cuda.h"
 
 #define EMU_NAME "dwt_emu"
 #include "warp_emu.h"
@@ -32,7 +33,7 @@ static long g_paths[16];
 #include "cuda/dwt_kern.cu"
 
 /* the launch module's part here: dwt_cuda.cu's launches run on the host, counted */
-extern "C" cudaError_t j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
                                         const void *params)
 {
     (void)smem;

@@ -47,7 +47,7 @@ static long g_launches, g_decides, g_sorts, g_wide_sorts;
 
 /* the launch module's part here: t2_cuda.cu's and rc_cuda.cu's launches run on the host,
  * counted; the cooperative decide grid must be the one block the emulated device holds */
-extern "C" cudaError_t j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
                                         const void *params)
 {
     (void)smem;
@@ -77,13 +77,13 @@ extern "C" cudaError_t j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, 
 }
 
 /* a device of one SM that holds one decide block */
-extern "C" cudaError_t j2ki_cuda_kernel_occupancy(J2kiKernelId id, int threads, size_t smem, int *per_sm)
+extern "C" CUresult j2ki_cuda_kernel_occupancy(J2kiKernelId id, int threads, size_t smem, int *per_sm)
 {
     (void)id;
     (void)threads;
     (void)smem;
     *per_sm = 1;
-    return cudaSuccess;
+    return CUDA_SUCCESS;
 }
 
 #include "cuda/t2_cuda.cu"

@@ -31,7 +31,7 @@ static long g_steps, g_ff_steps, g_launches;
 #include "cuda/t2_kern.cu"
 
 /* the launch module's part here: t2_cuda.cu's launches run on the host, counted */
-extern "C" cudaError_t j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
                                         const void *params)
 {
     (void)smem;

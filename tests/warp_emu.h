@@ -1,7 +1,7 @@
 /*
  * Host emulation of CUDA thread blocks and warps, for running the library's own kernel source
  * on a machine without a GPU (tests/dwt_emu.cc, tests/t2_emu.cc). Include it after the CUDA
- * headers (for dim3, cudaError_t and the qualifiers, which it redefines) and before the kernel
+ * headers (for dim3, CUresult and the qualifiers, which it redefines) and before the kernel
  * source. Each launch is a loop over the grid's blocks; the threads of a block are fibers
  * (ucontext) on one OS thread that run until they wait at __syncthreads() (all threads of the
  * block), __syncwarp() (all lanes of the warp) or leave the kernel. A warp collective (shuffle,
@@ -219,6 +219,6 @@ static void emu_launch(const char *name, dim3 grid, dim3 block, F body)
 #define EMU_KERNEL_CASE(ID, entry, Params)                                          \
     case ID:                                                                       \
         emu_launch(#entry, grid, block, [&] { entry(*(const Params *)params); });  \
-        return cudaSuccess;
+        return CUDA_SUCCESS;
 
 #endif /* J2KI_WARP_EMU_H */

@@ -5,6 +5,7 @@
  */
 #include "cuda/backend_cuda.h"
 #include "cuda/cu_code.h"
+#include "cuda/cuda_launch.h"
 
 namespace j2ki_cuda {
 
@@ -556,6 +557,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, name,
                  major, minor);
     }
+    /* every kernel found in the embedded code and its code loaded into this context: a GPU or
+     * driver that cannot run it is refused here, naming the driver version (cuda_launch.h) */
+    if ((ret = j2ki_cuda_kernels_ready(&b->log)) < 0)
+        goto fail;
     ms_dev = j2ki_now_ms() - t;
     t = j2ki_now_ms();
 
@@ -613,12 +618,8 @@ fail:
                  "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
     }
-    /* reported: the thread's last runtime error (a launch's) must not surface at a later
-     * encoder's launch checks */
-    if (entered) {
-        (void)cudaGetLastError();
+    if (entered)
         leave(b, prev);
-    }
     if (warm_ctx) {
         CUdevice d;
         if (J2KI_CUFN(cuDeviceGet)(&d, cp->gpu < 0 ? 0 : cp->gpu) == CUDA_SUCCESS)

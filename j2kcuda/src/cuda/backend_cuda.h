@@ -77,9 +77,9 @@ typedef struct CudaSlot {
     int           predict;         /* its d is still to be chosen (EV_HIST, slot_worker) */
     unsigned long long *d_hist;    /* qstep_try's histogram (J2KI_QPRED_HIST counters) */
     uint64_t     *h_hist;          /* its copy on the host (pinned) */
-    cudaStream_t  st;
-    cudaEvent_t   ev[NB_EV];
-    cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
+    CUstream  st;
+    CUevent   ev[NB_EV];
+    CUevent   ev_ext;          /* recorded on a caller's stream, waited on by st */
     /* device */
     void         *d_samples;
     void         *d_tmp;
@@ -110,7 +110,7 @@ typedef struct CudaSlot {
     size_t        device_bytes;
     /* graphs (slot_graphs, on the submitting thread): tier-1 and tier-2 .. download per plan
      * (index d); want_graphs: bit d, a frame took plan d before its graphs were made */
-    cudaGraphExec_t g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
+    CUgraphExec g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
     unsigned      want_graphs;
     /* host worker: waits for the slot's device work, then checks its results and takes the
      * codestream, so the host part of several frames runs on several cores; state and quit
@@ -189,10 +189,9 @@ typedef struct CudaBackend {
 } CudaBackend;
 
 /* A driver call by name, CUDRV(cuStreamSynchronize, s->st), and a CUresult expression,
- * CUR(j2ki_cuda_malloc(&p, n)); CU(call): a CUDA runtime result (kernel launches only). */
+ * CUR(j2ki_cuda_malloc(&p, n)) or CUR(j2ki_quant_cuda(...)) (a stage's launches). */
 #define CUDRV(fn, ...) J2KI_CU(&b->log, &b->broken, fn, __VA_ARGS__)
 #define CUR(call) J2KI_CUDRV(&b->log, &b->broken, call)
-#define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
 
 /* ---- shared between the backend's files: the context (cuda_context.cu), the slot states
  * and the entry points (cuda_slot.cu), the workers (cuda_worker.cu), upload and staging

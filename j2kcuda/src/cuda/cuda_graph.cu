@@ -28,7 +28,7 @@ static const J2kiT1StopDev *slot_t1_stop(const CudaSlot *s, int d)
 /* A call of the ops below: its error logged and stored in *sticky (NULL: nowhere). The ops are
  * captured into a graph (sticky: the capturing caller's) or enqueued directly (sticky: broken);
  * cap says which. */
-#define SCU(call) J2KI_CUDA(&b->log, sticky, call)
+#define SCU(call) J2KI_CUDRV(&b->log, sticky, call)   /* a CUresult expression */
 /* the same for a driver call by name */
 #define SDRV(fn, ...) J2KI_CU(&b->log, sticky, fn, __VA_ARGS__)
 
@@ -123,11 +123,8 @@ static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, CUgraphExec *out
         ret = SDRV(cuGraphInstantiateWithFlags, out, g, 0);
     if (g)
         J2KI_CUFN(cuGraphDestroy)(g);
-    /* a failed capture (e.g. out of memory) leaves the thread's last runtime error set when a
-     * launch inside it failed (the capture invalidated); it is reported by ret, and must not
-     * surface at a later launch check */
-    if (ret < 0)
-        (void)cudaGetLastError();
+    /* a failed capture is reported by ret alone: driver launches return their own error and
+     * leave no per-thread error behind for a later launch to find */
     return ret;
 }
 

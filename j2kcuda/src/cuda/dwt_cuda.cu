@@ -15,8 +15,8 @@ extern "C" size_t j2ki_dwt_cuda_tmp_size(uint32_t w, uint32_t h)
 }
 
 template <class F>
-static cudaError_t dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uint32_t y0, uint32_t x1,
-                           uint32_t y1, int nb_levels, void *d_tmp, cudaStream_t st)
+static CUresult dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uint32_t y0, uint32_t x1,
+                           uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     typedef typename F::T T;
     constexpr uint32_t OUT = 32 * H_PAIRS - F::STEPS;
@@ -30,14 +30,14 @@ static cudaError_t dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uin
         const uint32_t tiles = (h + (v0 & 1) + V_ROWS - 1) / V_ROWS;
         const uint32_t segs = ((w + (u0 & 1) + 1) / 2 + OUT - 1) / OUT;
         const J2kiDwtParams ver = { buf, tmp, stride, w, h, v0 }, hor = { tmp, buf, stride, w, h, u0 };
-        cudaError_t e;
+        CUresult e;
         if ((e = j2ki_cuda_launch(F::VER, dim3((w + V_THREADS - 1) / V_THREADS, tiles), dim3(V_THREADS), 0, st,
-                                  &ver)) != cudaSuccess ||
+                                  &ver)) != CUDA_SUCCESS ||
             (e = j2ki_cuda_launch(F::HOR, dim3((h + H_WARPS - 1) / H_WARPS, segs), dim3(32 * H_WARPS), 0, st,
-                                  &hor)) != cudaSuccess)
+                                  &hor)) != CUDA_SUCCESS)
             return e;
     }
-    return cudaSuccess;
+    return CUDA_SUCCESS;
 }
 
 /* The filters' sample types and kernels. */
@@ -53,14 +53,14 @@ struct Dwt97Host {
     static constexpr J2kiKernelId VER = J2KI_K_DWT97_VER, HOR = J2KI_K_DWT97_HOR;
 };
 
-extern "C" cudaError_t j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, cudaStream_t st)
+extern "C" CUresult j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
+                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     return dwt_fwd<Dwt53Host>(d_buf, stride, x0, y0, x1, y1, nb_levels, d_tmp, st);
 }
 
-extern "C" cudaError_t j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, cudaStream_t st)
+extern "C" CUresult j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
+                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     return dwt_fwd<Dwt97Host>(d_buf, stride, x0, y0, x1, y1, nb_levels, d_tmp, st);
 }

@@ -5,8 +5,8 @@
 #include "cuda/cuda_launch.h"
 #include "cuda/mct_kern.h"
 
-extern "C" cudaError_t j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
-                                          uint32_t w, uint32_t h, int mode, cudaStream_t st)
+extern "C" CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
+                                          uint32_t w, uint32_t h, int mode, CUstream st)
 {
     J2kiMctParams p;
     dim3 blk(32, 8), grd((w + 31) / 32, (h + 7) / 8);
@@ -17,7 +17,7 @@ extern "C" cudaError_t j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSr
     p.w = w;
     p.h = h;
     if (!w || !h)
-        return cudaSuccess;
+        return CUDA_SUCCESS;
     const J2kiKernelId k = mode == J2KI_LOAD_INT   ? J2KI_K_MCT_INT
                          : mode == J2KI_LOAD_FLOAT ? J2KI_K_MCT_FLOAT
                          : mode == J2KI_LOAD_RCT   ? J2KI_K_MCT_RCT : J2KI_K_MCT_ICT;

@@ -4,20 +4,20 @@
 #include "cuda/cuda_launch.h"
 #include "cuda/quant_kern.h"
 
-extern "C" cudaError_t j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                       cudaStream_t st)
+extern "C" CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                                       CUstream st)
 {
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, NULL, NULL };
     if (!nb_cblks)
-        return cudaSuccess;
+        return CUDA_SUCCESS;
     return j2ki_cuda_launch(J2KI_K_QUANT, nb_cblks, QUANT_THREADS, 0, st, &p);
 }
 
-extern "C" cudaError_t j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                            const uint8_t *d_dmax, unsigned long long *d_hist, cudaStream_t st)
+extern "C" CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                                            const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st)
 {
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, d_dmax, d_hist };
     if (!nb_cblks)
-        return cudaSuccess;
+        return CUDA_SUCCESS;
     return j2ki_cuda_launch(J2KI_K_QUANT_HIST, nb_cblks, QUANT_THREADS, 0, st, &p);
 }

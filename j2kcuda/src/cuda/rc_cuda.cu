@@ -155,7 +155,7 @@ static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevVie
                        dev)) < 0 ||
         (ret = J2KI_CU(rc->log, rc->sticky, cuDeviceGetAttribute, &nb_sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                        dev)) < 0 ||
-        (ret = J2KI_CUDA(rc->log, rc->sticky,
+        (ret = J2KI_CUDRV(rc->log, rc->sticky,
                          j2ki_cuda_kernel_occupancy(J2KI_K_RC_DECIDE, RC_THREADS, 0, &per_sm))) < 0)
         return ret;
     if (!coop || per_sm < 1) {
@@ -252,7 +252,7 @@ fail:
     return ret;
 }
 
-int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, cudaStream_t st)
+int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, CUstream st)
 {
     const J2kiT2DevView *v = j2ki_t2_cuda_view(rc->t2);
     const J2kiRcHullParams hull = { *v };
@@ -261,7 +261,7 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
 
     if ((ret = j2ki_t2_cuda_import(rc->t2, d_res, st)) < 0)
         return ret;
-    if ((ret = J2KI_CUDA(rc->log, rc->sticky,
+    if ((ret = J2KI_CUDRV(rc->log, rc->sticky,
                          j2ki_cuda_launch(J2KI_K_RC_HULL, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, 0, st,
                                           &hull))) < 0)
         return ret;
@@ -273,6 +273,6 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
         return ret;
     decide.a = rc->args;
     decide.ctx0 = rc->d_ctx0;
-    return J2KI_CUDA(rc->log, rc->sticky, j2ki_cuda_launch(J2KI_K_RC_DECIDE, dim3((unsigned)rc_blocks(rc, nb_busy)),
+    return J2KI_CUDRV(rc->log, rc->sticky, j2ki_cuda_launch(J2KI_K_RC_DECIDE, dim3((unsigned)rc_blocks(rc, nb_busy)),
                                                            dim3(RC_THREADS), 0, st, &decide));
 }

@@ -22,7 +22,7 @@
 #ifndef J2KI_RC_CUDA_H
 #define J2KI_RC_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 #include "core/plan.h"
@@ -62,7 +62,7 @@ int *j2ki_rc_cuda_sticky(J2kiRcCuda *rc, int *sticky);
  * slot's J2kiT2CudaResult.hull_mask (as j2ki_rc_hull_mask), by the decide kernel's last phase.
  * Returns < 0 only for enqueue failures.
  */
-int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, cudaStream_t st);
+int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, CUstream st);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,9 +44,9 @@ typedef struct J2kiScanArgs {
 /** Bytes of temporary storage a scan of up to max_n elements of elem_bytes needs (> 0). */
 size_t j2ki_scan_cuda_temp_size(size_t max_n, int elem_bytes);
 
-/** Enqueues the scan on st; returns the launch error (cudaErrorInvalidValue for arguments out
+/** Enqueues the scan on st; returns the launch error (CUDA_ERROR_INVALID_VALUE for arguments out
  *  of range or temporary storage too small). n == 0 enqueues nothing. */
-cudaError_t j2ki_scan_cuda(const J2kiScanArgs *a, cudaStream_t st);
+CUresult j2ki_scan_cuda(const J2kiScanArgs *a, CUstream st);
 
 #ifdef __cplusplus
 }

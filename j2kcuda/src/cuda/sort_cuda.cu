@@ -18,15 +18,15 @@ extern "C" size_t j2ki_sort_cuda_temp_size(size_t max_n)
     return 2 * align256(max_n * 4) + align256(nc * 4) + j2ki_scan_cuda_temp_size(nc, 4);
 }
 
-extern "C" cudaError_t j2ki_sort_cuda(const J2kiSortArgs *a, cudaStream_t st)
+extern "C" CUresult j2ki_sort_cuda(const J2kiSortArgs *a, CUstream st)
 {
     if (a->n >= ((size_t)1 << 31) || a->end_bit < 1 || a->end_bit > 32)
-        return cudaErrorInvalidValue;
+        return CUDA_ERROR_INVALID_VALUE;
     if (!a->n)
-        return cudaSuccess;
+        return CUDA_SUCCESS;
     if (!a->d_keys_in || !a->d_vals_in || !a->d_keys_out || !a->d_vals_out || !a->d_temp ||
         a->temp_bytes < j2ki_sort_cuda_temp_size(a->n))
-        return cudaErrorInvalidValue;
+        return CUDA_ERROR_INVALID_VALUE;
     const uint32_t tiles = (uint32_t)sort_tiles(a->n);
     const size_t nc = (size_t)tiles * J2KI_SORT_DIGITS;
     uint8_t *t = (uint8_t *)a->d_temp;
@@ -35,7 +35,7 @@ extern "C" cudaError_t j2ki_sort_cuda(const J2kiSortArgs *a, cudaStream_t st)
     void *scan_tmp = t + 2 * align256(a->n * 4) + align256(nc * 4);
     const int passes = (a->end_bit + J2KI_SORT_RADIX_BITS - 1) / J2KI_SORT_RADIX_BITS;
     const uint32_t *src_k = a->d_keys_in, *src_v = a->d_vals_in;
-    cudaError_t e;
+    CUresult e;
     /* the passes alternate between the output and the other buffers, the last into the output
      * (the inputs are only read) */
     for (int pass = 0; pass < passes; pass++) {
@@ -45,16 +45,16 @@ extern "C" cudaError_t j2ki_sort_cuda(const J2kiSortArgs *a, cudaStream_t st)
         J2kiSortParams p = { src_k, src_v, to_out ? a->d_keys_out : alt_k, to_out ? a->d_vals_out : alt_v, counts,
                              (uint32_t)a->n, tiles, (uint32_t)bit, (1u << bits) - 1 };
         if (tiles > 1) {
-            if ((e = j2ki_cuda_launch(J2KI_K_SORT_HIST, tiles, J2KI_SORT_THREADS, 0, st, &p)) != cudaSuccess)
+            if ((e = j2ki_cuda_launch(J2KI_K_SORT_HIST, tiles, J2KI_SORT_THREADS, 0, st, &p)) != CUDA_SUCCESS)
                 return e;
             J2kiScanArgs s = { counts, counts, nc, 4, 1, scan_tmp, j2ki_scan_cuda_temp_size(nc, 4) };
-            if ((e = j2ki_scan_cuda(&s, st)) != cudaSuccess)
+            if ((e = j2ki_scan_cuda(&s, st)) != CUDA_SUCCESS)
                 return e;
         }
-        if ((e = j2ki_cuda_launch(J2KI_K_SORT_SCATTER, tiles, J2KI_SORT_THREADS, 0, st, &p)) != cudaSuccess)
+        if ((e = j2ki_cuda_launch(J2KI_K_SORT_SCATTER, tiles, J2KI_SORT_THREADS, 0, st, &p)) != CUDA_SUCCESS)
             return e;
         src_k = p.keys_out;
         src_v = p.vals_out;
     }
-    return cudaSuccess;
+    return CUDA_SUCCESS;
 }

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,9 +47,9 @@ typedef struct J2kiSortArgs {
 /** Bytes of temporary storage a sort of up to max_n pairs needs (> 0). */
 size_t j2ki_sort_cuda_temp_size(size_t max_n);
 
-/** Enqueues the sort on st; returns the launch error (cudaErrorInvalidValue for arguments out
+/** Enqueues the sort on st; returns the launch error (CUDA_ERROR_INVALID_VALUE for arguments out
  *  of range or temporary storage too small). n == 0 enqueues nothing. */
-cudaError_t j2ki_sort_cuda(const J2kiSortArgs *a, cudaStream_t st);
+CUresult j2ki_sort_cuda(const J2kiSortArgs *a, CUstream st);
 
 #ifdef __cplusplus
 }

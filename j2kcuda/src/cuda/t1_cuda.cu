@@ -246,9 +246,9 @@ extern "C" const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop)
 /* One decision step: keys, radix sort by key (largest first) with the bytes (sort_cuda.h),
  * inclusive sum of the bytes (scan_cuda.h), decisions. The sums are integers, so ties among equal keys
  * cannot change the threshold (t1_stop.c's host search gives the same key). */
-static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+static CUresult t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                             const uint32_t *nbps, const J2kiCblkRes *res, J2kiPass *d_passes, int s,
-                            cudaStream_t st)
+                            CUstream st)
 {
     T1sScratch t = t1s_scratch(stop, nb_cblks);
     const unsigned blocks = (nb_cblks + 127) / 128;
@@ -256,28 +256,28 @@ static cudaError_t t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblk
     const int n = (int)(nb_cblks * e);
     const J2kiSortArgs so = { t.key, t.bytes, t.key_s, t.bytes_s, (size_t)n, T1S_KEY_BITS, t.temp, t.temp_bytes };
     const J2kiScanArgs sc = { t.bytes_s, t.cum, (size_t)n, 4, 0, t.temp, t.temp_bytes };
-    cudaError_t e2;
+    CUresult e2;
     const J2kiT1sKeysParams keys = { d_cblks, nb_cblks, nbps, res, d_passes, stop->d_weight, t.lim, s, e,
                                      t.key, t.bytes };
     const J2kiT1sDecideParams decide = { d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum, (uint32_t)n, e,
                                          d_passes, stop->d_weight, stop->budget, s, t.lim };
-    if ((e2 = j2ki_cuda_launch(J2KI_K_T1S_KEYS, blocks, 128, 0, st, &keys)) != cudaSuccess ||
-        (e2 = j2ki_sort_cuda(&so, st)) != cudaSuccess || (e2 = j2ki_scan_cuda(&sc, st)) != cudaSuccess)
+    if ((e2 = j2ki_cuda_launch(J2KI_K_T1S_KEYS, blocks, 128, 0, st, &keys)) != CUDA_SUCCESS ||
+        (e2 = j2ki_sort_cuda(&so, st)) != CUDA_SUCCESS || (e2 = j2ki_scan_cuda(&sc, st)) != CUDA_SUCCESS)
         return e2;
     return j2ki_cuda_launch(J2KI_K_T1S_DECIDE, blocks, 128, 0, st, &decide);
 }
 
 /* The serial kernels (every variant but J2KI_T1_CUDA_PAR) over the sorted blocks (order);
  * lim: NULL, or the early stop's second run (only the blocks with lim[i] != 0, up to it). */
-static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
+static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
                              uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
                              uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
-                             int variant, int smem_optin, const uint32_t *lim, cudaStream_t st)
+                             int variant, int smem_optin, const uint32_t *lim, CUstream st)
 {
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
     size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
-    cudaError_t e;
+    CUresult e;
     variant = t1_fit_variant(variant, smem_optin, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
         uint32_t workers = nb_workers(nb_cblks), cols_bytes;
@@ -290,7 +290,7 @@ static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, 
                                      bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers,
                                      cols_bytes, lim };
         const J2kiKernelId id = lanes == 8 ? J2KI_K_T1_SMEM8 : lanes == 4 ? J2KI_K_T1_SMEM4 : J2KI_K_T1_SMEM1;
-        if (dyn > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(id, (int)dyn)) != cudaSuccess)
+        if (dyn > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(id, (int)dyn)) != CUDA_SUCCESS)
             return e;
         return j2ki_cuda_launch(id, blocks, 128, dyn, st, &k);
     }
@@ -307,7 +307,7 @@ static cudaError_t t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, 
     }
     const J2kiT1CodeParams k = { (const int32_t *)d_samples, d_cblks, idx_out, cblk_style, bypass_start, d_data,
                                  d_passes, d_res, d_flag, (uint32_t)flags_bytes, lim };
-    if (smem > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(J2KI_K_T1_CODE, (int)smem)) != cudaSuccess)
+    if (smem > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(J2KI_K_T1_CODE, (int)smem)) != CUDA_SUCCESS)
         return e;
     return j2ki_cuda_launch(J2KI_K_T1_CODE, nb_cblks, 32, smem, st, &k);
 }
@@ -339,36 +339,36 @@ static T1pScratch t1_scratch_parts(void *d_scratch, uint32_t nb_cblks)
 
 /* Steps 1 and 2 on st: the work keys (and, par, numbps and a clear status per block), the
  * sort, and the early stop's limits cleared; t: the frame's scratch (t1_scratch_parts). */
-static cudaError_t t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1pScratch t,
-                              const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par, cudaStream_t st)
+static CUresult t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1pScratch t,
+                              const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par, CUstream st)
 {
     const size_t n = nb_cblks;
-    cudaError_t e;
+    CUresult e;
     const J2kiT1PrepParams k = { (const int32_t *)d_samples, d_cblks, nb_cblks, t.keys_in, t.idx_in,
                                  par ? t.nbps : NULL, par ? t.stat : NULL };
-    if ((e = j2ki_cuda_launch(J2KI_K_T1_PREP, (unsigned)((n * 32 + 255) / 256), 256, 0, st, &k)) != cudaSuccess)
+    if ((e = j2ki_cuda_launch(J2KI_K_T1_PREP, (unsigned)((n * 32 + 255) / 256), 256, 0, st, &k)) != CUDA_SUCCESS)
         return e;
     const J2kiSortArgs so = { t.keys_in, t.idx_in, t.keys_out, t.idx_out, n, T1_WORK_KEY_BITS, t.temp,
                               t.temp_bytes };
-    if ((e = j2ki_sort_cuda(&so, st)) != cudaSuccess)
+    if ((e = j2ki_sort_cuda(&so, st)) != CUDA_SUCCESS)
         return e;
-    if (stop && (e = cudaMemsetAsync(t1s_lim(stop), 0, n * sizeof(uint32_t), st)) != cudaSuccess)
+    if (stop && (e = J2KI_CUFN(cuMemsetD8Async)(j2ki_dptr(t1s_lim(stop)), 0, n * sizeof(uint32_t), st)) != CUDA_SUCCESS)
         return e;
-    return cudaSuccess;
+    return CUDA_SUCCESS;
 }
 
 /* J2KI_T1_CUDA_PAR's coding of the prepared frame F (t1_prepare) on st, with the early stop's
  * decisions between its launches when stop is not NULL. */
-static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks,
+static CUresult t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks,
                             uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                            cudaStream_t st)
+                            CUstream st)
 {
     const T1pLayout lay = t1p_layout(max_w, max_h);
     const size_t dyn = t1p_smem(&lay);
     const size_t n = nb_cblks;
     const unsigned mblocks = (unsigned)((n + 3) / 4), qblocks = (unsigned)((n + 127) / 128);
     const int stops = stop != NULL;
-    cudaError_t e;
+    CUresult e;
     /* The launches of t1p_chunk_kernel as (chunk c, MQ part: chunk c - 1, model part: chunk
      * c) and the decision step before each. Fused (mode 0, the only one without the early
      * stop): launch c runs the MQ coding of chunk c - 1 beside the modelling of chunk c, for
@@ -403,33 +403,33 @@ static cudaError_t t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, con
         /* decision step s once chunks 0 .. s - 1 are MQ-coded, against the frame's budget */
         const int step = plan_s[k];
         if (stops && step >= 1 && step <= J2KI_T1S_STEPS &&
-            (e = t1s_step(stop, d_cblks, nb_cblks, F.nbps, NULL, F.passes, step, st)) != cudaSuccess)
+            (e = t1s_step(stop, d_cblks, nb_cblks, F.nbps, NULL, F.passes, step, st)) != CUDA_SUCCESS)
             return e;
         /* groups of 64 columns for blocks wider than 64, else 1 or 2 columns per lane */
         const J2kiKernelId id = lay.gr ? J2KI_K_T1P_CHUNK2_GR : lay.nc == 2 ? J2KI_K_T1P_CHUNK2 : J2KI_K_T1P_CHUNK1;
         const J2kiT1pChunkParams prm = { F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q };
-        if ((e = j2ki_cuda_launch(id, q + m, 128, dyn, st, &prm)) != cudaSuccess)
+        if ((e = j2ki_cuda_launch(id, q + m, 128, dyn, st, &prm)) != CUDA_SUCCESS)
             return e;
     }
-    return cudaSuccess;
+    return CUDA_SUCCESS;
 }
 
-extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+extern "C" CUresult j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
                                             int cblk_style, int bypass_start, int max_w, int max_h,
                                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
                                             uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            int smem_optin, const J2kiT1StopDev *stop, cudaStream_t st)
+                                            int smem_optin, const J2kiT1StopDev *stop, CUstream st)
 {
-    cudaError_t e;
+    CUresult e;
 
     if (!nb_cblks)
-        return cudaSuccess;
+        return CUDA_SUCCESS;
     variant = t1_resolve_variant(variant, max_w, max_h);
     if (scratch_size < j2ki_t1_cuda_scratch_size_variant(nb_cblks, max_w, max_h, variant) ||
         (stop && stop->scratch_size < j2ki_t1s_cuda_scratch_size(nb_cblks)))
-        return cudaErrorInvalidValue;
+        return CUDA_ERROR_INVALID_VALUE;
     const T1pScratch t = t1_scratch_parts(d_scratch, nb_cblks);
-    if ((e = t1_prepare(d_samples, stop, t, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != cudaSuccess)
+    if ((e = t1_prepare(d_samples, stop, t, d_cblks, nb_cblks, variant == J2KI_T1_CUDA_PAR, st)) != CUDA_SUCCESS)
         return e;
     if (variant == J2KI_T1_CUDA_PAR) {
         T1pFrameDev F;
@@ -453,10 +453,10 @@ extern "C" cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCbl
      * each step, and the reference backend replays) and a second run codes the stopped blocks
      * up to their limit. */
     if ((e = t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
-                       d_passes, d_res, d_flag, p, variant, smem_optin, NULL, st)) != cudaSuccess || !lim)
+                       d_passes, d_res, d_flag, p, variant, smem_optin, NULL, st)) != CUDA_SUCCESS || !lim)
         return e;
     for (int s1 = 1; s1 <= J2KI_T1S_STEPS; s1++)
-        if ((e = t1s_step(stop, d_cblks, nb_cblks, NULL, d_res, d_passes, s1, st)) != cudaSuccess)
+        if ((e = t1s_step(stop, d_cblks, nb_cblks, NULL, d_res, d_passes, s1, st)) != CUDA_SUCCESS)
             return e;
     return t1_serial(d_samples, d_cblks, idx_out, nb_cblks, cblk_style, bypass_start, max_w, max_h, d_data,
                      d_passes, d_res, d_flag, p, variant, smem_optin, lim, st);

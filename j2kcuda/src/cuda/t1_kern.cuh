@@ -10,6 +10,16 @@
 #include <stddef.h>
 
 /*
+ * J2KI_CUDA_HOST: the host files (t1_cuda.cu), compiled by the host compiler (issue 31), see
+ * only the layout and the parameter structs; the device code below is nvcc's (t1_kern.cu) and
+ * the emulators' (tests/t1p_emu.cc).
+ */
+/* at most this much static shared memory per kernel (the tables below): what the dynamic
+ * shared memory must leave of a thread block's limit */
+#define T1_SMEM_STATIC 2304
+
+#ifndef J2KI_CUDA_HOST
+/*
  * The coder's tables (MQ states, zero-coding contexts, row gathers) in shared memory: lanes
  * of a warp coding different code-blocks look up different entries at once, which the
  * constant cache serves one address at a time and shared memory in one access (bank
@@ -21,11 +31,10 @@ static __shared__ uint32_t j2ki_mqc_tab_s[94];
 static __shared__ uint8_t j2ki_t1_zc_s[3 * 512];
 static __shared__ uint8_t j2ki_t1_rows_s[32];
 static __shared__ uint8_t j2ki_t1_sc_s[256];
-/* at most this much static shared memory per kernel (the tables above): what the dynamic
- * shared memory must leave of a thread block's limit */
-#define T1_SMEM_STATIC 2304
 static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
               T1_SMEM_STATIC, "T1_SMEM_STATIC");
+
+#endif /* !J2KI_CUDA_HOST */
 
 extern "C" {
 #include "hd/t1_core.h"
@@ -34,6 +43,7 @@ extern "C" {
 #include "core/tuning.h"
 }
 
+#ifndef J2KI_CUDA_HOST
 static_assert(sizeof(j2ki_mqc_tab_s) == J2KI_MQC_NB_STATES * sizeof(uint32_t), "MQ table size");
 
 /* All threads of the block, before any of them returns. sc: also the sign table, which only
@@ -50,8 +60,10 @@ __device__ __forceinline__ void t1_tables_load(bool sc = false)
         j2ki_t1_sc_s[i] = j2ki_t1_sc_d[i];
     __syncthreads();
 }
+#endif
 #include "cuda/t1_cuda.h"
 
+#ifndef J2KI_CUDA_HOST
 /* OR over the 32 lanes (shuffles: __reduce_or_sync needs sm_80, the build starts at sm_75). */
 __device__ __forceinline__ uint32_t warp_or(uint32_t v)
 {
@@ -59,6 +71,7 @@ __device__ __forceinline__ uint32_t warp_or(uint32_t v)
         v |= __shfl_xor_sync(0xFFFFFFFFu, v, o);
     return v;
 }
+#endif
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -66,9 +79,11 @@ static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 #include "cuda/t1_par_cuda.cuh"
 static_assert(T1P_PLANES == J2KI_T1S_PLANES && J2KI_T1S_FIRST >= 1 && J2KI_T1S_FIRST <= T1P_PLANES,
               "the early stop decides between the coder's chunks, of at most T1P_PLANES planes");
+#ifndef J2KI_CUDA_HOST
 static_assert(sizeof(j2ki_mqc_tab_s) + sizeof(j2ki_t1_zc_s) + sizeof(j2ki_t1_rows_s) + sizeof(j2ki_t1_sc_s) <=
                   T1P_SMEM_TABLES,
               "t1p_usable counts the tables' shared memory");
+#endif
 
 /** J2KI_K_T1_PREP: one warp per code-block; nbps and stat NULL but for J2KI_T1_CUDA_PAR. */
 typedef struct J2kiT1PrepParams {

@@ -223,6 +223,7 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h)
     return 2 * align256(n * 4) + n * t1p_layout(max_w, max_h).slot;
 }
 
+#ifndef J2KI_CUDA_HOST   /* the device code: nvcc's and the emulators' (t1_kern.cuh) */
 /* A block the variant codes: numbps as the other kernels accept it (else they report). */
 __device__ __forceinline__ int t1p_valid(const J2kiCblkDev &cb, int numbps)
 {
@@ -686,6 +687,8 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     }
 }
 
+#endif /* !J2KI_CUDA_HOST */
+
 /*
  * The frame's buffers a launch codes, passed by value as a __grid_constant__ parameter (no
  * copy per thread). Launch position j (a model warp's or an MQ thread's) codes sorted block j.
@@ -703,6 +706,7 @@ typedef struct T1pFrameDev {
     const uint32_t *lim;      /* the early stop's limits, or NULL */
 } T1pFrameDev;
 
+#ifndef J2KI_CUDA_HOST
 /*
  * MQ coding of chunk `chunk` of every code-block, one thread each (sorted order): the symbol
  * lists of the chunk's passes through j2ki_t1p_code_pass, the state in the block's slot.
@@ -878,5 +882,6 @@ t1p_chunk_kernel(const T1pFrameDev &F, const J2kiCblkDev *cblks, uint32_t nb_cbl
                            F.lim);
     }
 }
+#endif /* !J2KI_CUDA_HOST */
 
 #endif /* J2KI_T1_PAR_CUDA_CUH */

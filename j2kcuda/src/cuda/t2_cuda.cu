@@ -37,7 +37,7 @@ struct J2kiT2Cuda {
     size_t           scan_tmp_size;
 };
 
-#define T2CU(t, call) J2KI_CUDA((t)->log, (t)->sticky, call)
+#define T2CU(t, call) J2KI_CUDRV((t)->log, (t)->sticky, call)
 #define T2DRV(t, fn, ...) J2KI_CU((t)->log, (t)->sticky, fn, __VA_ARGS__)
 
 /* a launch of kernel id with parameters *p, checked (tests/t2_emu.cc runs them on the host) */
@@ -319,13 +319,13 @@ J2kiT2CudaResult *j2ki_t2_cuda_result(const J2kiT2Cuda *t) { return t->v.result;
 
 static unsigned grid(uint32_t n, unsigned threads) { return n ? (unsigned)((n + threads - 1) / threads) : 1u; }
 
-int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, cudaStream_t st)
+int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, CUstream st)
 {
     const J2kiT2ImportParams p = { t->v, d_res };
     return T2_LAUNCH(t, J2KI_K_T2_IMPORT, grid(t->v.nb_cblks, 256), 256, st, &p);
 }
 
-int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t cap)
+int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
 {
     const J2kiT2DevView *v = &t->v;
     const J2kiT2OutParams count = { *v, NULL, 0 }, write = { *v, d_out, cap };
