@@ -79,7 +79,7 @@ if [ $# -eq 0 ]; then
     if "$NVCC" $GENCODE -fatbin -o "$P.fatbin" tests/cu_code_probe_kern.cu &&
        sh tools/embed-fatbin.sh "$P.S" "$P.fatbin" && cc -c -o "$P.o" "$P.S" &&
        cc -std=c99 -O2 -Ij2kcuda/include -Ij2kcuda/src -I"$CUDA_HOME/include" -o "$P" tests/cu_code_probe.c "$P.o" \
-          "$B/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt -lstdc++ -lpthread -lm; then
+          "$B/lib/libj2kcuda.a" -ldl -lrt -lstdc++ -lpthread -lm; then
         "$P" || { echo "FAIL cu_code_probe (exit $?)"; rc=1; }
     else
         echo "FAIL cu_code_probe: does not build"; rc=1

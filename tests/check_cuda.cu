@@ -42,6 +42,7 @@ extern "C" {
 #include <algorithm>
 #include <vector>
 
+#include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
 #include "cuda/dwt_cuda.h"
 #include "cuda/mct_cuda.h"
@@ -398,14 +399,14 @@ static void cuda_load_mct(const J2kiCodingParams *cp, const J2kiPlan *plan, cons
                 src[k] = dev_src(cp, fd, k, &tile->comps[k]);
                 dst[k] = d_s + tile->comps[k].buf_offset;
             }
-            CK(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
+            CKD(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
                                   cp->reversible ? J2KI_LOAD_RCT : J2KI_LOAD_ICT, 0));
             c = 3;
         }
         for (; c < cp->img.nb_comps; c++) {
             src[0] = dev_src(cp, fd, c, &tile->comps[c]);
             dst[0] = d_s + tile->comps[c].buf_offset;
-            CK(j2ki_load_mct_cuda(dst, src, 1, tile->comps[c].w, tile->comps[c].h,
+            CKD(j2ki_load_mct_cuda(dst, src, 1, tile->comps[c].w, tile->comps[c].h,
                                   cp->reversible ? J2KI_LOAD_INT : J2KI_LOAD_FLOAT, 0));
         }
     }
@@ -417,10 +418,10 @@ static void cuda_dwt(const J2kiCodingParams *cp, const J2kiPlan *plan, uint32_t 
         for (int c = 0; c < cp->img.nb_comps; c++) {
             const J2kiTileComp *tc = &plan->tiles[t].comps[c];
             if (cp->reversible)
-                CK(j2ki_dwt53_fwd_cuda((int32_t *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                CKD(j2ki_dwt53_fwd_cuda((int32_t *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                        cp->nb_levels, d_tmp, 0));
             else
-                CK(j2ki_dwt97_fwd_cuda((float *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                CKD(j2ki_dwt97_fwd_cuda((float *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                        cp->nb_levels, d_tmp, 0));
         }
 }
@@ -672,7 +673,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         CK(cudaEventCreate(&e1));
         for (int rep = 0; rep < (ms ? 3 : 1); rep++) {
             CK(cudaEventRecord(e0, 0));
-            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+            CKD(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant,
                                     g_hooks.smem_optin, stopp, 0));
             CK(cudaEventRecord(e1, 0));
@@ -724,7 +725,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
-            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+            CKD(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss,
                                     g_hooks.t1_variant, g_hooks.smem_optin, NULL, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
@@ -986,7 +987,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         CKD(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
         CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
-        CK(j2ki_quant_cuda(d_s, d_cb, n, 0));
+        CKD(j2ki_quant_cuda(d_s, d_cb, n, 0));
         CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
         ok_q = compare_samples(cfg->name, "quant", plan, 0, (uint32_t *)s_q, g);
         /* qstep_try's histogram (quant.h) fused into the quantiser: the same integers, and the
@@ -1007,7 +1008,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             CK(cudaMemcpy(d_k, hk, n, cudaMemcpyHostToDevice));
             CK(cudaMemset(d_hist, 0, sizeof(gh)));
             CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
-            CK(j2ki_quant_hist_cuda(d_s, d_cb, n, d_k, d_hist, 0));
+            CKD(j2ki_quant_hist_cuda(d_s, d_cb, n, d_k, d_hist, 0));
             CK(cudaMemcpy(gh, d_hist, sizeof(gh), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
             ok_q = ok_q && compare_samples(cfg->name, "quant+hist", plan, 0, (uint32_t *)s_q, g);
@@ -1339,12 +1340,14 @@ static void check_sort_case(size_t n, int end_bit, int pattern)
         cudaMemcpy(d + n, v.data(), n * 4, cudaMemcpyHostToDevice);
         cudaMemset(d + 2 * n, 0xA5, 2 * n * 4);
         J2kiSortArgs a = { d, d + n, d + 2 * n, d + 3 * n, n, end_bit, tmp, tb };
-        cudaError_t e = j2ki_sort_cuda(&a, 0);
-        if (e == cudaSuccess)
-            e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) {
+        CUresult e = j2ki_sort_cuda(&a, 0);
+        if (e == CUDA_SUCCESS)
+            e = J2KI_CUFN(cuStreamSynchronize)(0);
+        if (e != CUDA_SUCCESS) {
+            const char *ename, *etext;
+            j2ki_cudrv_names(e, &ename, &etext);
             ok = 0;
-            snprintf(why, sizeof(why), "%s", cudaGetErrorName(e));
+            snprintf(why, sizeof(why), "%s", ename);
         } else {
             std::vector<uint32_t> ki(n), vi(n);
             cudaMemcpy(ko.data(), d + 2 * n, n * 4, cudaMemcpyDeviceToHost);
@@ -1396,12 +1399,14 @@ template <typename T> static void check_scan_case(size_t n, int exclusive, int i
     if (ok) {
         cudaMemcpy(d, x.data(), n * sizeof(T), cudaMemcpyHostToDevice);
         J2kiScanArgs a = { d, in_place ? d : d + n, n, (int)sizeof(T), exclusive, tmp, tb };
-        cudaError_t e = j2ki_scan_cuda(&a, 0);
-        if (e == cudaSuccess)
-            e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) {
+        CUresult e = j2ki_scan_cuda(&a, 0);
+        if (e == CUDA_SUCCESS)
+            e = J2KI_CUFN(cuStreamSynchronize)(0);
+        if (e != CUDA_SUCCESS) {
+            const char *ename, *etext;
+            j2ki_cudrv_names(e, &ename, &etext);
             ok = 0;
-            snprintf(why, sizeof(why), "%s", cudaGetErrorName(e));
+            snprintf(why, sizeof(why), "%s", ename);
         } else {
             cudaMemcpy(y.data(), in_place ? d : d + n, n * sizeof(T), cudaMemcpyDeviceToHost);
             for (size_t i = 0; ok && i < n; i++)
@@ -1439,8 +1444,8 @@ static void check_sort_scan(void)
     /* arguments out of range: refused, nothing launched */
     J2kiSortArgs a = { NULL, NULL, NULL, NULL, 1, 33, NULL, 0 };
     J2kiScanArgs c = { NULL, NULL, 1, 2, 0, NULL, 0 };
-    ss_check(j2ki_sort_cuda(&a, 0) == cudaErrorInvalidValue, "sort refuses end_bit 33", 1, 33, 0, "accepted");
-    ss_check(j2ki_scan_cuda(&c, 0) == cudaErrorInvalidValue, "scan refuses 2-byte elements", 1, 2, 0, "accepted");
+    ss_check(j2ki_sort_cuda(&a, 0) == CUDA_ERROR_INVALID_VALUE, "sort refuses end_bit 33", 1, 33, 0, "accepted");
+    ss_check(j2ki_scan_cuda(&c, 0) == CUDA_ERROR_INVALID_VALUE, "scan refuses 2-byte elements", 1, 2, 0, "accepted");
     printf("%s sortscan: sort and scan primitives against std::stable_sort and a loop (%d checks)\n",
            test_failures == f0 ? "ok  " : "FAIL", test_checks - c0);
 }
@@ -1547,6 +1552,12 @@ int main(int argc, char **argv)
         return 1;
     }
     CK(cudaFree(0));
+    /* the kernels found in the embedded code and loaded into that context (cuda_launch.h), as
+     * an encoder's creation does */
+    if (j2ki_cuda_kernels_ready(NULL) < 0) {
+        printf("FAIL: the library's kernels are not ready (cuda_launch.h)\n");
+        return 1;
+    }
     test_seed("check_cuda", seed);
     j2ki_hooks_read(&g_hooks);
     if (!only || strstr("sortscan", only))

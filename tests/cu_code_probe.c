@@ -10,7 +10,7 @@
  *   nvcc -fatbin GENCODE -o probe.fatbin tests/cu_code_probe_kern.cu
  *   sh tools/embed-fatbin.sh probe.S probe.fatbin && cc -c probe.S
  *   cc -std=c99 -Ij2kcuda/include -Ij2kcuda/src -I$CUDA_HOME/include tests/cu_code_probe.c probe.o \
- *      build/lib/libj2kcuda.a -L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lstdc++ -lpthread -lm
+ *      build/lib/libj2kcuda.a -ldl -lrt -lstdc++ -lpthread -lm
  */
 #include <stdio.h>
 #include <stdlib.h>
