@@ -9,6 +9,25 @@
 
 namespace j2ki_cuda {
 
+/* Primary contexts kept for the life of the process, one reference per device, taken at the
+ * first encoder's creation on it: as the CUDA runtime kept them when the library linked it, so
+ * that encoders created one after another share one context and its loaded code instead of
+ * the driver destroying and re-creating both each time the last encoder goes (issue 31). */
+#define PRIMARY_KEEP_MAX 64
+static pthread_mutex_t primary_mtx = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char primary_kept[PRIMARY_KEEP_MAX];
+
+static void primary_keep(CUdevice d)
+{
+    CUcontext c;
+    if ((unsigned)d >= PRIMARY_KEEP_MAX)
+        return;
+    pthread_mutex_lock(&primary_mtx);
+    if (!primary_kept[d] && J2KI_CUFN(cuDevicePrimaryCtxRetain)(&c, d) == CUDA_SUCCESS)
+        primary_kept[d] = 1;
+    pthread_mutex_unlock(&primary_mtx);
+}
+
 static void slot_free(CudaBackend *b, CudaSlot *s)
 {
     if (s->st)
@@ -541,6 +560,8 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         }
         warm_ctx = NULL;
         b->ctx_retained = 1;
+        if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
+            primary_keep(d);
         if ((ret = enter(b, &prev)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
