@@ -37,8 +37,9 @@ static void code_load_once(void)
         if (e != CUDA_SUCCESS) {
             j2ki_cudrv_names(e, &ename, &etext);
             snprintf(code_msg, sizeof(code_msg), "cannot load the library's GPU code (built for %s) with this "
-                     "NVIDIA driver (CUDA %d.%d): %s (%s)", J2KI_CODE_ARCHS, j2ki_cu_tab.version / 1000,
-                     j2ki_cu_tab.version % 1000 / 10, ename, etext);
+                     "NVIDIA driver (CUDA %d.%d; the code needs CUDA %d.%d or newer): %s (%s)", J2KI_CODE_ARCHS,
+                     j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, J2KI_CU_DRIVER_NEEDED / 1000,
+                     J2KI_CU_DRIVER_NEEDED % 1000 / 10, ename, etext);
             code_err = j2ki_cudrv_map(e) == J2KC_ERR_DEVMEM ? J2KC_ERR_DEVMEM : J2KC_ERR_NODEV;
             return;
         }
@@ -86,7 +87,9 @@ extern "C" int j2ki_cu_code_check(const J2kiLog *log, CUkernel k)
         J2KI_CUFN(cuDeviceGetAttribute)(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     }
     j2ki_log(log, J2KC_LOG_ERROR, "CUDA: the library's GPU code (built for %s) cannot run on device %d (%s, "
-             "compute %d.%d) with this NVIDIA driver (CUDA %d.%d): %s (%s)", J2KI_CODE_ARCHS, (int)dev, name,
-             major, minor, j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, ename, etext);
+             "compute %d.%d) with this NVIDIA driver (CUDA %d.%d): %s (%s); it needs a GPU of the architectures "
+             "built or newer and a driver of CUDA %d.%d or newer", J2KI_CODE_ARCHS, (int)dev, name, major, minor,
+             j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, ename, etext,
+             J2KI_CU_DRIVER_NEEDED / 1000, J2KI_CU_DRIVER_NEEDED % 1000 / 10);
     return J2KC_ERR_NODEV;
 }
