@@ -7,7 +7,8 @@
 #   cuda/  CUDA backend and kernels: anything below it
 # and, inside cuda/ (issue 31): every kernel is an extern "C" __global__ entry in a device-only
 # file (*_kern.cu: no runtime or CUB call, none of the host modules' headers), listed once in
-# cuda/kernels.def and launched through the launch module only (no <<< >>> in the library);
+# cuda/kernels.def and launched through the launch module only (no <<< >>> in the library); the
+# host files make no CUDA runtime call (the driver table of cu_driver.h only);
 # plus: every include names its folder; no include cycle (tsort on the include graph); only
 # public j2kc_* functions are defined in core/encoder.c, so no file needs it to log; the library
 # never changes the process environment (no setenv/putenv/unsetenv).
@@ -52,6 +53,12 @@ bad=$(grep -nE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(|cub::Device|J2KI_CUDA\(' $ker
       for f in $kern; do includes "$f" | grep -E 'cuda/(backend_cuda|cuda_util|cuda_launch)\.h' | sed "s|^|$f->|"; done)
 if [ -n "$bad" ]; then t_fail layering/kernels-device-only "$(echo "$bad" | tr '\n' ' ')"
 else t_ok layering/kernels-device-only; fi
+# the host files talk to the GPU through the driver table only (cu_driver.h): no CUDA runtime
+# call or header, no <<< >>>, so that they build as plain C++ and link no CUDA library
+bad=$(grep -nE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(|#[[:space:]]*include[[:space:]]*<cuda_runtime' $hostcu cuda/*.h |
+      grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)')
+if [ -n "$bad" ]; then t_fail layering/host-no-runtime "$(echo "$bad" | head -n 5 | tr '\n' ' ')"
+else t_ok layering/host-no-runtime "$(echo "$hostcu" | wc -w) host files"; fi
 listed=$(sed -n 's/^J2KI_KERNEL([^,]*,[[:space:]]*\([A-Za-z0-9_]*\),.*/\1/p' cuda/kernels.def | sort)
 defined=$(cat $kern | tr '\n' ' ' |
           grep -oE 'extern "C" __global__ void( __launch_bounds__\([^)]*\))?[[:space:]]+[A-Za-z0-9_]+\(' |
