@@ -34,7 +34,7 @@ static long g_paths[16];
 
 /* the launch module's part here: dwt_cuda.cu's launches run on the host, counted */
 extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
-                                        const void *params)
+                                     const void *params)
 {
     (void)smem;
     (void)st;

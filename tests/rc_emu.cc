@@ -48,7 +48,7 @@ static long g_launches, g_decides, g_sorts, g_wide_sorts;
 /* the launch module's part here: t2_cuda.cu's and rc_cuda.cu's launches run on the host,
  * counted; the cooperative decide grid must be the one block the emulated device holds */
 extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
-                                        const void *params)
+                                     const void *params)
 {
     (void)smem;
     (void)st;

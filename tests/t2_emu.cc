@@ -32,7 +32,7 @@ static long g_steps, g_ff_steps, g_launches;
 
 /* the launch module's part here: t2_cuda.cu's launches run on the host, counted */
 extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
-                                        const void *params)
+                                     const void *params)
 {
     (void)smem;
     (void)st;

@@ -16,7 +16,7 @@ extern "C" size_t j2ki_dwt_cuda_tmp_size(uint32_t w, uint32_t h)
 
 template <class F>
 static CUresult dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uint32_t y0, uint32_t x1,
-                           uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
+                        uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     typedef typename F::T T;
     constexpr uint32_t OUT = 32 * H_PAIRS - F::STEPS;
@@ -54,13 +54,13 @@ struct Dwt97Host {
 };
 
 extern "C" CUresult j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
+                                        uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     return dwt_fwd<Dwt53Host>(d_buf, stride, x0, y0, x1, y1, nb_levels, d_tmp, st);
 }
 
 extern "C" CUresult j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                           uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
+                                        uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st)
 {
     return dwt_fwd<Dwt97Host>(d_buf, stride, x0, y0, x1, y1, nb_levels, d_tmp, st);
 }

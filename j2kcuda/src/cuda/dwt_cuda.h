@@ -20,10 +20,10 @@ size_t j2ki_dwt_cuda_tmp_size(uint32_t w, uint32_t h);
 
 /** In-place forward 5/3 of [x0,x1) x [y0,y1) held in d_buf (row stride `stride` samples). */
 CUresult j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
+                             uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
 /** In-place forward 9/7, same contract. */
 CUresult j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
+                             uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
 
 #ifdef __cplusplus
 }

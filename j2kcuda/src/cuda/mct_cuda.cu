@@ -6,7 +6,7 @@
 #include "cuda/mct_kern.h"
 
 extern "C" CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
-                                          uint32_t w, uint32_t h, int mode, CUstream st)
+                                       uint32_t w, uint32_t h, int mode, CUstream st)
 {
     J2kiMctParams p;
     dim3 blk(32, 8), grd((w + 31) / 32, (h + 7) / 8);

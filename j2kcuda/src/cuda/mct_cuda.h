@@ -36,7 +36,7 @@ enum {
  * samples, int32 or float in the same 4-byte storage) on stream st.
  */
 CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
-                               uint32_t w, uint32_t h, int mode, CUstream st);
+                            uint32_t w, uint32_t h, int mode, CUstream st);
 
 #ifdef __cplusplus
 }

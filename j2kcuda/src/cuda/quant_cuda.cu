@@ -5,7 +5,7 @@
 #include "cuda/quant_kern.h"
 
 extern "C" CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                       CUstream st)
+                                    CUstream st)
 {
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, NULL, NULL };
     if (!nb_cblks)
@@ -14,7 +14,7 @@ extern "C" CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks,
 }
 
 extern "C" CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                            const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st)
+                                         const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st)
 {
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, d_dmax, d_hist };
     if (!nb_cblks)

@@ -19,7 +19,7 @@ extern "C" {
  * Code-blocks of reversible bands (inv_step == 0) are left untouched.
  */
 CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                            CUstream st);
+                         CUstream st);
 
 /**
  * j2ki_quant_cuda, and qstep_try's histogram of the integers (quant.h, j2ki_quant_hist_bin:
@@ -28,7 +28,7 @@ CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t n
  * code-blocks. The caller zeroes d_hist first. Irreversible code-blocks only (9/7).
  */
 CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                 const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st);
+                              const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st);
 
 #ifdef __cplusplus
 }

@@ -247,8 +247,8 @@ extern "C" const uint32_t *j2ki_t1s_cuda_limits(const J2kiT1StopDev *stop)
  * inclusive sum of the bytes (scan_cuda.h), decisions. The sums are integers, so ties among equal keys
  * cannot change the threshold (t1_stop.c's host search gives the same key). */
 static CUresult t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                            const uint32_t *nbps, const J2kiCblkRes *res, J2kiPass *d_passes, int s,
-                            CUstream st)
+                         const uint32_t *nbps, const J2kiCblkRes *res, J2kiPass *d_passes, int s,
+                         CUstream st)
 {
     T1sScratch t = t1s_scratch(stop, nb_cblks);
     const unsigned blocks = (nb_cblks + 127) / 128;
@@ -270,9 +270,9 @@ static CUresult t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, 
 /* The serial kernels (every variant but J2KI_T1_CUDA_PAR) over the sorted blocks (order);
  * lim: NULL, or the early stop's second run (only the blocks with lim[i] != 0, up to it). */
 static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, const uint32_t *idx_out,
-                             uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                             uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
-                             int variant, int smem_optin, const uint32_t *lim, CUstream st)
+                          uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
+                          uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, uint8_t *p,
+                          int variant, int smem_optin, const uint32_t *lim, CUstream st)
 {
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
@@ -340,7 +340,7 @@ static T1pScratch t1_scratch_parts(void *d_scratch, uint32_t nb_cblks)
 /* Steps 1 and 2 on st: the work keys (and, par, numbps and a clear status per block), the
  * sort, and the early stop's limits cleared; t: the frame's scratch (t1_scratch_parts). */
 static CUresult t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1pScratch t,
-                              const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par, CUstream st)
+                           const J2kiCblkDev *d_cblks, uint32_t nb_cblks, int par, CUstream st)
 {
     const size_t n = nb_cblks;
     CUresult e;
@@ -360,8 +360,8 @@ static CUresult t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1p
 /* J2KI_T1_CUDA_PAR's coding of the prepared frame F (t1_prepare) on st, with the early stop's
  * decisions between its launches when stop is not NULL. */
 static CUresult t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks,
-                            uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
-                            CUstream st)
+                         uint32_t nb_cblks, int cblk_style, int bypass_start, int max_w, int max_h,
+                         CUstream st)
 {
     const T1pLayout lay = t1p_layout(max_w, max_h);
     const size_t dyn = t1p_smem(&lay);
@@ -415,10 +415,10 @@ static CUresult t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const 
 }
 
 extern "C" CUresult j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                            int cblk_style, int bypass_start, int max_w, int max_h,
-                                            uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                            uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                            int smem_optin, const J2kiT1StopDev *stop, CUstream st)
+                                         int cblk_style, int bypass_start, int max_w, int max_h,
+                                         uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
+                                         uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
+                                         int smem_optin, const J2kiT1StopDev *stop, CUstream st)
 {
     CUresult e;
 

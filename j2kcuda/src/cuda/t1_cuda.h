@@ -95,10 +95,10 @@ const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int
  * of ebcot-fast-mode-sample-parallel.md, section 4; t1_par_cuda.cuh).
  */
 CUresult j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                 int cblk_style, int bypass_start, int max_w, int max_h,
-                                 uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                 uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 int smem_optin, const J2kiT1StopDev *stop, CUstream st);
+                              int cblk_style, int bypass_start, int max_w, int max_h,
+                              uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
+                              uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
+                              int smem_optin, const J2kiT1StopDev *stop, CUstream st);
 
 #ifdef __cplusplus
 }
