@@ -79,7 +79,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
 static void cuda_uninit(void *priv)
 {
     CudaBackend *b = (CudaBackend *)priv;
-    int entered, prev = 0;
+    int entered;
     if (!b)
         return;
     if (b->prep_started) {
@@ -95,7 +95,7 @@ static void cuda_uninit(void *priv)
     copiers_stop(b);
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_stop_worker(&b->slots[i]);
-    entered = b->dev_ready && enter(b, &prev) == 0;
+    entered = b->dev_ready && enter(b) == 0;
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         if (b->slots[i].st)
             J2KI_CUFN(cuStreamSynchronize)(b->slots[i].st);
@@ -117,14 +117,9 @@ static void cuda_uninit(void *priv)
     j2ki_cuda_free(b->d_dmax);
     j2ki_plan_free(&b->plan_t2);
     if (entered)
-        leave(b, prev);
-    if (b->ctx_retained) {
-        /* the last reference destroys the primary context; the runtime holds its own while it
-         * launches kernels in it */
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
-    }
+        leave(b);
+    if (b->ctx_retained)
+        j2ki_cu_primary_release(b->dev);
     free(b);
 }
 
@@ -478,7 +473,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                           int nb_slots, size_t max_out, J2kiCudaWarm **warm)
 {
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
-    int ret, n = 0, entered = 0, prev = 0;
+    int ret, n = 0, entered = 0;
     size_t mem_total = 0;
     CUcontext warm_ctx = NULL;         /* the context thread's reference to the primary context */
     /* creation's steps, for the verbose log (start-up time, issue 26): the host tables, the
@@ -528,7 +523,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     if (cp->cu_ctx) {
         CUdevice d;
         b->ctx = (CUcontext)cp->cu_ctx;
-        if ((ret = enter(b, &prev)) < 0)
+        if ((ret = enter(b)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
         if ((ret = CUDRV(cuCtxGetDevice, &d)) < 0)
@@ -562,7 +557,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         b->ctx_retained = 1;
         if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
             primary_keep(d);
-        if ((ret = enter(b, &prev)) < 0)
+        if ((ret = enter(b)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
     }
@@ -627,7 +622,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                  "its first submit)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_fit, ms_threads,
                  nb_slots > 1 ? "s'" : " 0's");
     }
-    leave(b, prev);
+    leave(b);
     *priv = b;
     return 0;
 fail:
@@ -640,12 +635,9 @@ fail:
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
     }
     if (entered)
-        leave(b, prev);
-    if (warm_ctx) {
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, cp->gpu < 0 ? 0 : cp->gpu) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
-    }
+        leave(b);
+    if (warm_ctx)
+        j2ki_cu_primary_release(cp->gpu < 0 ? 0 : cp->gpu);
     cuda_uninit(b);
     return ret;
 }

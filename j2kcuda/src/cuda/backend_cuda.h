@@ -203,8 +203,8 @@ namespace j2ki_cuda {
 /** Joins the context thread (cuda_warm.cu): gpu's primary context, retained (the caller
  *  releases it), when the thread made it for that device, else NULL; *t its times. */
 CUcontext j2ki_cuda_warm_take(J2kiCudaWarm **w, J2kiCudaWarmTimes *t, int gpu);
-int enter(CudaBackend *b, int *prev);
-void leave(CudaBackend *b, int prev);
+int enter(CudaBackend *b);
+void leave(CudaBackend *b);
 double ms_since(const struct timespec *t0);
 void slot_set_state(CudaSlot *s, int state, int err);
 void *slot_worker(void *arg);

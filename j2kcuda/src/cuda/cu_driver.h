@@ -92,6 +92,10 @@ extern "C" {
  *  probe). Thread-safe; later calls only return (and log) the first one's result. */
 int j2ki_cu_load(const J2kiLog *log, int level);
 
+/** Drops one reference to device dev's primary context (cuDevicePrimaryCtxRetain's); the last
+ *  one destroys it. */
+void j2ki_cu_primary_release(int dev);
+
 /** The table, filled by a successful j2ki_cu_load (read only after one). */
 extern J2kiCuDriver j2ki_cu_tab;
 

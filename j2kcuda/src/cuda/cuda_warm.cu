@@ -107,9 +107,7 @@ CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t
     }
     ctx = w->ctx;
     if (ctx && w->gpu != gpu) {
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
+        j2ki_cu_primary_release(w->gpu);
         ctx = NULL;
     }
     pthread_cond_destroy(&w->cond);
@@ -122,7 +120,6 @@ CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t
 extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
 {
     int gpu = pw && *pw ? (*pw)->gpu : 0;
-    CUdevice d;
-    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu) && J2KI_CUFN(cuDeviceGet)(&d, gpu) == CUDA_SUCCESS)
-        J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
+    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu))
+        j2ki_cu_primary_release(gpu);
 }

@@ -14,7 +14,7 @@ void *slot_worker(void *arg)
     CudaSlot *s = (CudaSlot *)arg;
     CudaBackend *b = s->b;
     for (;;) {
-        int ret, prev = 0;
+        int ret;
         pthread_mutex_lock(&s->mtx);
         while (!s->quit && s->state != SLOT_QUEUED)
             pthread_cond_wait(&s->cond, &s->mtx);
@@ -29,7 +29,7 @@ void *slot_worker(void *arg)
          * predicted steps is coded again from tier-1 on with the plan's (the quantised samples
          * are still in the slot) */
         for (int again = 0;; again = 1) {
-            if ((ret = enter(b, &prev)) == 0) {
+            if ((ret = enter(b)) == 0) {
                 if (again)
                     ret = enqueue_code(b, s, 1);
                 else if (s->predict)
@@ -40,7 +40,7 @@ void *slot_worker(void *arg)
                     ret = CUDRV(cuEventSynchronize, s->ev[EV_DONE]);
                 if (ret == 0)
                     slot_timings(b, s, again);
-                leave(b, prev);
+                leave(b);
             }
             if (ret == 0)
                 ret = finish_slot(b, s);
@@ -78,10 +78,10 @@ void *slot_preparer(void *arg)
     struct timespec t0;
     size_t mem_free = 0, mem_total = 0;
     double ms_slot0 = 0.0;
-    int ret, prev = 0, i = 0, quit = 0;
+    int ret, i = 0, quit = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((ret = enter(b, &prev)) == 0) {
+    if ((ret = enter(b)) == 0) {
         for (; i < b->nb_slots && !quit; i++) {
             if ((ret = slot_init_device(b, &b->slots[i])) < 0 || (ret = slot_init_host(b, &b->slots[i])) < 0)
                 break;
@@ -95,7 +95,7 @@ void *slot_preparer(void *arg)
         }
         if (ret == J2KC_ERR_DEVMEM)
             (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
-        leave(b, prev);
+        leave(b);
     }
     if (ret == J2KC_ERR_DEVMEM)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating frame slot %d on device %d "
