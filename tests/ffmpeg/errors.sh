@@ -108,7 +108,7 @@ if have_gpu; then
     skip backend-cuda-no-gpu "a GPU is present"
 else
     expect_error gpu-7 'built without CUDA|no usable GPU|device|-gpu selects the CUDA backend' $O $SRC -c:v jpeg2000_cuda -gpu 7
-    expect_error backend-cuda-no-gpu 'built without CUDA|no usable GPU|no CUDA device' $O $SRC -c:v jpeg2000_cuda -backend cuda
+    expect_error backend-cuda-no-gpu 'built without CUDA|no usable GPU|no CUDA device|no NVIDIA driver' $O $SRC -c:v jpeg2000_cuda -backend cuda
 fi
 
 finish

@@ -808,9 +808,8 @@ fi
 # CUDA frames, interlaced (GPU only): each field read from the device frame (a line's offset,
 # twice the pitch) must give the codestreams the reference backend writes from system memory.
 # Both encodes read one file in the format coded: swscale's yuv422p10le -> yuv420p conversion
-# does not give the same bytes in every run on every host (seen on an H100 host: three runs of
-# the same conversion, three different chroma planes), so converting inside each encode's
-# filter graph would compare two different pictures.
+# does not give the same bytes in every run on every host (bench/results/history.md, bugs found
+# on the GPU), so converting inside each encode's filter graph would compare two pictures.
 if have_gpu; then
     packets() { "$FFMPEG" -nostdin -v error -i "$1" -c copy -f framemd5 - | frame_hashes; }
     for f in yuv420p yuv444p16le; do
