@@ -1,6 +1,7 @@
 /* The embedded device code, loaded through the driver (cu_code.h): host code only. */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda/cu_code.h"
 #include "cuda/cuda_util.h"
@@ -14,36 +15,64 @@
 /* the images, ending with NULL (tools/embed-fatbin.sh) */
 extern "C" const void *const j2ki_cuda_images[];
 
-/* At most this many images (one per device-only source file). */
-#define MAX_IMAGES 32
+/* At most this many kernels in all the images. */
+#define MAX_KERNELS 128
 
 static pthread_once_t code_once = PTHREAD_ONCE_INIT;
-static CUlibrary libs[MAX_IMAGES];
-static int nb_libs;
+/* Every kernel of the loaded images with its entry name (the driver's string, valid while the
+ * library is loaded: for the process). Enumerated once at load, so that a lookup by name never
+ * asks a library for a kernel it does not have (a failed cuLibraryGetKernel is an API error
+ * that tools such as compute-sanitizer report). */
+static CUkernel kernels[MAX_KERNELS];
+static const char *kernel_names[MAX_KERNELS];
+static int nb_kernels;
 static int code_err;
 static char code_msg[256];
+
+/* The failure of a driver call while loading: the message and J2KC_ERR_DEVMEM or _NODEV. */
+static void code_fail(CUresult e, const char *what)
+{
+    const char *ename, *etext;
+    j2ki_cudrv_names(e, &ename, &etext);
+    snprintf(code_msg, sizeof(code_msg), "%s the library's GPU code (built for %s) with this NVIDIA driver "
+             "(CUDA %d.%d; the code needs CUDA %d.%d or newer): %s (%s)", what, J2KI_CODE_ARCHS,
+             j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, J2KI_CU_DRIVER_NEEDED / 1000,
+             J2KI_CU_DRIVER_NEEDED % 1000 / 10, ename, etext);
+    code_err = j2ki_cudrv_map(e) == J2KC_ERR_DEVMEM ? J2KC_ERR_DEVMEM : J2KC_ERR_NODEV;
+}
+
+/* Appends image lib's kernels to the table: 0, or the failure recorded. */
+static int code_enumerate(CUlibrary lib)
+{
+    unsigned int n = 0;
+    CUresult e = J2KI_CUFN(cuLibraryGetKernelCount)(&n, lib);
+    if (e == CUDA_SUCCESS && n > (unsigned)(MAX_KERNELS - nb_kernels)) {
+        snprintf(code_msg, sizeof(code_msg), "more than %d kernels in the embedded images", MAX_KERNELS);
+        return code_err = J2KC_ERR_INTERNAL;
+    }
+    if (e == CUDA_SUCCESS && n)
+        e = J2KI_CUFN(cuLibraryEnumerateKernels)(&kernels[nb_kernels], n, lib);
+    for (unsigned int i = 0; e == CUDA_SUCCESS && i < n; i++)
+        e = J2KI_CUFN(cuKernelGetName)(&kernel_names[nb_kernels + i], kernels[nb_kernels + i]);
+    if (e != CUDA_SUCCESS) {
+        code_fail(e, "cannot list the kernels of");
+        return code_err;
+    }
+    nb_kernels += (int)n;
+    return 0;
+}
 
 static void code_load_once(void)
 {
     for (int i = 0; j2ki_cuda_images[i]; i++) {
-        CUresult e;
-        const char *ename, *etext;
-        if (i == MAX_IMAGES) {
-            snprintf(code_msg, sizeof(code_msg), "more than %d embedded images", MAX_IMAGES);
-            code_err = J2KC_ERR_INTERNAL;
-            return;
-        }
-        e = J2KI_CUFN(cuLibraryLoadData)(&libs[i], j2ki_cuda_images[i], NULL, NULL, 0, NULL, NULL, 0);
+        CUlibrary lib;
+        CUresult e = J2KI_CUFN(cuLibraryLoadData)(&lib, j2ki_cuda_images[i], NULL, NULL, 0, NULL, NULL, 0);
         if (e != CUDA_SUCCESS) {
-            j2ki_cudrv_names(e, &ename, &etext);
-            snprintf(code_msg, sizeof(code_msg), "cannot load the library's GPU code (built for %s) with this "
-                     "NVIDIA driver (CUDA %d.%d; the code needs CUDA %d.%d or newer): %s (%s)", J2KI_CODE_ARCHS,
-                     j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, J2KI_CU_DRIVER_NEEDED / 1000,
-                     J2KI_CU_DRIVER_NEEDED % 1000 / 10, ename, etext);
-            code_err = j2ki_cudrv_map(e) == J2KC_ERR_DEVMEM ? J2KC_ERR_DEVMEM : J2KC_ERR_NODEV;
+            code_fail(e, "cannot load");
             return;
         }
-        nb_libs = i + 1;
+        if (code_enumerate(lib))
+            return;
     }
 }
 
@@ -60,9 +89,11 @@ extern "C" int j2ki_cu_code_load(const J2kiLog *log, int level)
 
 extern "C" CUresult j2ki_cu_code_kernel(const char *entry, CUkernel *k)
 {
-    for (int i = 0; i < nb_libs; i++)
-        if (J2KI_CUFN(cuLibraryGetKernel)(k, libs[i], entry) == CUDA_SUCCESS)
+    for (int i = 0; i < nb_kernels; i++)
+        if (!strcmp(kernel_names[i], entry)) {
+            *k = kernels[i];
             return CUDA_SUCCESS;
+        }
     *k = NULL;
     return CUDA_ERROR_NOT_FOUND;
 }
