@@ -33,15 +33,36 @@ LIBS_J   := -lm -lpthread
 # every include names its folder from j2kcuda/src ("hd/mqc.h"), one -Ij2kcuda/src
 LIB_DIRS := core hd ref cuda
 LIB_C    := $(sort $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.c)))
-LIB_CU   := $(sort $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.cu)))
+# cuda/: the host files (*.cu but *_kern.cu) are plain C++, compiled by the host compiler
+# against the CUDA headers; the device-only files (*_kern.cu) go to the embedded fatbins only
+LIB_CU   := $(sort $(filter-out %_kern.cu,$(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.cu))))
 LIB_H    := $(foreach d,$(LIB_DIRS),$(wildcard j2kcuda/src/$(d)/*.h) $(wildcard j2kcuda/src/$(d)/*.cuh))
 ifeq ($(HAVE_CUDA),1)
 CFLAGS_J += -DJ2KC_HAVE_CUDA=1
-NVFLAGS  := -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-ffp-contract=off -lineinfo \
-            -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1 $(NVCC_GENCODE)
+# The CUDA backend's host code (issue 31): C++ for the host compiler, talking to the GPU through
+# the driver loaded at run time (cuda/cu_driver.h); the SDK's headers at build time only, no
+# CUDA library at link time (neither libcudart nor libcuda). J2KI_CUDA_HOST: the kernel headers
+# they share with the device-only files leave out their device code (cuda/t1_kern.cuh).
+CXXFLAGS_CU := -std=c++17 $(OPT) -g -fPIC -ffp-contract=off -Wall -Wno-unused-parameter -Wno-unused-function $(SAN_FLAGS) \
+            -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include -DJ2KC_HAVE_CUDA=1 -DJ2KI_CUDA_HOST=1
+# the device-only files, for nvcc -fatbin
+NVFLAGS  := -O3 -std=c++17 --fmad=false -lineinfo -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1 \
+            $(NVCC_GENCODE)
 LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o) $(LIB_CU:%.cu=$(B)/obj/%.o)
-LIBS_J   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-PC_LIBS_PRIVATE := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++ -lm
+LIBS_J   += -ldl -lrt -lstdc++
+# The device code (cuda/cu_code.h): each device-only file (cuda/*_kern.cu) compiled into a
+# fatbin (NVCC_GENCODE: SASS for every configured architecture, PTX for the newest), the
+# fatbins embedded in the library by one generated assembler file (tools/embed-fatbin.sh),
+# loaded through the driver at run time (cuLibraryLoadData) and launched by entry name
+# (cuda/cuda_launch.h).
+comma    := ,
+KERN_CU  := $(sort $(wildcard j2kcuda/src/cuda/*_kern.cu))
+KERN_FATBIN := $(KERN_CU:%.cu=$(B)/obj/%.fatbin)
+CODE_ARCHS := $(patsubst code=%,%,$(filter code=%,$(subst $(comma), ,$(NVCC_GENCODE))))
+LIB_OBJ  += $(B)/obj/cuda_code.o
+PC_LIBS_PRIVATE := -ldl -lrt -lpthread -lstdc++ -lm
+# tests that reach the driver table (tests/unit/test_lifecycle.c: GPU memory) need its headers
+CFLAGS_TEST := -I$(CUDA_HOME)/include
 else
 LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o)
 PC_LIBS_PRIVATE := -lm -lpthread
@@ -64,7 +85,21 @@ $(B)/obj/%.o: %.c config.mak $(LIB_H) j2kcuda/include/j2kcuda.h $(wildcard tools
 
 $(B)/obj/%.o: %.cu config.mak $(LIB_H) j2kcuda/include/j2kcuda.h
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS_CU) -x c++ -c $< -o $@
+
+$(B)/obj/%.fatbin: %.cu config.mak $(LIB_H) $(wildcard j2kcuda/src/cuda/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -fatbin -o $@ $<
+
+$(B)/obj/cuda_code.S: $(KERN_FATBIN) tools/embed-fatbin.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed-fatbin.sh $@ $(KERN_FATBIN)
+
+$(B)/obj/cuda_code.o: $(B)/obj/cuda_code.S
+	$(CC) -c -o $@ $<
+
+# the code built, named in cu_code.cu's messages
+$(B)/obj/j2kcuda/src/cuda/cu_code.o: CXXFLAGS_CU += -DJ2KI_CODE_ARCHS='"$(CODE_ARCHS)"'
 
 $(B)/lib/libj2kcuda.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -90,7 +125,7 @@ $(B)/bin/j2kc-check: $(B)/obj/tools/j2kc_check.o $(B)/obj/tools/profcheck.o $(TO
 
 $(B)/tests/%: tests/unit/%.c $(B)/lib/libj2kcuda.a tests/unit/test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_J) -Itests/unit -o $@ $< $(B)/lib/libj2kcuda.a $(LDFLAGS_J) $(LIBS_J)
+	$(CC) $(CFLAGS_J) $(CFLAGS_TEST) -Itests/unit -o $@ $< $(B)/lib/libj2kcuda.a $(LDFLAGS_J) $(LIBS_J)
 
 unit-tests: $(TESTS_BIN)
 

@@ -43,8 +43,9 @@
 #include "../tools/cuda_queues.h"
 
 #ifdef J2KB_CUDA
-/* from cuda_runtime_api.h (cudart is linked into the library); declared here so that this
- * tool needs no CUDA headers */
+/* from cuda_runtime_api.h, for --pinned's own buffer: bench/run.sh links this tool with
+ * libcudart_static (the library links no CUDA library); declared here so that this tool needs
+ * no CUDA headers */
 int cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
 int cudaFreeHost(void *ptr);
 #endif

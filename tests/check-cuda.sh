@@ -71,9 +71,22 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     done
 fi
 if [ $# -eq 0 ]; then
+    # The embedded device code through the driver (cuda/cu_code.h, tests/cu_code_probe.c): a
+    # probe kernel's fatbin embedded by tools/embed-fatbin.sh, loaded, found by name, launched.
+    P=$B/tests/cu_code_probe
+    CUDA_HOME=$(cfg CUDA_HOME)
+    # shellcheck disable=SC2086
+    if "$NVCC" $GENCODE -fatbin -o "$P.fatbin" tests/cu_code_probe_kern.cu &&
+       sh tools/embed-fatbin.sh "$P.S" "$P.fatbin" && cc -c -o "$P.o" "$P.S" &&
+       cc -std=c99 -O2 -Ij2kcuda/include -Ij2kcuda/src -I"$CUDA_HOME/include" -o "$P" tests/cu_code_probe.c "$P.o" \
+          "$B/lib/libj2kcuda.a" -ldl -lrt -lstdc++ -lpthread -lm; then
+        "$P" || { echo "FAIL cu_code_probe (exit $?)"; rc=1; }
+    else
+        echo "FAIL cu_code_probe: does not build"; rc=1
+    fi
     # GPU faults survived (tests/cuda_faults.cu): each mode in a process of its own, since
     # trap leaves its context unusable
-    for m in alloc pinned submit threads devfull trap; do
+    for m in alloc pinned submit threads devfull trap syncrace; do
         timeout 600 "$B/tests/cuda_faults" $m || { echo "FAIL cuda_faults $m (exit $?)"; rc=1; }
     done
 fi

@@ -39,10 +39,16 @@ extern "C" {
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
+#include <vector>
+
+#include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
 #include "cuda/dwt_cuda.h"
 #include "cuda/mct_cuda.h"
 #include "cuda/quant_cuda.h"
+#include "cuda/scan_cuda.h"
+#include "cuda/sort_cuda.h"
 #include "cuda/t1_cuda.h"
 #include "hd/t1_stop.h"
 #include "test.h"
@@ -393,14 +399,14 @@ static void cuda_load_mct(const J2kiCodingParams *cp, const J2kiPlan *plan, cons
                 src[k] = dev_src(cp, fd, k, &tile->comps[k]);
                 dst[k] = d_s + tile->comps[k].buf_offset;
             }
-            CK(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
+            CKD(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
                                   cp->reversible ? J2KI_LOAD_RCT : J2KI_LOAD_ICT, 0));
             c = 3;
         }
         for (; c < cp->img.nb_comps; c++) {
             src[0] = dev_src(cp, fd, c, &tile->comps[c]);
             dst[0] = d_s + tile->comps[c].buf_offset;
-            CK(j2ki_load_mct_cuda(dst, src, 1, tile->comps[c].w, tile->comps[c].h,
+            CKD(j2ki_load_mct_cuda(dst, src, 1, tile->comps[c].w, tile->comps[c].h,
                                   cp->reversible ? J2KI_LOAD_INT : J2KI_LOAD_FLOAT, 0));
         }
     }
@@ -412,10 +418,10 @@ static void cuda_dwt(const J2kiCodingParams *cp, const J2kiPlan *plan, uint32_t 
         for (int c = 0; c < cp->img.nb_comps; c++) {
             const J2kiTileComp *tc = &plan->tiles[t].comps[c];
             if (cp->reversible)
-                CK(j2ki_dwt53_fwd_cuda((int32_t *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                CKD(j2ki_dwt53_fwd_cuda((int32_t *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                        cp->nb_levels, d_tmp, 0));
             else
-                CK(j2ki_dwt97_fwd_cuda((float *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                CKD(j2ki_dwt97_fwd_cuda((float *)(d_s + tc->buf_offset), tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                        cp->nb_levels, d_tmp, 0));
         }
 }
@@ -667,7 +673,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         CK(cudaEventCreate(&e1));
         for (int rep = 0; rep < (ms ? 3 : 1); rep++) {
             CK(cudaEventRecord(e0, 0));
-            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+            CKD(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss, variant,
                                     g_hooks.smem_optin, stopp, 0));
             CK(cudaEventRecord(e1, 0));
@@ -719,7 +725,7 @@ static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
-            CK(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
+            CKD(j2ki_t1_cuda_variant(d_s, d_cb, n, cp->cblk_style, cp->bypass_start, plan->max_cblk_w,
                                     plan->max_cblk_h, d_data, d_passes, d_res, d_flag, d_scratch, ss,
                                     g_hooks.t1_variant, g_hooks.smem_optin, NULL, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
@@ -981,7 +987,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         CKD(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
         CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
-        CK(j2ki_quant_cuda(d_s, d_cb, n, 0));
+        CKD(j2ki_quant_cuda(d_s, d_cb, n, 0));
         CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
         ok_q = compare_samples(cfg->name, "quant", plan, 0, (uint32_t *)s_q, g);
         /* qstep_try's histogram (quant.h) fused into the quantiser: the same integers, and the
@@ -1002,7 +1008,7 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             CK(cudaMemcpy(d_k, hk, n, cudaMemcpyHostToDevice));
             CK(cudaMemset(d_hist, 0, sizeof(gh)));
             CK(cudaMemcpy(d_s, s_dwt, ns * 4, cudaMemcpyHostToDevice));
-            CK(j2ki_quant_hist_cuda(d_s, d_cb, n, d_k, d_hist, 0));
+            CKD(j2ki_quant_hist_cuda(d_s, d_cb, n, d_k, d_hist, 0));
             CK(cudaMemcpy(gh, d_hist, sizeof(gh), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(g, d_s, ns * 4, cudaMemcpyDeviceToHost));
             ok_q = ok_q && compare_samples(cfg->name, "quant+hist", plan, 0, (uint32_t *)s_q, g);
@@ -1283,6 +1289,167 @@ static void bench(const char *name, const char *params, int depth, int nb)
  * 256 MiB free: backend=cuda gives J2KC_ERR_DEVMEM and gives back what it had allocated,
  * backend=auto falls back to the reference backend, and once memory is free again the CUDA
  * backend starts. */
+/* ---- the sort and scan primitives (sort_cuda.h, scan_cuda.h) against the host ----------- */
+
+/* Sizes around their tiles (4096 pairs a sort tile; 4096 uint32_t or 2048 uint64_t a scan
+ * tile), many tiles, the largest the library sorts and scans (a 4K DCI frame's early stop:
+ * 26,292 code-blocks x 22 keys) and four times that (8K). */
+static const size_t g_ss_sizes[] = { 0, 1, 2, 31, 2047, 2048, 2049, 4095, 4096, 4097, 8192 + 5,
+                                     41 * 4096 + 123, 26292, 26292 * 22, 4 * 26292 * 22 };
+
+/* pattern 0: random keys below 2^end_bit; 1: all equal; 2: only the top bit or none; 3: few
+ * distinct keys (many ties) */
+static uint32_t ss_key(int pattern, int end_bit, uint32_t eq)
+{
+    const uint32_t mask = end_bit == 32 ? 0xFFFFFFFFu : (1u << end_bit) - 1;
+    switch (pattern) {
+    case 0:  return test_rand() & mask;
+    case 1:  return eq & mask;
+    case 2:  return (test_rand() & 1) ? 1u << (end_bit - 1) : 0;
+    default: return (test_rand() % 5) * (mask / 5);
+    }
+}
+
+static void ss_check(int ok, const char *what, size_t n, int a, int b, const char *detail)
+{
+    test_checks++;
+    if (!ok) {
+        test_failures++;
+        printf("FAIL sortscan %s n=%zu (%d, %d): %s\n", what, n, a, b, detail);
+    } else if (verbose) {
+        printf("ok   sortscan %s n=%zu (%d, %d)\n", what, n, a, b);
+    }
+}
+
+static void check_sort_case(size_t n, int end_bit, int pattern)
+{
+    std::vector<uint32_t> k(n), v(n), ko(n), vo(n);
+    const uint32_t eq = test_rand();
+    for (size_t i = 0; i < n; i++) {
+        k[i] = ss_key(pattern, end_bit, eq);
+        v[i] = (uint32_t)i;
+    }
+    const size_t tb = j2ki_sort_cuda_temp_size(n), b = n ? n * 4 : 4;
+    uint32_t *d = NULL;
+    void *tmp = NULL;
+    char why[160] = "";
+    int ok = cudaMalloc((void **)&d, 4 * b) == cudaSuccess && cudaMalloc(&tmp, tb) == cudaSuccess;
+    if (ok) {
+        /* the outputs start as garbage, the inputs must come back untouched */
+        cudaMemcpy(d, k.data(), n * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(d + n, v.data(), n * 4, cudaMemcpyHostToDevice);
+        cudaMemset(d + 2 * n, 0xA5, 2 * n * 4);
+        J2kiSortArgs a = { d, d + n, d + 2 * n, d + 3 * n, n, end_bit, tmp, tb };
+        CUresult e = j2ki_sort_cuda(&a, 0);
+        if (e == CUDA_SUCCESS)
+            e = J2KI_CUFN(cuStreamSynchronize)(0);
+        if (e != CUDA_SUCCESS) {
+            const char *ename, *etext;
+            j2ki_cudrv_names(e, &ename, &etext);
+            ok = 0;
+            snprintf(why, sizeof(why), "%s", ename);
+        } else {
+            std::vector<uint32_t> ki(n), vi(n);
+            cudaMemcpy(ko.data(), d + 2 * n, n * 4, cudaMemcpyDeviceToHost);
+            cudaMemcpy(vo.data(), d + 3 * n, n * 4, cudaMemcpyDeviceToHost);
+            cudaMemcpy(ki.data(), d, n * 4, cudaMemcpyDeviceToHost);
+            cudaMemcpy(vi.data(), d + n, n * 4, cudaMemcpyDeviceToHost);
+            /* the host's answer: std::stable_sort of the indices by decreasing key */
+            std::vector<uint32_t> idx(v);
+            std::stable_sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) { return k[x] > k[y]; });
+            for (size_t i = 0; ok && i < n; i++)
+                if (vo[i] != idx[i] || ko[i] != k[idx[i]]) {
+                    ok = 0;
+                    snprintf(why, sizeof(why), "at %zu: (%08x, %u), expected (%08x, %u)", i, ko[i], vo[i],
+                             k[idx[i]], idx[i]);
+                }
+            if (ok && (ki != k || vi != v)) {
+                ok = 0;
+                snprintf(why, sizeof(why), "the input was modified");
+            }
+        }
+    } else {
+        snprintf(why, sizeof(why), "cudaMalloc");
+    }
+    ss_check(ok, "sort", n, end_bit, pattern, why);
+    cudaFree(d);
+    cudaFree(tmp);
+}
+
+template <typename T> static void check_scan_case(size_t n, int exclusive, int in_place)
+{
+    std::vector<T> x(n), y(n), ref(n);
+    T run = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* 32-bit sums wrap (as the device's do); 64-bit ones take lengths up to 2^40 */
+        x[i] = sizeof(T) == 4 ? (T)test_rand() : (T)(((uint64_t)test_rand() << 8) | (test_rand() & 0xFF));
+        if (exclusive) {
+            ref[i] = run;
+            run += x[i];
+        } else {
+            run += x[i];
+            ref[i] = run;
+        }
+    }
+    const size_t tb = j2ki_scan_cuda_temp_size(n, (int)sizeof(T)), b = n ? n * sizeof(T) : sizeof(T);
+    T *d = NULL;
+    void *tmp = NULL;
+    char why[160] = "";
+    int ok = cudaMalloc((void **)&d, 2 * b) == cudaSuccess && cudaMalloc(&tmp, tb) == cudaSuccess;
+    if (ok) {
+        cudaMemcpy(d, x.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+        J2kiScanArgs a = { d, in_place ? d : d + n, n, (int)sizeof(T), exclusive, tmp, tb };
+        CUresult e = j2ki_scan_cuda(&a, 0);
+        if (e == CUDA_SUCCESS)
+            e = J2KI_CUFN(cuStreamSynchronize)(0);
+        if (e != CUDA_SUCCESS) {
+            const char *ename, *etext;
+            j2ki_cudrv_names(e, &ename, &etext);
+            ok = 0;
+            snprintf(why, sizeof(why), "%s", ename);
+        } else {
+            cudaMemcpy(y.data(), in_place ? d : d + n, n * sizeof(T), cudaMemcpyDeviceToHost);
+            for (size_t i = 0; ok && i < n; i++)
+                if (y[i] != ref[i]) {
+                    ok = 0;
+                    snprintf(why, sizeof(why), "at %zu: %llu, expected %llu", i, (unsigned long long)y[i],
+                             (unsigned long long)ref[i]);
+                }
+        }
+    } else {
+        snprintf(why, sizeof(why), "cudaMalloc");
+    }
+    ss_check(ok, sizeof(T) == 4 ? "scan32" : "scan64", n, exclusive, in_place, why);
+    cudaFree(d);
+    cudaFree(tmp);
+}
+
+/* Every size with the key widths the library sorts (18: tier-1's work keys; 31: the early
+ * stop's float keys) and all 32, every key pattern; both scans, inclusive and exclusive. */
+static void check_sort_scan(void)
+{
+    static const int bits[] = { 18, 31, 32, 1, 8, 9 };
+    const int f0 = test_failures, c0 = test_checks;
+    for (size_t s = 0; s < sizeof(g_ss_sizes) / sizeof(g_ss_sizes[0]); s++) {
+        const size_t n = g_ss_sizes[s];
+        for (int b = 0; b < (int)(sizeof(bits) / sizeof(bits[0])); b++)
+            for (int pattern = 0; pattern < 4; pattern++)
+                if (b < 3 || pattern == 0)
+                    check_sort_case(n, bits[b], pattern);
+        for (int ex = 0; ex < 2; ex++) {
+            check_scan_case<uint32_t>(n, ex, s & 1);
+            check_scan_case<uint64_t>(n, ex, !(s & 1));
+        }
+    }
+    /* arguments out of range: refused, nothing launched */
+    J2kiSortArgs a = { NULL, NULL, NULL, NULL, 1, 33, NULL, 0 };
+    J2kiScanArgs c = { NULL, NULL, 1, 2, 0, NULL, 0 };
+    ss_check(j2ki_sort_cuda(&a, 0) == CUDA_ERROR_INVALID_VALUE, "sort refuses end_bit 33", 1, 33, 0, "accepted");
+    ss_check(j2ki_scan_cuda(&c, 0) == CUDA_ERROR_INVALID_VALUE, "scan refuses 2-byte elements", 1, 2, 0, "accepted");
+    printf("%s sortscan: sort and scan primitives against std::stable_sort and a loop (%d checks)\n",
+           test_failures == f0 ? "ok  " : "FAIL", test_checks - c0);
+}
+
 static void check_devmem(void)
 {
     J2kcImageDesc img;
@@ -1385,8 +1552,16 @@ int main(int argc, char **argv)
         return 1;
     }
     CK(cudaFree(0));
+    /* the kernels found in the embedded code and loaded into that context (cuda_launch.h), as
+     * an encoder's creation does */
+    if (j2ki_cuda_kernels_ready(NULL) < 0) {
+        printf("FAIL: the library's kernels are not ready (cuda_launch.h)\n");
+        return 1;
+    }
     test_seed("check_cuda", seed);
     j2ki_hooks_read(&g_hooks);
+    if (!only || strstr("sortscan", only))
+        check_sort_scan();
     for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
         if (!only || strstr(cfgs[i].name, only))
             check_cfg(&cfgs[i], 2, NULL);

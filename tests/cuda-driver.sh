@@ -9,7 +9,10 @@
 #    driver's version and the one this build needs; auto falls back again;
 #  - a driver that reports a new version but lacks the functions (the same stub): a clear
 #    error, no crash;
-#  - the shared library links no CUDA library (ldd) and imports no driver symbol (nm).
+#  - the shared library links no CUDA library (ldd) and imports no driver symbol (nm);
+#  - no CUDA runtime inside either library (nm): no cuda* function and no registration of
+#    device code (__cudaRegister*), the kernels being the embedded images (j2ki_cuda_images)
+#    that the driver loads.
 # Skips itself on a build without CUDA.
 #   tests/cuda-driver.sh BUILD_DIR
 . "$(dirname "$0")/gen/common.sh"
@@ -109,4 +112,23 @@ else
         t_ok cuda-driver/ldd "no CUDA library in ldd, no cu* symbol imported"
     fi
 fi
+# no CUDA runtime: nothing of libcudart defined or called, the device code embedded as images
+for lib in "$BUILD/lib/libj2kcuda.a" "$LIB"; do
+    name=cuda-driver/no-runtime-$(basename "$lib")
+    if [ ! -f "$lib" ]; then
+        t_fail "$name" "$lib not built"
+    elif ! t_have nm; then
+        t_skip "$name" "no nm (binutils)"
+    else
+        rt=$(nm "$lib" 2>/dev/null | awk '$2 != "a" && $2 != "N" {print $NF}' |
+             grep -E '^(cuda[A-Z]|__cuda|__nv_)' | sort -u | head -n 8 | tr '\n' ' ')
+        if [ -n "$rt" ]; then
+            t_fail "$name" "CUDA runtime symbols: $rt"
+        elif ! nm "$lib" 2>/dev/null | grep -q ' j2ki_cuda_images$'; then
+            t_fail "$name" "no embedded device code (j2ki_cuda_images)"
+        else
+            t_ok "$name" "no cuda*/__cuda* symbol; device code embedded (j2ki_cuda_images)"
+        fi
+    fi
+done
 [ "$T_FAILED" = 0 ]

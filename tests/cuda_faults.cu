@@ -2,14 +2,14 @@
  * GPU faults survived (needs a CUDA device; run by tests/check-cuda.sh).
  *
  *   cuda_faults alloc     every device allocation of an encoder with 4 frames in flight made to
- *                         fail in turn (cuda_fault.h): the creation's fail it with
- *                         J2KC_ERR_DEVMEM and a message naming device memory; the preparer
- *                         thread's (slots 1..) fail the submits to those slots with
+ *                         fail in turn (cuda_fault.h): the creation's (the shared tables) fail
+ *                         it with J2KC_ERR_DEVMEM and a message naming device memory; the
+ *                         preparer thread's (slots 0..) fail the submits to those slots with
  *                         J2KC_ERR_DEVMEM and that message while every frame that comes back is
  *                         right; no device or host memory is left behind, another encoder keeps
  *                         working
  *   cuda_faults pinned    the same with every page-locked host allocation (J2KC_ERR_NOMEM, a
- *                         message naming page-locked host memory)
+ *                         message naming page-locked host memory), all of them the preparer's
  *   cuda_faults submit    a CUDA error in the third frame's enqueue (context still usable): the
  *                         submit fails, the frames before it come back right, the encoder
  *                         answers J2KC_ERR_BROKEN from then on, and a new encoder works
@@ -21,6 +21,13 @@
  *   cuda_faults trap      a kernel of the second frame traps (a sticky error): receive reports
  *                         the affected frames, the encoder can be freed, the process survives,
  *                         and a new encoder either works or fails with an error
+ *   cuda_faults syncrace  an application that synchronises the device (cudaDeviceSynchronize)
+ *                         and launches work on the legacy default stream between its calls,
+ *                         with another thread launching and synchronising legacy-stream work all
+ *                         the while, as encoders with 16 frames in flight are created and code
+ *                         4K and small frames: no CUDA call of the application fails, every
+ *                         frame is the reference's (the slots' graphs are never captured off the
+ *                         application's calls)
  *
  * trap leaves the context unusable, so each mode runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
  * a failure, 77 without a device.
@@ -33,6 +40,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
@@ -247,9 +255,9 @@ static int receive_ref(J2kcEncoder *enc, Bytes *got, const Bytes *ref, int k, in
     return 0;
 }
 
-/* Creation makes the shared tables, slot 0's device memory (and its qstep_try histogram's
- * page-locked copy); the preparer thread makes slot 0's page-locked memory and graphs, then
- * slots 1.. (device memory, page-locked memory, graphs) while the first frames are coded. */
+/* Creation makes the shared tables (device memory only); the preparer thread makes slots 0..
+ * (device memory, page-locked memory) while the first frames are coded, and each slot's
+ * graphs are captured at its first submit. */
 static const Case PIN4 = { "pin4", 256, 200, 3, 12, 0, "bytes=20000 async_depth=4" };
 
 /** One kind of allocation failing in turn (alloc: the device's, pinned: page-locked host
@@ -263,6 +271,7 @@ typedef struct Sweep {
     int         err;    /* J2KC_ERR_* expected */
     const char *msg;    /* what the last error line names */
     const char *what;   /* the allocations, in words */
+    int         in_create; /* creation makes some of them itself */
 } Sweep;
 
 static int sweep(const Sweep *w)
@@ -354,9 +363,11 @@ static int sweep(const Sweep *w)
             if (!bad_other++)
                 printf("     allocation %d: the other encoder's frames differ (%s)\n", k, j2kc_strerror(ret));
     }
-    report(!bad_create && nb_create_fail > 0, "%s: %d allocations failing fail the creation, each with %s",
-           w->mode, nb_create_fail, j2kc_strerror(w->err));
-    report(!bad_msg && nb_create_fail > 0, "%s: the error names %s (\"%s\")", w->mode, w->msg, msg);
+    report(!bad_create && (w->in_create ? nb_create_fail > 0 : nb_create_fail == 0), "%s: %d allocations "
+           "failing fail the creation (%s), each with %s", w->mode, nb_create_fail,
+           w->in_create ? "the shared tables'" : "it makes none", j2kc_strerror(w->err));
+    report(!bad_msg && nb_create_fail + nb_refused > 0, "%s: the error names %s (\"%s\")", w->mode, w->msg,
+           msg[0] ? msg : log.last);
     report(!bad_submit && nb_refused > 0 && nb_create_fail + nb_refused == n, "%s: the other %d (the "
            "preparer's) refuse the submits to their slot with %s", w->mode, nb_refused, j2kc_strerror(w->err));
     report(!bad_frame, "%s: every frame that came back is the reference's", w->mode);
@@ -382,14 +393,14 @@ static int sweep(const Sweep *w)
 static int mode_alloc(void)
 {
     static const Sweep w = { "alloc", J2KI_FAULT_DEV_ALLOC, J2KC_ERR_DEVMEM, "out of device memory",
-                             "device allocations" };
+                             "device allocations", 1 };
     return sweep(&w);
 }
 
 static int mode_pinned(void)
 {
     static const Sweep w = { "pinned", J2KI_FAULT_HOST_ALLOC, J2KC_ERR_NOMEM, "page-locked host memory",
-                             "page-locked allocations" };
+                             "page-locked allocations", 0 };
     return sweep(&w);
 }
 
@@ -591,8 +602,8 @@ static int mode_devfull(const char *self)
         report(ret == J2KC_ERR_DEVMEM && !enc && strstr(log.last, "out of device memory"),
                "devfull: a 4K encoder with 8 frames in flight beside a process holding all but %.0f MiB: %s "
                "(\"%s\"; %s)", free0 / 1048576.0, j2kc_strerror(ret), log.last,
-               strstr(log.all, "slot 0 took") ? "slot 0 was made, the others found not to fit"
-                                              : "an allocation failed");
+               strstr(log.all, "MiB are free") ? "the slots found not to fit before any was made"
+                                               : "an allocation failed");
         j2kc_encoder_free(&enc);
     }
     report(dev_free() + DEV_SLACK >= free0, "devfull: no device memory left behind (%.1f -> %.1f MiB free)",
@@ -604,6 +615,180 @@ static int mode_devfull(const char *self)
            "codes the reference's bytes (%s)", j2kc_strerror(ret));
     frame_free(&fr);
     free(ref.p);
+    free(got.p);
+    return nb_fail != 0;
+}
+
+/* ---- the application synchronising the device while the slots are made ---- */
+
+/*
+ * CUDA forbids synchronising a context (cudaDeviceSynchronize, cuCtxSynchronize) while any of
+ * its streams is capturing a graph: the call fails with cudaErrorStreamCaptureUnsupported and the
+ * capture may be invalidated. The backend captures each slot's graphs; where it did so on a
+ * thread of its own (the slot preparer, after creation had returned) an application that
+ * synchronises its device between its calls, the first thing many do after creating anything,
+ * met it whenever a sync fell inside one of the preparer's captures. With 16 slots the preparer
+ * captures 32 graphs in the fraction of a second after creation, and the application here
+ * synchronises in a tight loop over that whole time (SYNC_AFTER_CREATE_MS), so on such a build
+ * nearly every round meets it; the small frames make the captures the larger part of the
+ * preparer's work. The legacy-stream thread runs beside everything, as a producer of device
+ * frames (FFmpeg's CUDA uploads go to stream 0) does; the slots' streams are non-blocking, so its
+ * work never joins a capture.
+ */
+enum { SYNC_ROUNDS = 6, SYNC_AFTER_CREATE_MS = 600, SYNC_FRAMES = 2 };
+
+static const Case SYNC4K = { "sync4k", 4096, 2160, 3, 12, 0, "profile=dci4k fps=24 async_depth=16" };
+static const Case SYNCSMALL = { "syncsmall", 256, 200, 3, 12, 0, "bytes=20000 async_depth=16" };
+
+static __global__ void legacy_work(unsigned *counter)
+{
+    atomicAdd(counter, 1u);
+}
+
+typedef struct Legacy {
+    unsigned   *d_counter;
+    volatile int stop;
+    long        nb_launch, nb_err;
+    cudaError_t first_err;
+} Legacy;
+
+/** The other thread: work on the legacy default stream (stream 0), synchronised, in a loop. */
+static void *legacy_loop(void *arg)
+{
+    Legacy *l = (Legacy *)arg;
+    while (!l->stop) {
+        legacy_work<<<1, 32, 0, 0>>>(l->d_counter);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(0);
+        l->nb_launch++;
+        if (e != cudaSuccess && !l->nb_err++)
+            l->first_err = e;
+    }
+    return NULL;
+}
+
+/** The application's own device work between its calls: a legacy-stream launch, then a
+ *  synchronisation of the whole device; failures counted in *nb_err, the first kept. */
+static void app_sync(unsigned *d_counter, int *nb_err, cudaError_t *first)
+{
+    cudaError_t e;
+    legacy_work<<<1, 32, 0, 0>>>(d_counter);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (!(*nb_err)++)
+            *first = e;
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int mode_syncrace(void)
+{
+    const Case *cases[2] = { &SYNCSMALL, &SYNC4K };
+    Frame fr[2][SYNC_FRAMES];
+    Bytes ref[2][SYNC_FRAMES] = { { { 0 } } }, got = { 0 };
+    Legacy leg;
+    pthread_t th;
+    int ret, nb_sync = 0, nb_sync_err = 0, nb_frames = 0, nb_frame_err = 0, nb_wrong = 0;
+    cudaError_t first_sync = cudaSuccess;
+    int first_frame = 0;
+
+    memset(&leg, 0, sizeof(leg));
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < SYNC_FRAMES; i++) {
+            /* fixed seeds, printed: frame i of case c is frame_make(seed 700 + 10 c + i) */
+            frame_make(&fr[c][i], cases[c], 700 + 10 * c + i);
+        }
+    printf("# syncrace: frame seeds 700-%d, %d rounds, %d ms of syncs after each creation\n",
+           700 + 10 + SYNC_FRAMES - 1, SYNC_ROUNDS, SYNC_AFTER_CREATE_MS);
+    for (int c = 0; c < 2; c++)
+        if ((ret = encode(cases[c], "ref", fr[c], SYNC_FRAMES, ref[c])) < 0) {
+            report(0, "syncrace: reference encode of %s: %s", cases[c]->name, j2kc_strerror(ret));
+            return 1;
+        }
+    if (cudaMalloc((void **)&leg.d_counter, sizeof(unsigned)) != cudaSuccess ||
+        pthread_create(&th, NULL, legacy_loop, &leg)) {
+        report(0, "syncrace: setup");
+        return 1;
+    }
+    for (int r = 0; r < SYNC_ROUNDS; r++) {
+        const int c = r % 2;       /* small, 4K, small, ... */
+        const Case *cs = cases[c];
+        J2kcEncoder *enc;
+        J2kcPacket pkt;
+        Log log;
+        int sub = 0, rec = 0;
+        app_sync(leg.d_counter, &nb_sync_err, &first_sync);
+        if ((ret = create(&enc, cs, "cuda", &log)) < 0) {
+            if (!nb_frame_err++)
+                first_frame = ret;
+            printf("     round %d (%s): creation: %s (\"%s\")\n", r, cs->name, j2kc_strerror(ret), log.last);
+            continue;
+        }
+        /* right after creation: the application's own device work, over and over */
+        for (double t0 = now_ms(); now_ms() - t0 < SYNC_AFTER_CREATE_MS; nb_sync++)
+            app_sync(leg.d_counter, &nb_sync_err, &first_sync);
+        /* every slot's first frame and more (twice the frames in flight), a sync between calls */
+        const int n = 32;
+        while (rec < n) {
+            ret = sub < n ? j2kc_encoder_submit(enc, &fr[c][sub % SYNC_FRAMES].f) : J2KC_ERR_AGAIN;
+            app_sync(leg.d_counter, &nb_sync_err, &first_sync);
+            nb_sync++;
+            if (ret == 0) {
+                sub++;
+                continue;
+            }
+            if (ret != J2KC_ERR_AGAIN) {
+                if (!nb_frame_err++)
+                    first_frame = ret;
+                printf("     round %d (%s): submit %d: %s (\"%s\")\n", r, cs->name, sub, j2kc_strerror(ret),
+                       log.last);
+                break;
+            }
+            ret = j2kc_encoder_receive(enc, &pkt, 1);
+            app_sync(leg.d_counter, &nb_sync_err, &first_sync);
+            nb_sync++;
+            if (ret < 0) {
+                if (!nb_frame_err++)
+                    first_frame = ret;
+                printf("     round %d (%s): frame %d: %s (\"%s\")\n", r, cs->name, rec, j2kc_strerror(ret),
+                       log.last);
+            } else if (bytes_set(&got, &pkt) < 0 || !bytes_eq(&got, &ref[c][rec % SYNC_FRAMES])) {
+                if (!nb_wrong++)
+                    printf("     round %d (%s): frame %d differs from the reference's\n", r, cs->name, rec);
+            } else {
+                nb_frames++;
+            }
+            rec++;
+        }
+        while (rec < sub && j2kc_encoder_receive(enc, &pkt, 1) != J2KC_ERR_EOF)
+            rec++;
+        j2kc_encoder_free(&enc);
+    }
+    leg.stop = 1;
+    pthread_join(th, NULL);
+    report(nb_sync_err == 0, "syncrace: %d device synchronisations of the application between its calls, %d "
+           "failed (first: %s)", nb_sync, nb_sync_err, cudaGetErrorName(first_sync));
+    report(leg.nb_err == 0 && leg.nb_launch > 0, "syncrace: %ld synchronised legacy-stream launches on another "
+           "thread, %ld failed (first: %s)", leg.nb_launch, leg.nb_err, cudaGetErrorName(leg.first_err));
+    report(nb_frame_err == 0 && nb_wrong == 0 && nb_frames == SYNC_ROUNDS * 32, "syncrace: %d of %d frames "
+           "(4K and small, 16 in flight) coded with the reference's bytes; %d errors (first: %s), %d wrong",
+           nb_frames, SYNC_ROUNDS * 32, nb_frame_err, j2kc_strerror(first_frame), nb_wrong);
+    cudaFree(leg.d_counter);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < SYNC_FRAMES; i++) {
+            frame_free(&fr[c][i]);
+            free(ref[c][i].p);
+        }
     free(got.p);
     return nb_fail != 0;
 }
@@ -700,6 +885,8 @@ int main(int argc, char **argv)
         return mode_hold();
     if (!strcmp(mode, "trap"))
         return mode_trap();
-    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap\n");
+    if (!strcmp(mode, "syncrace"))
+        return mode_syncrace();
+    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap|syncrace\n");
     return 2;
 }

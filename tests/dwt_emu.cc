@@ -1,7 +1,8 @@
 /*
- * The CUDA forward DWT kernels (j2kcuda/src/cuda/dwt_cuda.cu, this very source) run on the host,
- * blocks and warps emulated by tests/warp_emu.h (threads as fibers, shuffles as per-warp
- * exchanges; a collective that some lane skips deadlocks and fails the launch). The whole
+ * The CUDA forward DWT kernels (j2kcuda/src/cuda/dwt_kern.cu, launched by dwt_cuda.cu: these
+ * very sources) run on the host, blocks and warps emulated by tests/warp_emu.h (threads as
+ * fibers, shuffles as per-warp exchanges; a collective that some lane skips deadlocks and
+ * fails the launch). The whole
  * transform (dwt_fwd, every level) is compared sample for sample, padding and one row past the
  * buffer included, with the reference (dwt_ref.c) on 56 geometries around the kernels' tile
  * sizes and paths (1 x 1 .. 5 x 5, columns of 31 .. 100 rows around the 32-row tiles, their
@@ -12,7 +13,8 @@
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-dwt-emu (g++ with C++20, the CUDA headers; no GPU).
  */
-#include "cuda/dwt_cuda.h"     /* first: the CUDA headers' types and qualifiers, redefined below */
+#include <cuda_runtime_api.h>  /* first: the CUDA headers' types and qualifiers (headers only), redefined below */
+#include "cuda/dwt_cuda.h"
 
 #define EMU_NAME "dwt_emu"
 #include "warp_emu.h"
@@ -21,19 +23,32 @@ extern "C" {
 #include "hd/dwt.h"
 }
 
-static long g_launches[2];
-
-static int launch_id(const char *name)
-{
-    return strstr(name, "ver") ? 0 : 1;
-}
+static long g_launches[2];     /* vertical, horizontal passes */
 
 static long g_paths[16];
 
-#define DWT_LAUNCH(k, grid, block, st, ...) \
-    (g_launches[launch_id(#k)]++, emu_launch(#k, grid, block, [&] { k(__VA_ARGS__); }))
 #define DWT_PATH_HOOK(path) g_paths[path]++
-#define cudaPeekAtLastError() cudaSuccess
+
+#include "cuda/cuda_launch.h"
+#include "cuda/dwt_kern.cu"
+
+/* the launch module's part here: dwt_cuda.cu's launches run on the host, counted */
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
+                                     const void *params)
+{
+    (void)smem;
+    (void)st;
+    g_launches[id == J2KI_K_DWT53_VER || id == J2KI_K_DWT97_VER ? 0 : 1]++;
+    switch (id) {
+    EMU_KERNEL_CASE(J2KI_K_DWT53_VER, j2ki_k_dwt53_ver, J2kiDwtParams)
+    EMU_KERNEL_CASE(J2KI_K_DWT53_HOR, j2ki_k_dwt53_hor, J2kiDwtParams)
+    EMU_KERNEL_CASE(J2KI_K_DWT97_VER, j2ki_k_dwt97_ver, J2kiDwtParams)
+    EMU_KERNEL_CASE(J2KI_K_DWT97_HOR, j2ki_k_dwt97_hor, J2kiDwtParams)
+    default:
+        printf("FAIL dwt_emu: launch of kernel %d, not the DWT's\n", (int)id);
+        exit(1);
+    }
+}
 
 #include "cuda/dwt_cuda.cu"
 

@@ -1,8 +1,8 @@
 /*
  * What tests/t2_emu.cc and tests/rc_emu.cc need around the CUDA sources they run on the host:
  * before the sources (after warp_emu.h), the runtime calls of t2_cuda.cu and rc_cuda.cu on
- * host memory, for a device of one SM that holds one cooperative block, and CUB's exclusive
- * scan done serially; after them (EMU_CUDA_HOST_AFTER defined), encoder.c's logger and a
+ * host memory, for a device of one SM that holds one cooperative block, and scan_cuda.h's
+ * exclusive scan done serially; after them (EMU_CUDA_HOST_AFTER defined), encoder.c's logger and a
  * frame slot's tier-1 areas filled from a plan's code-blocks.
  */
 #ifndef EMU_CUDA_HOST_AFTER
@@ -11,16 +11,16 @@
 
 #include "cuda/cu_driver.h"
 
-static cudaError_t emu_malloc(void **p, size_t n)
+static CUresult emu_malloc(void **p, size_t n)
 {
     *p = calloc(1, n ? n : 1);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 #define cudaMalloc(p, n) emu_malloc((void **)(p), (n))
 /* the library's allocation wrappers (cuda_fault.cu), without fault injection here */
 CUresult j2ki_cuda_malloc(void **p, size_t n)
 {
-    return emu_malloc(p, n) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    return emu_malloc(p, n) == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 void j2ki_cuda_free(void *p)
 {
@@ -71,35 +71,38 @@ static J2kiCuDriver emu_cu_tab(void)
     return t;
 }
 J2kiCuDriver j2ki_cu_tab = emu_cu_tab();
-#define cudaFree(p) (free(p), cudaSuccess)
-#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), cudaSuccess)
-#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), cudaSuccess)
-#define cudaMemsetAsync(p, v, n, st) (memset((p), (v), (n)), cudaSuccess)
-#define cudaPeekAtLastError() cudaSuccess
+#define cudaFree(p) (free(p), CUDA_SUCCESS)
+#define cudaMemcpy(d, s, n, k) (memcpy((d), (s), (n)), CUDA_SUCCESS)
+#define cudaMemcpyAsync(d, s, n, k, st) (memmove((d), (s), (n)), CUDA_SUCCESS)
+#define cudaMemsetAsync(p, v, n, st) (memset((p), (v), (n)), CUDA_SUCCESS)
+#define cudaPeekAtLastError() CUDA_SUCCESS
 #define cudaGetErrorName(e) "emulated"
 #define cudaGetErrorString(e) "emulated"
-#define cudaGetDevice(d) (*(d) = 0, cudaSuccess)
-#define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, cudaSuccess)
-#define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, cudaSuccess)
-namespace cub {
-struct DeviceScan {
-    template <class In, class Out>
-    static cudaError_t ExclusiveSum(void *tmp, size_t &bytes, In in, Out out, int n, cudaStream_t = 0)
-    {
-        if (!tmp) {
-            bytes = 16;
-            return cudaSuccess;
-        }
-        uint64_t run = 0;
-        for (int i = 0; i < n; i++) {
-            uint64_t x = in[i];
-            out[i] = run;
-            run += x;
-        }
-        return cudaSuccess;
+#define cudaGetDevice(d) (*(d) = 0, CUDA_SUCCESS)
+#define cudaDeviceGetAttribute(v, attr, d) (*(v) = 1, CUDA_SUCCESS)
+#define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, t, s) (*(n) = 1, CUDA_SUCCESS)
+/* scan_cuda.h's scan, done serially (t2_cuda.cu's exclusive sum of uint64_t cell lengths) */
+#include "cuda/scan_cuda.h"
+extern "C" size_t j2ki_scan_cuda_temp_size(size_t max_n, int elem_bytes)
+{
+    (void)max_n;
+    (void)elem_bytes;
+    return 16;
+}
+extern "C" CUresult j2ki_scan_cuda(const J2kiScanArgs *a, CUstream st)
+{
+    (void)st;
+    if (a->elem_bytes != 8 || !a->exclusive)
+        return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t *in = (const uint64_t *)a->d_in;
+    uint64_t *out = (uint64_t *)a->d_out, run = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t x = in[i];
+        out[i] = run;
+        run += x;
     }
-};
-} /* namespace cub */
+    return CUDA_SUCCESS;
+}
 
 #endif /* J2KI_EMU_CUDA_HOST_BEFORE */
 #else

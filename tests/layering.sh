@@ -5,6 +5,10 @@
 #   hd/    host/device maths: includes only hd/ and the data model (core/j2ki.h, core/plan.h)
 #   ref/   reference stages: never cuda/
 #   cuda/  CUDA backend and kernels: anything below it
+# and, inside cuda/ (issue 31): every kernel is an extern "C" __global__ entry in a device-only
+# file (*_kern.cu: no runtime or CUB call, none of the host modules' headers), listed once in
+# cuda/kernels.def and launched through the launch module only (no <<< >>> in the library); the
+# host files make no CUDA runtime call (the driver table of cu_driver.h only);
 # plus: every include names its folder; no include cycle (tsort on the include graph); only
 # public j2kc_* functions are defined in core/encoder.c, so no file needs it to log; the library
 # never changes the process environment (no setenv/putenv/unsetenv).
@@ -32,11 +36,36 @@ rule() {
     done
     if [ -n "$bad" ]; then t_fail "layering/$name" "$bad"; else t_ok "layering/$name"; fi
 }
-rule folder-named "core/* hd/* ref/* cuda/*" '^(j2kcuda\.h|(core|hd|ref|cuda)/[A-Za-z0-9_]+\.(h|cuh))$'
+rule folder-named "core/* hd/* ref/* cuda/*" \
+    '^(j2kcuda\.h|(core|hd|ref|cuda)/[A-Za-z0-9_]+\.(h|cuh)|cuda/kernels\.def)$'
 rule hd "hd/*" '^(hd/|core/j2ki\.h$|core/plan\.h$)'
 rule ref "ref/*" '^(j2kcuda\.h|core/|hd/|ref/)'
 rule core "$(ls core/* | grep -v '^core/backend\.h$')" '^(j2kcuda\.h|core/|hd/)'
 rule core-backend core/backend.h '^(j2kcuda\.h|core/|hd/|ref/)'
+
+# the kernels (issue 31): entries only in the device-only *_kern.cu, each listed in kernels.def
+kern=$(ls cuda/*_kern.cu 2>/dev/null)
+hostcu=$(ls cuda/*.cu | grep -v '_kern\.cu$')
+bad=$(grep -lE '__global__|<<<' $hostcu; grep -l '<<<' $kern)
+if [ -n "$bad" ]; then t_fail layering/kernels-apart "a kernel or <<< >>> outside the *_kern.cu entries: $bad"
+else t_ok layering/kernels-apart "$(echo "$kern" | wc -w) kernel files"; fi
+bad=$(grep -nE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(|cub::Device|J2KI_CUDA\(' $kern;
+      for f in $kern; do includes "$f" | grep -E 'cuda/(backend_cuda|cuda_util|cuda_launch)\.h' | sed "s|^|$f->|"; done)
+if [ -n "$bad" ]; then t_fail layering/kernels-device-only "$(echo "$bad" | tr '\n' ' ')"
+else t_ok layering/kernels-device-only; fi
+# the host files talk to the GPU through the driver table only (cu_driver.h): no CUDA runtime
+# call or header, no <<< >>>, so that they build as plain C++ and link no CUDA library
+bad=$(grep -nE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(|#[[:space:]]*include[[:space:]]*<cuda_runtime' $hostcu cuda/*.h |
+      grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)')
+if [ -n "$bad" ]; then t_fail layering/host-no-runtime "$(echo "$bad" | head -n 5 | tr '\n' ' ')"
+else t_ok layering/host-no-runtime "$(echo "$hostcu" | wc -w) host files"; fi
+listed=$(sed -n 's/^J2KI_KERNEL([^,]*,[[:space:]]*\([A-Za-z0-9_]*\),.*/\1/p' cuda/kernels.def | sort)
+defined=$(cat $kern | tr '\n' ' ' |
+          grep -oE 'extern "C" __global__ void( __launch_bounds__\([^)]*\))?[[:space:]]+[A-Za-z0-9_]+\(' |
+          sed 's/($//; s/.*[[:space:]]//' | sort)
+if [ -n "$listed" ] && [ "$listed" = "$defined" ]; then t_ok layering/kernels-listed "$(echo "$listed" | wc -l) entries"
+else t_fail layering/kernels-listed "kernels.def and the *_kern.cu entries differ:\
+ $(diff <(echo "$listed") <(echo "$defined") | grep '^[<>]' | tr '\n' ' ')"; fi
 
 # no include cycle: every edge "includer included" to tsort, which reports a loop
 edges=$(for f in $files; do for inc in $(includes "$f"); do

@@ -1,7 +1,8 @@
 /*
- * The CUDA rate control (j2kcuda/src/cuda/rc_cuda.cu: hull_kernel and the cooperative decide
- * kernel, with t2_cuda.cu's import and writing after it, this very source) runs on the host,
- * blocks and warps emulated by tests/warp_emu.h, and must decide what rc_ref.c decides on the host:
+ * The CUDA rate control (j2kcuda/src/cuda/rc_kern.cu and rc_cuda.cu: the hulls and the
+ * cooperative decide kernel, with tier-2's import and writing after it, these very sources)
+ * runs on the host, blocks and warps emulated by tests/warp_emu.h, and must decide what
+ * rc_ref.c decides on the host:
  * every code-block's layer_passes, the same error when a budget is below the headers, and the
  * same codestream. The emulated device has one SM that holds one decide block, so the grid is
  * one block of 256 threads and grid.sync() is that block's barrier: every op runs its grid-wide
@@ -25,7 +26,6 @@
 #include <cmath>
 
 #include "emu_cuda_host.h"
-#define cudaLaunchCooperativeKernel(f, grid, block, args, smem, st) emu_coop_launch((grid), (block), (args))
 #undef __grid_constant__
 #define __grid_constant__
 template <class T> static T __ldcg(const T *p) { return *p; }
@@ -35,35 +35,61 @@ struct EmuGrid {
 };
 static EmuGrid this_grid() { return EmuGrid(); }
 } /* namespace cooperative_groups */
-static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args);
 
 static long g_launches, g_decides, g_sorts, g_wide_sorts;
 #define RC_SORT_HOOK(nb, wide) \
     (threadIdx.x == 0 && blockIdx.x == 0 ? (void)(g_sorts++, g_wide_sorts += (wide) != 0) : (void)0)
-#define T2_LAUNCH(k, grid, block, st, ...) \
-    (g_launches++, emu_launch(#k, dim3(grid), dim3(block), [&] { k(__VA_ARGS__); }))
-#define RC_LAUNCH T2_LAUNCH
 #define J2KI_T2_EMU 1
 #define J2KI_RC_EMU 1
+#include "cuda/cuda_launch.h"
+#include "cuda/t2_kern.cu"
+#include "cuda/rc_kern.cu"
+
+/* the launch module's part here: t2_cuda.cu's and rc_cuda.cu's launches run on the host,
+ * counted; the cooperative decide grid must be the one block the emulated device holds */
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
+                                     const void *params)
+{
+    (void)smem;
+    (void)st;
+    g_launches++;
+    if (id == J2KI_K_RC_DECIDE) {
+        if (grid.x != 1 || block.x != RC_THREADS) {
+            printf("FAIL rc_emu: decide grid of %u x %u threads, expected one block of %d\n", grid.x, block.x,
+                   RC_THREADS);
+            exit(1);
+        }
+        g_decides++;
+    }
+    switch (id) {
+    EMU_KERNEL_CASE(J2KI_K_T2_IMPORT, j2ki_k_t2_import, J2kiT2ImportParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_PREC_WARP, j2ki_k_t2_prec_warp, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_TP_SIZE, j2ki_k_t2_tp_size, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_FINAL, j2ki_k_t2_final, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_TP_WRITE, j2ki_k_t2_tp_write, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_BODY, j2ki_k_t2_body, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_RC_HULL, j2ki_k_rc_hull, J2kiRcHullParams)
+    EMU_KERNEL_CASE(J2KI_K_RC_DECIDE, j2ki_k_rc_decide, J2kiRcDecideParams)
+    default:
+        printf("FAIL rc_emu: launch of kernel %d, not tier-2's or rate control's\n", (int)id);
+        exit(1);
+    }
+}
+
+/* a device of one SM that holds one decide block */
+extern "C" CUresult j2ki_cuda_kernel_occupancy(J2kiKernelId id, int threads, size_t smem, int *per_sm)
+{
+    (void)id;
+    (void)threads;
+    (void)smem;
+    *per_sm = 1;
+    return CUDA_SUCCESS;
+}
+
 #include "cuda/t2_cuda.cu"
 #define align256 rc_align256       /* both sources have their own */
 #include "cuda/rc_cuda.cu"
 #undef align256
-
-static cudaError_t emu_coop_launch(dim3 grid, dim3 block, void **args)
-{
-    if (grid.x != 1 || block.x != RC_THREADS) {
-        printf("FAIL rc_emu: decide grid of %u x %u threads, expected one block of %d\n", grid.x, block.x,
-               RC_THREADS);
-        exit(1);
-    }
-    g_launches++;
-    g_decides++;
-    const RcArgs *a = (const RcArgs *)args[0];
-    const J2kiRcCtx *ctx0 = *(const J2kiRcCtx *const *)args[1];
-    emu_launch("decide_kernel", grid, block, [&] { decide_kernel(*a, ctx0); });
-    return cudaSuccess;
-}
 
 #define EMU_CUDA_HOST_AFTER
 #include "emu_cuda_host.h"

@@ -1,6 +1,6 @@
 /*
- * The CUDA tier-2 (j2kcuda/src/cuda/t2_cuda.cu and the device pieces of t2_cuda.h, this very
- * source) runs on the host, blocks and warps emulated by tests/warp_emu.h, and writes whole
+ * The CUDA tier-2 (j2kcuda/src/cuda/t2_kern.cu, t2_cuda.cu and the device pieces of t2_cuda.h,
+ * these very sources) runs on the host, blocks and warps emulated by tests/warp_emu.h, and writes whole
  * codestreams that must equal the reference writer's (j2ki_codestream_write) byte for byte,
  * on the random cases of tests/emu_random.h: random geometries (1 to 3 components, subsampling, tiles, 0 to 5 levels, code-block and
  * precinct sizes), 1 to 5 layers, the five progression orders and POC lists, tile-part splits,
@@ -26,9 +26,30 @@
 
 static long g_steps, g_ff_steps, g_launches;
 #define J2KI_T2_EMIT_HOOK(n, ff) (t_lane == 0 ? (void)(g_steps++, g_ff_steps += (ff) != 0) : (void)0)
-#define T2_LAUNCH(k, grid, block, st, ...) \
-    (g_launches++, emu_launch(#k, dim3(grid), dim3(block), [&] { k(__VA_ARGS__); }))
 #define J2KI_T2_EMU 1
+#include "cuda/cuda_launch.h"
+#include "cuda/t2_kern.cu"
+
+/* the launch module's part here: t2_cuda.cu's launches run on the host, counted */
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
+                                     const void *params)
+{
+    (void)smem;
+    (void)st;
+    g_launches++;
+    switch (id) {
+    EMU_KERNEL_CASE(J2KI_K_T2_IMPORT, j2ki_k_t2_import, J2kiT2ImportParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_PREC_WARP, j2ki_k_t2_prec_warp, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_TP_SIZE, j2ki_k_t2_tp_size, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_FINAL, j2ki_k_t2_final, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_TP_WRITE, j2ki_k_t2_tp_write, J2kiT2OutParams)
+    EMU_KERNEL_CASE(J2KI_K_T2_BODY, j2ki_k_t2_body, J2kiT2OutParams)
+    default:
+        printf("FAIL t2_emu: launch of kernel %d, not tier-2's\n", (int)id);
+        exit(1);
+    }
+}
+
 #include "cuda/t2_cuda.cu"
 
 #define EMU_CUDA_HOST_AFTER

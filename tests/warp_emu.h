@@ -1,7 +1,7 @@
 /*
  * Host emulation of CUDA thread blocks and warps, for running the library's own kernel source
  * on a machine without a GPU (tests/dwt_emu.cc, tests/t2_emu.cc). Include it after the CUDA
- * headers (for dim3, cudaError_t and the qualifiers, which it redefines) and before the kernel
+ * headers (for dim3, CUresult and the qualifiers, which it redefines) and before the kernel
  * source. Each launch is a loop over the grid's blocks; the threads of a block are fibers
  * (ucontext) on one OS thread that run until they wait at __syncthreads() (all threads of the
  * block), __syncwarp() (all lanes of the warp) or leave the kernel. A warp collective (shuffle,
@@ -35,6 +35,8 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#undef __grid_constant__
+#define __grid_constant__
 #undef __noinline__
 #define __noinline__ __attribute__((noinline))
 
@@ -211,5 +213,12 @@ static void emu_launch(const char *name, dim3 grid, dim3 block, F body)
                 run_block(nt);
             }
 }
+
+/* A case of an emulator's j2ki_cuda_launch (cuda_launch.h), whose arguments are in scope:
+ * kernel ID's entry run by emu_launch on the parameter struct the host code filled. */
+#define EMU_KERNEL_CASE(ID, entry, Params)                                          \
+    case ID:                                                                       \
+        emu_launch(#entry, grid, block, [&] { entry(*(const Params *)params); });  \
+        return CUDA_SUCCESS;
 
 #endif /* J2KI_WARP_EMU_H */

@@ -353,6 +353,6 @@ log "built $B/ffmpeg/ffmpeg and ffprobe (FFmpeg $ff_ver, cache $ENTRY)"
 cat <<EOF
 
 For your own FFmpeg with this encoder: j2kcuda's .pc on PKG_CONFIG_PATH, nv-codec-headers >= 12.1
-installed for CUDA frames (add --enable-nonfree only together with --enable-gpl):
+installed for CUDA frames (GPL builds too: --enable-gpl needs no --enable-nonfree):
   PKG_CONFIG_PATH=$B/lib/pkgconfig ./configure --enable-libj2kcuda --enable-ffnvcodec --enable-cuda ...
 EOF

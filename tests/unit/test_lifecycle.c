@@ -3,7 +3,7 @@
  * over and over, with a rotation of configurations (lossy under a byte budget, lossless with
  * tiles, 4:2:0 with layers, SOP/EPH/PLT/TLM and JP2, the DCI 2K profile). After a warm-up the
  * process's resident memory (VmRSS) and, when the encoders run on the CUDA backend, the GPU's
- * free memory (cudaMemGetInfo) must stay flat: a leak of a few hundred bytes per cycle shows
+ * free memory (cuMemGetInfo) must stay flat: a leak of a few hundred bytes per cycle shows
  * over the long variant's 1,000 cycles, a few KiB over the short one's 100. Where glibc is
  * the allocator, the bytes it has handed out and not had back (mallinfo2: uordblks + hblkhd)
  * are compared too: they show a leak exactly, where resident memory can hide one in the holes
@@ -44,8 +44,28 @@
 #define GPU_TOLERANCE   (4 << 20)   /* bytes of free GPU memory lost after warm-up (2 MiB pages) */
 
 #ifdef J2KC_HAVE_CUDA
-/* The CUDA runtime's, declared here so this test needs no CUDA header (C linkage in cudart). */
-extern int cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+#include "cuda/cu_driver.h"
+
+/* Free and total memory of GPU 0 through the library's driver table (the library links no CUDA
+ * library; cu_driver.h). Its primary context is retained at the first call and kept to the
+ * end, so that the encoders' contexts of the cycles are one and the same. */
+static void gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    static CUcontext ctx;
+    CUcontext prev;
+    CUdevice dev;
+    *free_bytes = *total_bytes = 0;
+    if (j2ki_cu_load(NULL, 0) < 0 || J2KI_CUFN(cuDeviceGet)(&dev, 0) != CUDA_SUCCESS)
+        return;
+    if (!ctx && J2KI_CUFN(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS) {
+        ctx = NULL;
+        return;
+    }
+    if (J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
+        return;
+    J2KI_CUFN(cuMemGetInfo)(free_bytes, total_bytes);
+    J2KI_CUFN(cuCtxPopCurrent)(&prev);
+}
 #endif
 
 typedef struct Config {
@@ -183,7 +203,7 @@ int main(void)
         long rss = vm_rss();
 #ifdef J2KC_HAVE_CUDA
         if (on_cuda && n == warm - 1)
-            cudaMemGetInfo(&gpu_warm, &gpu_total);
+            gpu_mem_info(&gpu_warm, &gpu_total);
 #endif
         if (n == warm - 1)
             heap_warm = heap_in_use();
@@ -196,7 +216,7 @@ int main(void)
     }
 #ifdef J2KC_HAVE_CUDA
     if (on_cuda)
-        cudaMemGetInfo(&gpu_end, &gpu_total);
+        gpu_mem_info(&gpu_end, &gpu_total);
 #endif
     printf("# VmRSS highest in cycles %d..%d: %ld KiB, in the last %d: %ld KiB (growth %+ld KiB, tolerance %d KiB)\n",
            warm + 1, 2 * warm, rss_first / 1024, warm, rss_last / 1024, (rss_last - rss_first) / 1024,

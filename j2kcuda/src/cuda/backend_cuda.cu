@@ -4,8 +4,29 @@
  * backend_cuda.h, its parts in the files it names.
  */
 #include "cuda/backend_cuda.h"
+#include "cuda/cu_code.h"
+#include "cuda/cuda_launch.h"
 
 namespace j2ki_cuda {
+
+/* Primary contexts kept for the life of the process, one reference per device, taken at the
+ * first encoder's creation on it: as the CUDA runtime kept them when the library linked it, so
+ * that encoders created one after another share one context and its loaded code instead of
+ * the driver destroying and re-creating both each time the last encoder goes (issue 31). */
+#define PRIMARY_KEEP_MAX 64
+static pthread_mutex_t primary_mtx = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char primary_kept[PRIMARY_KEEP_MAX];
+
+static void primary_keep(CUdevice d)
+{
+    CUcontext c;
+    if ((unsigned)d >= PRIMARY_KEEP_MAX)
+        return;
+    pthread_mutex_lock(&primary_mtx);
+    if (!primary_kept[d] && J2KI_CUFN(cuDevicePrimaryCtxRetain)(&c, d) == CUDA_SUCCESS)
+        primary_kept[d] = 1;
+    pthread_mutex_unlock(&primary_mtx);
+}
 
 static void slot_free(CudaBackend *b, CudaSlot *s)
 {
@@ -58,7 +79,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
 static void cuda_uninit(void *priv)
 {
     CudaBackend *b = (CudaBackend *)priv;
-    int entered, prev = 0;
+    int entered;
     if (!b)
         return;
     if (b->prep_started) {
@@ -74,7 +95,7 @@ static void cuda_uninit(void *priv)
     copiers_stop(b);
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         slot_stop_worker(&b->slots[i]);
-    entered = b->dev_ready && enter(b, &prev) == 0;
+    entered = b->dev_ready && enter(b) == 0;
     for (int i = 0; b->slots && i < b->nb_slots; i++)
         if (b->slots[i].st)
             J2KI_CUFN(cuStreamSynchronize)(b->slots[i].st);
@@ -96,20 +117,21 @@ static void cuda_uninit(void *priv)
     j2ki_cuda_free(b->d_dmax);
     j2ki_plan_free(&b->plan_t2);
     if (entered)
-        leave(b, prev);
-    if (b->ctx_retained) {
-        /* the last reference destroys the primary context; the runtime holds its own while it
-         * launches kernels in it */
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
-    }
+        leave(b);
+    if (b->ctx_retained)
+        j2ki_cu_primary_release(b->dev);
     free(b);
 }
 
+/* A CUDA call of a slot's making: logged, never stored in the backend's sticky `broken`,
+ * which is the frame path's (a slot that cannot be made answers its own frames; its making
+ * leaves nothing enqueued). */
+#define SLOT_CUR(call) J2KI_CUDRV(&b->log, NULL, call)
+#define SLOT_CUDRV(fn, ...) J2KI_CU(&b->log, NULL, fn, __VA_ARGS__)
+
 static int dev_alloc(CudaBackend *b, CudaSlot *s, void **p, size_t n)
 {
-    int ret = CUR(j2ki_cuda_malloc(p, n));
+    int ret = SLOT_CUR(j2ki_cuda_malloc(p, n));
     if (ret == 0)
         s->device_bytes += n;
     return ret;
@@ -125,7 +147,7 @@ static int host_alloc(CudaBackend *b, void **p, size_t n)
         return 0;
     *p = NULL;
     if (e != CUDA_ERROR_OUT_OF_MEMORY)
-        return CUR(e);
+        return SLOT_CUR(e);
     j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot allocate %zu bytes of page-locked host memory "
              "(cuMemHostAlloc): the host's locked-memory limit or its free memory; fewer frames in flight "
              "(async_depth) need less", n);
@@ -220,16 +242,18 @@ static int dmax_upload(CudaBackend *b, const J2kiPlan *plan)
 /*
  * A slot is made in two parts (start-up time, issue 26). slot_init_device: its device memory,
  * the tier-2 and rate-control tables and its worker thread; slot_init_host: its page-locked
- * host memory (the staging area, the results, the codestream), its stream and events, then its
- * graphs (slot_graphs). Creation makes slot 0's device part only; slot_preparer, on a thread
- * of its own, makes slot 0's host part, then slots 1.., both parts, while the first frames are
- * coded, and a submit to a slot not ready yet waits for it (slot_wait_prepared). So that a
- * device too small for every slot still fails creation, with the device memory named, creation
- * measures what slot 0 took of the device's free memory and checks that the other slots will
- * fit (slots_fit); a host that cannot page-lock a slot's memory fails the frames of that slot
- * and the later ones (J2KC_ERR_NOMEM, the memory named). Every
- * slot's lock is made at creation (slot_init_sync): the slots look at each other's states.
- * The slots share the encoder's plans: the device finish reads them only.
+ * host memory (the staging area, the results, the codestream), its stream and events. Its
+ * graphs are captured on the thread that submits its first frame (cuda_graph.cu). Creation
+ * makes no slot: slot_preparer, on a thread of its own, makes slot 0, then slots 1.., both
+ * parts, while the first frames are coded, and a submit to a slot not ready yet waits for it
+ * (slot_wait_prepared). So that a device too small for every slot still fails creation, with
+ * the device memory named, creation checks the device's free memory against the slots' planned
+ * sizes first (slots_fit); a slot that does not fit after all, or a host that cannot page-lock
+ * a slot's memory, fails the frames of that slot and the later ones (J2KC_ERR_DEVMEM or
+ * J2KC_ERR_NOMEM, the memory named), and the slots made keep coding: a slot's making reports
+ * its errors without marking the backend broken (SLOT_CUR, SLOT_CUDRV). Every slot's lock is made at
+ * creation (slot_init_sync): the slots look at each other's states. The slots share the
+ * encoder's plans: the device finish reads them only.
  */
 static int slot_init_sync(CudaBackend *b, CudaSlot *s)
 {
@@ -244,6 +268,8 @@ static int slot_init_sync(CudaBackend *b, CudaSlot *s)
     return 0;
 }
 
+static size_t slot_t1_scratch_size(const CudaBackend *b);
+
 int slot_init_device(CudaBackend *b, CudaSlot *s)
 {
     const J2kiPlan *plan = b->plan;
@@ -255,8 +281,7 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
     s->plan = b->plan_t2;
     for (int d = 1; d <= b->nb_try; d++)
         s->plan_try[d] = b->plan_try[d];
-    s->t1_scratch_size = j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w,
-                                                         plan->max_cblk_h, b->cp->hooks.t1_variant);
+    s->t1_scratch_size = slot_t1_scratch_size(b);
     if ((ret = dev_alloc(b, s, &s->d_samples, nb_samples * 4)) < 0 ||
         (ret = dev_alloc(b, s, &s->d_tmp, b->tmp_size)) < 0 ||
         (ret = dev_alloc(b, s, (void **)&s->d_stage, stage)) < 0 ||
@@ -281,16 +306,23 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
         ((ret = dev_alloc(b, s, (void **)&s->d_hist, J2KI_QPRED_HIST * sizeof(*s->d_hist))) < 0 ||
          (ret = host_alloc(b, (void **)&s->h_hist, J2KI_QPRED_HIST * sizeof(*s->h_hist))) < 0))
         return ret;
+    /* the tables are made without a sticky target (SLOT_CUR's note), then take broken for the
+     * frames */
     if ((ret = dev_alloc(b, s, (void **)&s->d_cs, b->max_out)) < 0 ||
-        (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, &b->broken)) < 0 ||
-        (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, &b->broken)) < 0)
+        (ret = j2ki_t2_cuda_init(&s->t2, s->plan, b->h_cblks, s->d_data, s->d_passes, &b->log, NULL)) < 0 ||
+        (ret = j2ki_rc_cuda_init(&s->rc, s->plan, s->t2, b->nb_slots, &b->log, NULL)) < 0)
         return ret;
-    for (int d = 1; d <= b->nb_try; d++)
+    j2ki_t2_cuda_sticky(s->t2, &b->broken);
+    j2ki_rc_cuda_sticky(s->rc, &b->broken);
+    for (int d = 1; d <= b->nb_try; d++) {
         if ((ret = j2ki_t2_cuda_init(&s->t2_try[d], s->plan_try[d], b->h_cblks_try[d], s->d_data, s->d_passes,
-                                     &b->log, &b->broken)) < 0 ||
+                                     &b->log, NULL)) < 0 ||
             (ret = j2ki_rc_cuda_init(&s->rc_try[d], s->plan_try[d], s->t2_try[d], b->nb_slots, &b->log,
-                                     &b->broken)) < 0)
+                                     NULL)) < 0)
             return ret;
+        j2ki_t2_cuda_sticky(s->t2_try[d], &b->broken);
+        j2ki_rc_cuda_sticky(s->rc_try[d], &b->broken);
+    }
 
     if (pthread_create(&s->thread, NULL, slot_worker, s)) {
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: cannot start a host worker thread");
@@ -306,7 +338,9 @@ int slot_init_host(CudaBackend *b, CudaSlot *s)
     size_t nb_cblks = b->plan->nb_cblks ? b->plan->nb_cblks : 1;
     int ret;
 
-    if ((ret = CUDRV(cuStreamCreate, &s->st, CU_STREAM_NON_BLOCKING)) < 0)
+    /* non-blocking: the slot's work neither waits for nor holds up the application's work on the
+     * legacy default stream (a device frame on it is waited for explicitly, cuda_upload.cu) */
+    if ((ret = SLOT_CUDRV(cuStreamCreate, &s->st, CU_STREAM_NON_BLOCKING)) < 0)
         return ret;
     /* The slot's worker sleeps until its frame's rate control is done (EV_RC is a blocking-sync
      * event), then spins for the rest (tier-2 and the download, a short tail; EV_DONE keeps
@@ -316,44 +350,69 @@ int slot_init_host(CudaBackend *b, CudaSlot *s)
      * thread wake-up to every frame's latency, hence the split.
      * Measured: see bench/results/history.md#slot-workers-sleep */
     for (int i = 0; i < NB_EV; i++)
-        if ((ret = CUDRV(cuEventCreate, &s->ev[i], i == EV_RC || i == EV_HIST ? CU_EVENT_BLOCKING_SYNC
-                                                                             : CU_EVENT_DEFAULT)) < 0)
+        if ((ret = SLOT_CUDRV(cuEventCreate, &s->ev[i], i == EV_RC || i == EV_HIST ? CU_EVENT_BLOCKING_SYNC
+                                                                                  : CU_EVENT_DEFAULT)) < 0)
             return ret;
-    if ((ret = CUDRV(cuEventCreate, &s->ev_ext, CU_EVENT_DISABLE_TIMING)) < 0 ||
+    if ((ret = SLOT_CUDRV(cuEventCreate, &s->ev_ext, CU_EVENT_DISABLE_TIMING)) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_cs, b->max_out ? b->max_out : 1)) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_stage, stage ? stage : 1)) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_res, nb_cblks * sizeof(J2kiCblkRes))) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_flag, sizeof(uint32_t))) < 0 ||
         (ret = host_alloc(b, (void **)&s->h_t2res, sizeof(*s->h_t2res))) < 0)
         return ret;
-    return slot_graphs(b, s);
+    return 0;
 }
 
-/* Device memory left free beyond the other slots' when creation checks that they will fit
+/* Device memory left free beyond the slots' when creation checks that they will fit
  * (slots_fit): what the first frames may still take (kernels' local memory, modules loaded
  * on first launch), so that a device that just fits does not fail the first frames instead. */
 #define SLOTS_FIT_SLACK ((size_t)64 << 20)
 
-/** Whether slots 1.. will fit beside slot 0 on the device: each takes what slot 0 took of the
- *  free memory (mem_before: before slot 0's device part), at least its counted bytes.
- *  J2KC_ERR_DEVMEM, logged, when they will not. */
-static int slots_fit(CudaBackend *b, size_t mem_before)
+/* Per slot, beyond its planned buffers (slot_plan_bytes): the tier-2 and rate-control tables
+ * (j2ki_t2_cuda_init, j2ki_rc_cuda_init, sized inside those files) and the allocator's rounding
+ * of each buffer to its page size (2 MiB for large allocations). */
+#define SLOT_FIT_TABLES ((size_t)32 << 20)
+
+/** The slot's tier-1 scratch (slot_init_device, slot_plan_bytes). */
+static size_t slot_t1_scratch_size(const CudaBackend *b)
 {
-    size_t mem_free = 0, mem_total = 0, per_slot, need;
+    const J2kiPlan *plan = b->plan;
+    return j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h,
+                                             b->cp->hooks.t1_variant);
+}
+
+/** The device bytes slot_init_device allocates for a slot's own buffers, from the plan. */
+static size_t slot_plan_bytes(const CudaBackend *b)
+{
+    const J2kiPlan *plan = b->plan;
+    size_t nb_samples = plan->nb_samples ? plan->nb_samples : 1;
+    size_t nb_cblks = plan->nb_cblks ? plan->nb_cblks : 1;
+    size_t n = nb_samples * 4 + b->tmp_size + b->stage_off[b->cp->img.nb_comps] + b->data_size +
+               b->nb_pass_total * sizeof(J2kiPass) + nb_cblks * sizeof(J2kiCblkRes) + sizeof(uint32_t) +
+               slot_t1_scratch_size(b) + b->max_out;
+    if (b->d_weight)
+        n += j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
+    if (b->nb_try)
+        n += J2KI_QPRED_HIST * sizeof(unsigned long long);
+    return n;
+}
+
+/** Whether every slot will fit on the device, checked at creation before any is made (the
+ *  preparer makes them): the slots' planned sizes (slot_plan_bytes + SLOT_FIT_TABLES each) and
+ *  SLOTS_FIT_SLACK against the free memory. J2KC_ERR_DEVMEM, logged, when they will not. */
+static int slots_fit(CudaBackend *b)
+{
+    size_t mem_free = 0, mem_total = 0, per_slot = slot_plan_bytes(b) + SLOT_FIT_TABLES, need;
     int ret;
-    if (b->nb_slots < 2)
-        return 0;
     if ((ret = CUDRV(cuMemGetInfo, &mem_free, &mem_total)) < 0)
         return ret;
-    per_slot = mem_before > mem_free ? mem_before - mem_free : 0;
-    if (per_slot < b->slots[0].device_bytes)
-        per_slot = b->slots[0].device_bytes;
-    need = per_slot * (size_t)(b->nb_slots - 1) + SLOTS_FIT_SLACK;
+    need = per_slot * (size_t)b->nb_slots + SLOTS_FIT_SLACK;
+    b->slot_plan_bytes = per_slot;
     if (mem_free >= need)
         return 0;
-    j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot 0 took %.0f MiB of device memory; the other %d "
-             "slot(s) need %.0f MiB and %.0f MiB are free", (double)per_slot / 1048576.0, b->nb_slots - 1,
-             (double)need / 1048576.0, (double)mem_free / 1048576.0);
+    j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: %d slot(s) of %.0f MiB device memory each need %.0f MiB "
+             "and %.0f MiB are free", b->nb_slots, (double)per_slot / 1048576.0, (double)need / 1048576.0,
+             (double)mem_free / 1048576.0);
     return J2KC_ERR_DEVMEM;
 }
 
@@ -414,14 +473,14 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
                           int nb_slots, size_t max_out, J2kiCudaWarm **warm)
 {
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
-    int ret, n = 0, entered = 0, prev = 0;
-    size_t mem_before = 0, mem_total = 0;
+    int ret, n = 0, entered = 0;
+    size_t mem_total = 0;
     CUcontext warm_ctx = NULL;         /* the context thread's reference to the primary context */
     /* creation's steps, for the verbose log (start-up time, issue 26): the host tables, the
-     * wait for the context thread, the device and its context, the tables' upload, slot 0's
-     * device part, slot 0's host part */
+     * wait for the context thread, the device and its context, the tables' upload, the slots'
+     * fit check, the threads' start */
     J2kiCudaWarmTimes wt = { 0.0, 0.0, 0.0 };
-    double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_slot0_dev = 0.0;
+    double t = j2ki_now_ms(), t0 = t, ms_host = 0.0, ms_dev = 0.0, ms_upload = 0.0, ms_fit = 0.0;
     double ms_threads = 0.0;
 
     *priv = NULL;
@@ -456,14 +515,15 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         goto fail;
     t = j2ki_now_ms();
 
-    /* the driver (cu_driver.h): loaded by the context thread, or now; the loader's message
-     * says what is missing */
-    if ((ret = j2ki_cu_load(&b->log, J2KC_LOG_ERROR)) < 0)
+    /* the driver (cu_driver.h) and the embedded device code (cu_code.h): loaded by the context
+     * thread, or now; the loaders' messages say what is missing */
+    if ((ret = j2ki_cu_load(&b->log, J2KC_LOG_ERROR)) < 0 ||
+        (ret = j2ki_cu_code_load(&b->log, J2KC_LOG_ERROR)) < 0)
         goto fail;
     if (cp->cu_ctx) {
         CUdevice d;
         b->ctx = (CUcontext)cp->cu_ctx;
-        if ((ret = enter(b, &prev)) < 0)
+        if ((ret = enter(b)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
         if ((ret = CUDRV(cuCtxGetDevice, &d)) < 0)
@@ -495,7 +555,9 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         }
         warm_ctx = NULL;
         b->ctx_retained = 1;
-        if ((ret = enter(b, &prev)) < 0)
+        if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
+            primary_keep(d);
+        if ((ret = enter(b)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
     }
@@ -511,6 +573,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend on device %d: %s (compute %d.%d)", b->dev, name,
                  major, minor);
     }
+    /* every kernel found in the embedded code and its code loaded into this context: a GPU or
+     * driver that cannot run it is refused here, naming the driver version (cuda_launch.h) */
+    if ((ret = j2ki_cuda_kernels_ready(&b->log)) < 0)
+        goto fail;
     ms_dev = j2ki_now_ms() - t;
     t = j2ki_now_ms();
 
@@ -524,11 +590,9 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         goto fail;
     ms_upload = j2ki_now_ms() - t;
     t = j2ki_now_ms();
-    if (nb_slots > 1 && (ret = CUDRV(cuMemGetInfo, &mem_before, &mem_total)) < 0)
+    if ((ret = slots_fit(b)) < 0)
         goto fail;
-    if ((ret = slot_init_device(b, &b->slots[0])) < 0 || (ret = slots_fit(b, mem_before)) < 0)
-        goto fail;
-    ms_slot0_dev = j2ki_now_ms() - t;
+    ms_fit = j2ki_now_ms() - t;
     t = j2ki_now_ms();
     /* the staging helpers before the preparer: page-locking on the preparer holds the process's
      * address space, and the helpers' stacks are mapped */
@@ -547,18 +611,18 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         else
             snprintf(ctx, sizeof(ctx), "waiting for the context thread %.1f (its driver initialisation %.1f, "
                      "context %.1f)", wt.waited, wt.driver, wt.context);
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each, %d staging "
-                 "copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
-                 (double)b->slots[0].device_bytes / 1048576.0, j2ki_stager_threads(b->stager),
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each (planned), "
+                 "%d staging copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
+                 (double)b->slot_plan_bytes / 1048576.0, j2ki_stager_threads(b->stager),
                  j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
                                           plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
-                 "%.1f, tables' upload %.1f, slot 0's device memory and the fit check %.1f, starting the staging "
-                 "and preparer threads %.1f (slot 0's page-locked memory and graphs%s on the preparer)",
-                 j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_slot0_dev, ms_threads,
-                 nb_slots > 1 ? ", the other slots" : "");
+                 "%.1f, tables' upload %.1f, the slots' fit check %.1f, starting the staging and preparer "
+                 "threads %.1f (slot%s device and page-locked memory on the preparer, each slot's graphs at "
+                 "its first submit)", j2ki_now_ms() - t0, ms_host, ctx, ms_dev, ms_upload, ms_fit, ms_threads,
+                 nb_slots > 1 ? "s'" : " 0's");
     }
-    leave(b, prev);
+    leave(b);
     *priv = b;
     return 0;
 fail:
@@ -570,17 +634,10 @@ fail:
                  "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
     }
-    /* reported: the thread's last runtime error (a launch's) must not surface at a later
-     * encoder's launch checks */
-    if (entered) {
-        (void)cudaGetLastError();
-        leave(b, prev);
-    }
-    if (warm_ctx) {
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, cp->gpu < 0 ? 0 : cp->gpu) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
-    }
+    if (entered)
+        leave(b);
+    if (warm_ctx)
+        j2ki_cu_primary_release(cp->gpu < 0 ? 0 : cp->gpu);
     cuda_uninit(b);
     return ret;
 }

@@ -8,9 +8,9 @@
  * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu;
  * the driver and the context are made ahead, during creation, by cuda_warm.cu.
  *
- * Memory: everything is sized from the plan and allocated once: slot 0's and the shared tables
- * in init(), the other slots' by the preparer thread while the first frames are coded
- * (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
+ * Memory: everything is sized from the plan and allocated once: the shared tables in init(),
+ * which checks that the slots will fit, the slots' by the preparer thread while the first frames
+ * are coded (backend_cuda.cu, slot_init_device); nothing is allocated per frame. Per slot (device): the frame's samples (4 bytes each, int32 or float in place), DWT
  * scratch, the upload staging area, the code-blocks' byte and pass areas, per-block results,
  * the error flag, the sort buffers, and the rate-control and tier-2 mirrors. Per slot (pinned
  * host): the upload staging area, tier-1's error flag and block results, the tier-2 result
@@ -77,9 +77,9 @@ typedef struct CudaSlot {
     int           predict;         /* its d is still to be chosen (EV_HIST, slot_worker) */
     unsigned long long *d_hist;    /* qstep_try's histogram (J2KI_QPRED_HIST counters) */
     uint64_t     *h_hist;          /* its copy on the host (pinned) */
-    cudaStream_t  st;
-    cudaEvent_t   ev[NB_EV];
-    cudaEvent_t   ev_ext;          /* recorded on a caller's stream, waited on by st */
+    CUstream  st;
+    CUevent   ev[NB_EV];
+    CUevent   ev_ext;          /* recorded on a caller's stream, waited on by st */
     /* device */
     void         *d_samples;
     void         *d_tmp;
@@ -108,8 +108,10 @@ typedef struct CudaSlot {
     int           cs_err;
     J2kcStats     stats;
     size_t        device_bytes;
-    /* graphs (slot_graph): tier-1 and tier-2 .. download per plan (index d) */
-    cudaGraphExec_t g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
+    /* graphs (slot_graphs, on the submitting thread): tier-1 and tier-2 .. download per plan
+     * (index d); want_graphs: bit d, a frame took plan d before its graphs were made */
+    CUgraphExec g_t1[NB_TRY_MAX], g_fin[NB_TRY_MAX];
+    unsigned      want_graphs;
     /* host worker: waits for the slot's device work, then checks its results and takes the
      * codestream, so the host part of several frames runs on several cores; state and quit
      * under mtx */
@@ -173,6 +175,7 @@ typedef struct CudaBackend {
     int           comp_bytes[J2KC_MAX_COMPS];
     size_t        stage_off[J2KC_MAX_COMPS + 1];
     size_t        tmp_size;
+    size_t        slot_plan_bytes; /* a slot's device memory as the fit check plans it (slots_fit) */
     /* staging copy helpers (stage_frame): NULL when the frame is small or threads cannot be made */
     J2kiStager   *stager;
     /* the slots after the first, both parts (slot_preparer): slots 0 .. prep_ready - 1 are
@@ -186,10 +189,9 @@ typedef struct CudaBackend {
 } CudaBackend;
 
 /* A driver call by name, CUDRV(cuStreamSynchronize, s->st), and a CUresult expression,
- * CUR(j2ki_cuda_malloc(&p, n)); CU(call): a CUDA runtime result (kernel launches only). */
+ * CUR(j2ki_cuda_malloc(&p, n)) or CUR(j2ki_quant_cuda(...)) (a stage's launches). */
 #define CUDRV(fn, ...) J2KI_CU(&b->log, &b->broken, fn, __VA_ARGS__)
 #define CUR(call) J2KI_CUDRV(&b->log, &b->broken, call)
-#define CU(call) J2KI_CUDA(&b->log, &b->broken, call)
 
 /* ---- shared between the backend's files: the context (cuda_context.cu), the slot states
  * and the entry points (cuda_slot.cu), the workers (cuda_worker.cu), upload and staging
@@ -201,8 +203,8 @@ namespace j2ki_cuda {
 /** Joins the context thread (cuda_warm.cu): gpu's primary context, retained (the caller
  *  releases it), when the thread made it for that device, else NULL; *t its times. */
 CUcontext j2ki_cuda_warm_take(J2kiCudaWarm **w, J2kiCudaWarmTimes *t, int gpu);
-int enter(CudaBackend *b, int *prev);
-void leave(CudaBackend *b, int prev);
+int enter(CudaBackend *b);
+void leave(CudaBackend *b);
 double ms_since(const struct timespec *t0);
 void slot_set_state(CudaSlot *s, int state, int err);
 void *slot_worker(void *arg);

@@ -18,6 +18,7 @@ J2kiCuDriver j2ki_cu_tab;
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static int cu_err;                      /* 0, or J2KC_ERR_NODEV */
 static char cu_msg[512];                /* why, when cu_err */
+static const char *cu_path;            /* the file opened: libcuda.so.1 or the test hook's */
 
 /* The two signatures of the entry point: cuGetProcAddress_v2 (CUDA 12.0 on, reporting whether
  * the symbol was found) and cuGetProcAddress (CUDA 11.3 to 12.x). */
@@ -39,7 +40,7 @@ static int get_proc(const char *name, int ver, void **fn)
     if (e != CUDA_SUCCESS || !*fn) {
         *fn = NULL;
         snprintf(cu_msg, sizeof(cu_msg), "the NVIDIA driver (%s) has no %s of CUDA %d.%d (error %d)",
-                 CU_DRIVER_LIB, name, ver / 1000, ver % 1000 / 10, (int)e);
+                 cu_path, name, ver / 1000, ver % 1000 / 10, (int)e);
         return J2KC_ERR_NODEV;
     }
     return 0;
@@ -54,6 +55,7 @@ static void cu_load_once(void)
 
     if (!path)
         path = CU_DRIVER_LIB;
+    cu_path = path;
     cu_err = J2KC_ERR_NODEV;
     /* RTLD_LOCAL: the driver's symbols stay out of the process's namespace; never closed, as
      * the driver's own threads and the contexts live as long as the process */
@@ -111,4 +113,11 @@ extern "C" int j2ki_cu_load(const J2kiLog *log, int level)
     if (cu_err)
         j2ki_log(log, level, "CUDA: %s", cu_msg);
     return cu_err;
+}
+
+extern "C" void j2ki_cu_primary_release(int dev)
+{
+    CUdevice d;
+    if (J2KI_CUFN(cuDeviceGet)(&d, dev) == CUDA_SUCCESS)
+        J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
 }

@@ -42,7 +42,9 @@
 #define J2KI_CU_DRIVER_NEEDED CUDA_VERSION
 
 /* Every driver function the library calls, with the ABI version of its <cudaTypedefs.h>
- * typedef (PFN_<name>_v<version>). Kernel launches are not here yet (issue 31 step 2). */
+ * typedef (PFN_<name>_v<version>). The last group is the embedded code's: its library loaded
+ * once per process (cuLibraryLoadData, context-independent, CUDA 12.0), the kernels looked up
+ * by entry name, configured, queried and launched. */
 #define J2KI_CU_FUNCS(X)                                                                           \
     X(cuGetErrorName, 6000)             X(cuGetErrorString, 6000)                                 \
     X(cuDeviceGetCount, 2000)           X(cuDeviceGet, 2000)                                      \
@@ -65,7 +67,13 @@
     X(cuEventRecord, 2000)              X(cuEventRecordWithFlags, 11010)                          \
     X(cuEventSynchronize, 2000)         X(cuEventElapsedTime, 12080)                              \
     X(cuGraphInstantiateWithFlags, 11040) X(cuGraphDestroy, 10000)                                \
-    X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)
+    X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)                                   \
+    X(cuLibraryLoadData, 12000)         X(cuLibraryUnload, 12000)                                 \
+    X(cuLibraryGetKernelCount, 12040)   X(cuLibraryEnumerateKernels, 12040)                       \
+    X(cuKernelGetName, 12030)           X(cuKernelGetFunction, 12000)                             \
+    X(cuKernelSetAttribute, 12000)      X(cuLaunchKernel, 4000)                                   \
+    X(cuLaunchCooperativeKernel, 9000)                                                             \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 
 #define J2KI_CU_FIELD(name, ver) PFN_##name##_v##ver name;
 typedef struct J2kiCuDriver {
@@ -84,6 +92,10 @@ extern "C" {
  *  (may be NULL) at level (J2KC_LOG_ERROR for a backend asked for, lower for backend=auto's
  *  probe). Thread-safe; later calls only return (and log) the first one's result. */
 int j2ki_cu_load(const J2kiLog *log, int level);
+
+/** Drops one reference to device dev's primary context (cuDevicePrimaryCtxRetain's); the last
+ *  one destroys it. */
+void j2ki_cu_primary_release(int dev);
 
 /** The table, filled by a successful j2ki_cu_load (read only after one). */
 extern J2kiCuDriver j2ki_cu_tab;

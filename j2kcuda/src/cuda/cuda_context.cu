@@ -4,26 +4,19 @@
  * backend retains) on the calling thread and pop it afterwards, so the thread's own CUDA
  * state is left as it was; the device count backend=auto and j2kc_cuda_devices() ask for,
  * through the driver (cu_driver.h).
- *
- * The primary context is the device's one context that the CUDA runtime uses too: kernels
- * that the runtime still launches (issue 31's interim step) run in it, since the runtime takes
- * the thread's current context when it is the device's primary one.
  */
 #include "cuda/backend_cuda.h"
 
 namespace j2ki_cuda {
 
-/* prev: unused (every thread's context is restored by popping); kept for the callers. */
-int enter(CudaBackend *b, int *prev)
+int enter(CudaBackend *b)
 {
-    *prev = 0;
     return CUDRV(cuCtxPushCurrent, b->ctx);
 }
 
-void leave(CudaBackend *b, int prev)
+void leave(CudaBackend *b)
 {
     CUcontext c;
-    (void)prev;
     CUDRV(cuCtxPopCurrent, &c);
 }
 

@@ -1,9 +1,11 @@
 /*
  * Fault injection for the GPU reliability tests: the counters of cuda_fault.h, the device
- * allocation every CUDA stage makes through, and the trapping kernel.
+ * allocation every CUDA stage makes through, and the launch of the trapping kernel (fault_kern.cu).
  */
 #include "cuda/cuda_fault.h"
+#include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
+#include "cuda/fault_kern.h"
 
 static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails */
 static int fault_events[J2KI_NB_FAULTS];
@@ -76,16 +78,11 @@ void j2ki_cuda_free_host(void *p)
         J2KI_CUFN(cuMemFreeHost)(p);
 }
 
-static __global__ void trap_kernel(void)
-{
-    __trap();
-}
-
-cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st)
+CUresult j2ki_cuda_fault_enqueue(CUstream st)
 {
     if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
-        trap_kernel<<<1, 1, 0, st>>>();
-        return cudaPeekAtLastError();
+        const J2kiFaultTrapParams p = { 0 };
+        return j2ki_cuda_launch(J2KI_K_FAULT_TRAP, 1, 1, 0, st, &p);
     }
-    return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? cudaErrorLaunchOutOfResources : cudaSuccess;
+    return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_SUCCESS;
 }

@@ -14,7 +14,7 @@
  *                         error, after which the driver refuses every call of the context;
  *   J2KI_FAULT_HOST_ALLOC the n-th page-locked host allocation (j2ki_cuda_malloc_host) fails
  *                         with CUDA_ERROR_OUT_OF_MEMORY, as when the host cannot lock more
- *                         memory (slot 0's at creation, the other slots' on the preparer thread).
+ *                         memory (every slot's on the preparer thread).
  *
  * The counters are process-wide (a test arms them between encoders' calls); every access is
  * atomic, so encoders of other threads may run meanwhile.

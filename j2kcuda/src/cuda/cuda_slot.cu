@@ -43,14 +43,12 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
 {
     CudaBackend *b = (CudaBackend *)priv;
     CudaSlot *s = &b->slots[slot];
-    int ret, prev = 0;
-    /* the slot first (slot_preparer): a slot that could not be made answers its own error. A
-     * full device breaks no context: the preparer's failed allocation leaves J2KC_ERR_DEVMEM
-     * in broken for a moment (CU), which must not refuse the frames of the slots made. */
+    int ret;
+    /* the slot first (slot_preparer): a slot that could not be made answers its own error
+     * (its making stores none in broken, which only the frame path sets) */
     if ((ret = slot_wait_prepared(b, slot)) < 0)
         return ret;
-    ret = __atomic_load_n(&b->broken, __ATOMIC_SEQ_CST);
-    if (ret < 0 && ret != J2KC_ERR_DEVMEM)
+    if (__atomic_load_n(&b->broken, __ATOMIC_SEQ_CST) < 0)
         return J2KC_ERR_BROKEN;
     pthread_mutex_lock(&s->mtx);
     /* the front end waits before reusing a slot */
@@ -59,10 +57,12 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
     pthread_mutex_unlock(&s->mtx);
     if (ret < 0)
         return ret;
-    if ((ret = enter(b, &prev)) < 0)
+    if ((ret = enter(b)) < 0)
         return ret;
-    ret = enqueue_frame(b, s, f);
-    leave(b, prev);
+    /* the slot's graphs on this thread, inside the application's call (cuda_graph.cu) */
+    if ((ret = slot_graphs(b, s)) == 0)
+        ret = enqueue_frame(b, s, f);
+    leave(b);
     if (ret < 0)
         return ret;
     slot_set_state(s, SLOT_QUEUED, 0);
@@ -72,7 +72,7 @@ int cuda_submit(void *priv, int slot, const J2kcFrame *f)
 static float ev_ms(CudaBackend *b, CudaSlot *s, int e0, int e1)
 {
     float ms = 0.0f;
-    if (cudaEventElapsedTime(&ms, s->ev[e0], s->ev[e1]) != cudaSuccess)
+    if (J2KI_CUFN(cuEventElapsedTime)(&ms, s->ev[e0], s->ev[e1]) != CUDA_SUCCESS)
         ms = 0.0f;
     return ms;
 }
@@ -105,7 +105,7 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
 {
     const J2kiCodingParams *cp = b->cp;
     const J2kiT2CudaResult *r = s->h_t2res;
-    int ret, prev = 0;
+    int ret;
     if (r->err < 0) {
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA rate control / tier-2: %s (reason %d, layer %d)",
                  j2kc_strerror(r->err), r->rc_why, r->rc_why_arg);
@@ -114,12 +114,12 @@ static int finish_slot_gpu(CudaBackend *b, CudaSlot *s)
     if (r->len > b->max_out)
         return J2KC_ERR_INTERNAL;
     if (cp->rc_mode != J2KI_RC_BYTES) {
-        if ((ret = enter(b, &prev)) < 0)
+        if ((ret = enter(b)) < 0)
             return ret;
-        ret = CU(cudaMemcpyAsync(s->h_cs, s->d_cs, r->len, cudaMemcpyDeviceToHost, s->st));
+        ret = CUDRV(cuMemcpyDtoHAsync, s->h_cs, j2ki_dptr(s->d_cs), r->len, s->st);
         if (ret == 0)
-            ret = CU(cudaStreamSynchronize(s->st));     /* a short copy: spinning */
-        leave(b, prev);
+            ret = CUDRV(cuStreamSynchronize, s->st);    /* a short copy: spinning */
+        leave(b);
         if (ret < 0)
             return ret;
     }

@@ -176,7 +176,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     }
 
     if ((ret = CUDRV(cuEventRecord, s->ev[EV_START], s->st)) < 0 ||
-        (ret = CU(j2ki_cuda_fault_enqueue(s->st))) < 0)
+        (ret = CUR(j2ki_cuda_fault_enqueue(s->st))) < 0)
         return ret;
     if (cp->cu_stream) {
         if ((ret = CUDRV(cuEventRecord, s->ev_ext, (CUstream)cp->cu_stream)) < 0 ||
@@ -210,7 +210,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
                 src[k] = load_src(b, s, f, &hl, k, &tile->comps[k]);
                 dst[k] = (uint8_t *)s->d_samples + tile->comps[k].buf_offset * 4;
             }
-            if ((ret = CU(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
+            if ((ret = CUR(j2ki_load_mct_cuda(dst, src, 3, tile->comps[0].w, tile->comps[0].h,
                                              cp->reversible ? J2KI_LOAD_RCT : J2KI_LOAD_ICT, s->st))) < 0)
                 return ret;
             c = 3;
@@ -221,7 +221,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             void *dst[3];
             src[0] = load_src(b, s, f, &hl, c, tc);
             dst[0] = (uint8_t *)s->d_samples + tc->buf_offset * 4;
-            if ((ret = CU(j2ki_load_mct_cuda(dst, src, 1, tc->w, tc->h,
+            if ((ret = CUR(j2ki_load_mct_cuda(dst, src, 1, tc->w, tc->h,
                                              cp->reversible ? J2KI_LOAD_INT : J2KI_LOAD_FLOAT, s->st))) < 0)
                 return ret;
         }
@@ -229,10 +229,10 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             const J2kiTileComp *tc = &tile->comps[c];
             void *buf = (uint8_t *)s->d_samples + tc->buf_offset * 4;
             if (cp->reversible)
-                ret = CU(j2ki_dwt53_fwd_cuda((int32_t *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                ret = CUR(j2ki_dwt53_fwd_cuda((int32_t *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                              cp->nb_levels, s->d_tmp, s->st));
             else
-                ret = CU(j2ki_dwt97_fwd_cuda((float *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
+                ret = CUR(j2ki_dwt97_fwd_cuda((float *)buf, tc->w, tc->x0, tc->y0, tc->x1, tc->y1,
                                              cp->nb_levels, s->d_tmp, s->st));
             if (ret < 0)
                 return ret;
@@ -244,11 +244,11 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     s->predict = b->nb_try > 0;
     if (s->predict &&
         ((ret = CUDRV(cuMemsetD8Async, j2ki_dptr(s->d_hist), 0, J2KI_QPRED_HIST * sizeof(*s->d_hist), s->st)) < 0 ||
-         (ret = CU(j2ki_quant_hist_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, b->d_dmax, s->d_hist,
+         (ret = CUR(j2ki_quant_hist_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, b->d_dmax, s->d_hist,
                                         s->st))) < 0))
         return ret;
     if (!s->predict && !cp->reversible &&
-        (ret = CU(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
+        (ret = CUR(j2ki_quant_cuda(s->d_samples, b->d_cblks, plan->nb_cblks, s->st))) < 0)
         return ret;
     if ((ret = CUDRV(cuEventRecord, s->ev[EV_DWT], s->st)) < 0)
         return ret;

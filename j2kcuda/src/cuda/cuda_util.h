@@ -11,49 +11,17 @@
  *   no device, no/old driver, invalid device, no code for the GPU -> J2KC_ERR_NODEV
  *   anything else                                              -> J2KC_ERR_CUDA
  * J2KI_CU(log, sticky, cuStreamCreate, &st, CU_STREAM_NON_BLOCKING) is the same call by name.
- * The CUDA runtime's errors (J2KI_CUDA, the same rules) remain only for the kernel launches,
- * which still go through the runtime until they too move to the driver (issue 31).
+ * Kernel launches (cuda_launch.h) and the stages' launchers return CUresult too: the library
+ * makes no CUDA runtime call (issue 31).
  * Only CUDA sources include this header.
  */
 #ifndef J2KI_CUDA_UTIL_H
 #define J2KI_CUDA_UTIL_H
 
 #include <cuda.h>
-#include <cuda_runtime.h>
 
 #include "core/j2ki.h"
 #include "cuda/cu_driver.h"
-
-static inline int j2ki_cuda_map(cudaError_t e)
-{
-    switch (e) {
-    case cudaSuccess:                    return 0;
-    case cudaErrorMemoryAllocation:      return J2KC_ERR_DEVMEM;
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorInvalidDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorStubLibrary:
-    case cudaErrorNoKernelImageForDevice: return J2KC_ERR_NODEV;
-    default:                             return J2KC_ERR_CUDA;
-    }
-}
-
-static inline int j2ki_cuda_check(const J2kiLog *log, int *sticky, cudaError_t e,
-                                  const char *text, const char *file, int line)
-{
-    int ret;
-    if (e == cudaSuccess)
-        return 0;
-    ret = j2ki_cuda_map(e);
-    j2ki_log(log, J2KC_LOG_ERROR, "CUDA: %s failed at %s:%d: %s (%s)", text, file, line,
-             cudaGetErrorName(e), cudaGetErrorString(e));
-    if (sticky && !*sticky)
-        *sticky = ret;
-    return ret;
-}
 
 static inline int j2ki_cudrv_map(CUresult e)
 {
@@ -105,7 +73,6 @@ static inline int j2ki_cudrv_check(const J2kiLog *log, int *sticky, CUresult e,
     return ret;
 }
 
-#define J2KI_CUDA(log, sticky, call)  j2ki_cuda_check((log), (sticky), (call), #call, __FILE__, __LINE__)
 #define J2KI_CUDRV(log, sticky, call) j2ki_cudrv_check((log), (sticky), (call), #call, __FILE__, __LINE__)
 /* A driver function of the table by name: J2KI_CU(log, sticky, cuMemsetD8Async, p, 0, n, st). */
 #define J2KI_CU(log, sticky, fn, ...)                                                          \
@@ -127,11 +94,8 @@ CUresult j2ki_cuda_malloc_host(void **p, size_t n);
 /** cuMemFreeHost of a pointer of j2ki_cuda_malloc_host's; NULL: nothing. */
 void j2ki_cuda_free_host(void *p);
 
-/** The faults cuda_fault.h injects into a frame's enqueue on stream st: a CUDA runtime error
- *  (the trap is a kernel launch), cudaSuccess when none is armed. */
-cudaError_t j2ki_cuda_fault_enqueue(cudaStream_t st);
-
-/** Checks a kernel launch (configuration errors surface at launch, execution errors later). */
-#define J2KI_CUDA_LAUNCHED(log, sticky) J2KI_CUDA((log), (sticky), cudaPeekAtLastError())
+/** The faults cuda_fault.h injects into a frame's enqueue on stream st: a launch error (the
+ *  trap is a kernel launch), CUDA_SUCCESS when none is armed. */
+CUresult j2ki_cuda_fault_enqueue(CUstream st);
 
 #endif /* J2KI_CUDA_UTIL_H */

@@ -3,7 +3,7 @@
  * initialising the driver (cu_driver.h: dlopen, cuInit) and making the device's primary
  * context are most of an encoder's creation. Both depend on nothing the encoder plans, so a
  * thread of its own makes them (the loader and cuDeviceGetCount, then cuDevicePrimaryCtxRetain
- * of the encoder's device) while the creating thread plans and builds the host tables; the
+ * of the encoder's device and the embedded device code's loading, cu_code.h) while the creating thread plans and builds the host tables; the
  * backend joins it before its first call on the device, and creation costs the longer of the
  * two instead of their sum.
  *
@@ -22,6 +22,7 @@ extern "C" {
 #include <stdlib.h>
 
 #include "cuda/backend_cuda.h"
+#include "cuda/cu_code.h"
 
 struct J2kiCudaWarm {
     pthread_t       thread;
@@ -47,6 +48,9 @@ static void *warm_run(void *arg)
     if (ok && w->gpu < n && J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS &&
         J2KI_CUFN(cuDevicePrimaryCtxRetain)(&w->ctx, d) != CUDA_SUCCESS)
         w->ctx = NULL;
+    /* the embedded device code too (cu_code.h), loaded once per process */
+    if (ok)
+        (void)j2ki_cu_code_load(NULL, 0);
     w->ms_context = j2ki_now_ms() - w->t_start - w->ms_driver;
     return NULL;
 }
@@ -103,9 +107,7 @@ CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t
     }
     ctx = w->ctx;
     if (ctx && w->gpu != gpu) {
-        CUdevice d;
-        if (J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS)
-            J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
+        j2ki_cu_primary_release(w->gpu);
         ctx = NULL;
     }
     pthread_cond_destroy(&w->cond);
@@ -118,7 +120,6 @@ CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t
 extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
 {
     int gpu = pw && *pw ? (*pw)->gpu : 0;
-    CUdevice d;
-    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu) && J2KI_CUFN(cuDeviceGet)(&d, gpu) == CUDA_SUCCESS)
-        J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
+    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu))
+        j2ki_cu_primary_release(gpu);
 }

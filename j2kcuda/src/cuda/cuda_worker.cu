@@ -1,7 +1,7 @@
 /*
  * The CUDA backend's host threads: one worker per slot that waits for the frame's last event
  * (the one sync point per frame) and finishes it, so frames in flight finish on several cores;
- * and the preparer that makes the slots after slot 0 while the first frames are coded.
+ * and the preparer that makes the slots while the first frames are coded.
  */
 #include "cuda/backend_cuda.h"
 
@@ -14,7 +14,7 @@ void *slot_worker(void *arg)
     CudaSlot *s = (CudaSlot *)arg;
     CudaBackend *b = s->b;
     for (;;) {
-        int ret, prev = 0;
+        int ret;
         pthread_mutex_lock(&s->mtx);
         while (!s->quit && s->state != SLOT_QUEUED)
             pthread_cond_wait(&s->cond, &s->mtx);
@@ -29,18 +29,18 @@ void *slot_worker(void *arg)
          * predicted steps is coded again from tier-1 on with the plan's (the quantised samples
          * are still in the slot) */
         for (int again = 0;; again = 1) {
-            if ((ret = enter(b, &prev)) == 0) {
+            if ((ret = enter(b)) == 0) {
                 if (again)
                     ret = enqueue_code(b, s, 1);
                 else if (s->predict)
                     ret = slot_predict(b, s);
                 if (ret == 0)      /* asleep until rate control is done (slot_init), then spinning */
-                    ret = CU(cudaEventSynchronize(s->ev[EV_RC]));
+                    ret = CUDRV(cuEventSynchronize, s->ev[EV_RC]);
                 if (ret == 0)
-                    ret = CU(cudaEventSynchronize(s->ev[EV_DONE]));
+                    ret = CUDRV(cuEventSynchronize, s->ev[EV_DONE]);
                 if (ret == 0)
                     slot_timings(b, s, again);
-                leave(b, prev);
+                leave(b);
             }
             if (ret == 0)
                 ret = finish_slot(b, s);
@@ -67,23 +67,23 @@ void slot_stop_worker(CudaSlot *s)
     s->thread_started = 0;
 }
 
-/** Makes slot 0's host part, then slots 1 .. nb_slots - 1 in turn, device and host parts
- *  (slot_init_device's note), on its own thread; stops early when the backend is freed. A slot
- *  that cannot be made fails the frames submitted to it and to the slots after it
- *  (slot_wait_prepared) with its error; the slots made keep coding. */
+/** Makes slots 0 .. nb_slots - 1 in turn, device and host parts (slot_init_device's note), on
+ *  its own thread; stops early when the backend is freed. A slot that cannot be made fails the
+ *  frames submitted to it and to the slots after it (slot_wait_prepared) with its error; the
+ *  slots made keep coding: its making leaves `broken` alone (SLOT_CUR), and what it made is
+ *  freed with the backend. No graph is captured here (cuda_graph.cu, capture). */
 void *slot_preparer(void *arg)
 {
     CudaBackend *b = (CudaBackend *)arg;
     struct timespec t0;
     size_t mem_free = 0, mem_total = 0;
     double ms_slot0 = 0.0;
-    int ret, prev = 0, i = 0, quit = 0;
+    int ret, i = 0, quit = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((ret = enter(b, &prev)) == 0) {
+    if ((ret = enter(b)) == 0) {
         for (; i < b->nb_slots && !quit; i++) {
-            if ((i > 0 && (ret = slot_init_device(b, &b->slots[i])) < 0) ||
-                (ret = slot_init_host(b, &b->slots[i])) < 0)
+            if ((ret = slot_init_device(b, &b->slots[i])) < 0 || (ret = slot_init_host(b, &b->slots[i])) < 0)
                 break;
             if (i == 0)
                 ms_slot0 = ms_since(&t0);
@@ -93,14 +93,9 @@ void *slot_preparer(void *arg)
             pthread_cond_broadcast(&b->prep_cond);
             pthread_mutex_unlock(&b->prep_mtx);
         }
-        if (ret == J2KC_ERR_DEVMEM) {
-            int devmem = J2KC_ERR_DEVMEM;
-            (void)cudaMemGetInfo(&mem_free, &mem_total);
-            /* a full device is no fault of the context: the failed allocation's sticky code
-             * (CU) must not refuse the frames of the slots made */
-            __atomic_compare_exchange_n(&b->broken, &devmem, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        }
-        leave(b, prev);
+        if (ret == J2KC_ERR_DEVMEM)
+            (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
+        leave(b);
     }
     if (ret == J2KC_ERR_DEVMEM)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating frame slot %d on device %d "
@@ -108,13 +103,13 @@ void *slot_preparer(void *arg)
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
     else if (ret < 0)
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA backend: slot %d's device memory, page-locked host memory, stream "
-                 "or graphs could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
+                 "or events could not be made (%s): frames for it fail", i, j2kc_strerror(ret));
     else if (!quit && b->nb_slots > 1)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
-                 "after creation, slots 1 to %d (device memory too) %.1f ms after creation", ms_slot0,
-                 b->nb_slots - 1, ms_since(&t0));
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's device and page-locked memory made %.1f ms "
+                 "after creation, slots 1 to %d %.1f ms after creation", ms_slot0, b->nb_slots - 1,
+                 ms_since(&t0));
     else if (!quit)
-        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's page-locked memory and graphs made %.1f ms "
+        j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: slot 0's device and page-locked memory made %.1f ms "
                  "after creation", ms_slot0);
     pthread_mutex_lock(&b->prep_mtx);
     b->prep_err = ret;

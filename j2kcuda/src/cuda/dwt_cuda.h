@@ -7,7 +7,7 @@
 #ifndef J2KI_DWT_CUDA_H
 #define J2KI_DWT_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 
@@ -19,11 +19,11 @@ extern "C" {
 size_t j2ki_dwt_cuda_tmp_size(uint32_t w, uint32_t h);
 
 /** In-place forward 5/3 of [x0,x1) x [y0,y1) held in d_buf (row stride `stride` samples). */
-cudaError_t j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, cudaStream_t st);
+CUresult j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
+                             uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
 /** In-place forward 9/7, same contract. */
-cudaError_t j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
-                                uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, cudaStream_t st);
+CUresult j2ki_dwt97_fwd_cuda(float *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,
+                             uint32_t x1, uint32_t y1, int nb_levels, void *d_tmp, CUstream st);
 
 #ifdef __cplusplus
 }

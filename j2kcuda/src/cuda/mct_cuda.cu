@@ -1,80 +1,25 @@
 /*
- * CUDA stage 1: load + DC level shift (G.1.2) + RCT/ICT (Annex G), see mct_cuda.h.
- * One thread per sample position; each reads its sample of every plane, so the component
- * transform needs no second pass over memory.
+ * CUDA stage 1: load + DC level shift (G.1.2) + RCT/ICT (Annex G), see mct_cuda.h; the
+ * kernels are mct_kern.cu's.
  */
-extern "C" {
-#include "hd/mct.h"
-}
-#include "cuda/mct_cuda.h"
+#include "cuda/cuda_launch.h"
+#include "cuda/mct_kern.h"
 
-/** Container sample -> signed int32 through j2ki_input_sample (shift, clamp, DC level shift). */
-__device__ __forceinline__ int32_t load_sample(const J2kiLoadSrc &s, uint32_t x, uint32_t y)
+extern "C" CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
+                                       uint32_t w, uint32_t h, int mode, CUstream st)
 {
-    const uint8_t *row = (const uint8_t *)s.d_data + (ptrdiff_t)y * s.stride;
-    size_t i = (size_t)x * (size_t)s.step;
-    int32_t raw;
-    if (s.bytes == 1) {
-        raw = s.is_signed ? (int32_t)(int8_t)row[i] : (int32_t)row[i];
-    } else {
-        /* 16-bit containers may be unaligned (odd strides): assemble from bytes (little-endian,
-         * the native order of every CUDA host) */
-        uint16_t u = (uint16_t)(row[2 * i] | (row[2 * i + 1] << 8));
-        raw = s.is_signed ? (int32_t)(int16_t)u : (int32_t)u;
-    }
-    return j2ki_input_sample(raw, s.shift, s.depth, s.is_signed);
-}
-
-struct LoadArgs {
-    J2kiLoadSrc src[3];
-    void *dst[3];
-};
-
-template <int MODE>
-__global__ void load_mct_kernel(LoadArgs a, uint32_t w, uint32_t h)
-{
-    uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= w || y >= h)
-        return;
-    size_t o = (size_t)y * w + x;
-    if (MODE == J2KI_LOAD_INT) {
-        ((int32_t *)a.dst[0])[o] = load_sample(a.src[0], x, y);
-    } else if (MODE == J2KI_LOAD_FLOAT) {
-        ((float *)a.dst[0])[o] = (float)load_sample(a.src[0], x, y);
-    } else if (MODE == J2KI_LOAD_RCT) {
-        int32_t c0, c1, c2;
-        j2ki_rct_fwd_sample(load_sample(a.src[0], x, y), load_sample(a.src[1], x, y),
-                            load_sample(a.src[2], x, y), &c0, &c1, &c2);
-        ((int32_t *)a.dst[0])[o] = c0;
-        ((int32_t *)a.dst[1])[o] = c1;
-        ((int32_t *)a.dst[2])[o] = c2;
-    } else {
-        float c0, c1, c2;
-        j2ki_ict_fwd_sample((float)load_sample(a.src[0], x, y), (float)load_sample(a.src[1], x, y),
-                            (float)load_sample(a.src[2], x, y), &c0, &c1, &c2);
-        ((float *)a.dst[0])[o] = c0;
-        ((float *)a.dst[1])[o] = c1;
-        ((float *)a.dst[2])[o] = c2;
-    }
-}
-
-extern "C" cudaError_t j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
-                                          uint32_t w, uint32_t h, int mode, cudaStream_t st)
-{
-    LoadArgs a;
+    J2kiMctParams p;
     dim3 blk(32, 8), grd((w + 31) / 32, (h + 7) / 8);
     for (int c = 0; c < 3; c++) {
-        a.src[c] = src[c < nb_planes ? c : 0];
-        a.dst[c] = d_dst[c < nb_planes ? c : 0];
+        p.a.src[c] = src[c < nb_planes ? c : 0];
+        p.a.dst[c] = d_dst[c < nb_planes ? c : 0];
     }
+    p.w = w;
+    p.h = h;
     if (!w || !h)
-        return cudaSuccess;
-    switch (mode) {
-    case J2KI_LOAD_INT:   load_mct_kernel<J2KI_LOAD_INT><<<grd, blk, 0, st>>>(a, w, h); break;
-    case J2KI_LOAD_FLOAT: load_mct_kernel<J2KI_LOAD_FLOAT><<<grd, blk, 0, st>>>(a, w, h); break;
-    case J2KI_LOAD_RCT:   load_mct_kernel<J2KI_LOAD_RCT><<<grd, blk, 0, st>>>(a, w, h); break;
-    default:              load_mct_kernel<J2KI_LOAD_ICT><<<grd, blk, 0, st>>>(a, w, h); break;
-    }
-    return cudaPeekAtLastError();
+        return CUDA_SUCCESS;
+    const J2kiKernelId k = mode == J2KI_LOAD_INT   ? J2KI_K_MCT_INT
+                         : mode == J2KI_LOAD_FLOAT ? J2KI_K_MCT_FLOAT
+                         : mode == J2KI_LOAD_RCT   ? J2KI_K_MCT_RCT : J2KI_K_MCT_ICT;
+    return j2ki_cuda_launch(k, grd, blk, 0, st, &p);
 }

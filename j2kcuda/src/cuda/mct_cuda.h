@@ -6,7 +6,7 @@
 #ifndef J2KI_MCT_CUDA_H
 #define J2KI_MCT_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 
@@ -35,8 +35,8 @@ enum {
  * Loads nb_planes planes of w x h samples (1, or 3 for RCT/ICT) into d_dst[c] (rows of w
  * samples, int32 or float in the same 4-byte storage) on stream st.
  */
-cudaError_t j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
-                               uint32_t w, uint32_t h, int mode, cudaStream_t st);
+CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc src[3], int nb_planes,
+                            uint32_t w, uint32_t h, int mode, CUstream st);
 
 #ifdef __cplusplus
 }

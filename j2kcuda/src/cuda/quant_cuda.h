@@ -5,7 +5,7 @@
 #ifndef J2KI_QUANT_CUDA_H
 #define J2KI_QUANT_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "cuda/t1_cuda.h"
 
@@ -18,8 +18,8 @@ extern "C" {
  * every band exactly) into int32 indices with frac_bits fractional bits, in d_samples.
  * Code-blocks of reversible bands (inv_step == 0) are left untouched.
  */
-cudaError_t j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                            cudaStream_t st);
+CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                         CUstream st);
 
 /**
  * j2ki_quant_cuda, and qstep_try's histogram of the integers (quant.h, j2ki_quant_hist_bin:
@@ -27,8 +27,8 @@ cudaError_t j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_
  * d_dmax[i] (j2ki_quant_band_try_max). The counts equal j2ki_quant_hist_ref's over the same
  * code-blocks. The caller zeroes d_hist first. Irreversible code-blocks only (9/7).
  */
-cudaError_t j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                 const uint8_t *d_dmax, unsigned long long *d_hist, cudaStream_t st);
+CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                              const uint8_t *d_dmax, unsigned long long *d_hist, CUstream st);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@
 #ifndef J2KI_RC_CUDA_H
 #define J2KI_RC_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 #include "core/plan.h"
@@ -47,6 +47,10 @@ int  j2ki_rc_cuda_init(J2kiRcCuda **out, const J2kiPlan *plan, J2kiT2Cuda *t2, i
                        int *sticky);
 void j2ki_rc_cuda_free(J2kiRcCuda **rc);
 
+/** Where rc's later CUDA errors are stored (NULL: nowhere); returns the previous target (as
+ *  j2ki_t2_cuda_sticky). */
+int *j2ki_rc_cuda_sticky(J2kiRcCuda *rc, int *sticky);
+
 /**
  * Enqueues on st the rate control of the frame whose tier-1 results are in the slot's d_data /
  * d_passes and d_res: imports nb_passes/numbps, computes the hulls, decides layer_passes.
@@ -58,7 +62,7 @@ void j2ki_rc_cuda_free(J2kiRcCuda **rc);
  * slot's J2kiT2CudaResult.hull_mask (as j2ki_rc_hull_mask), by the decide kernel's last phase.
  * Returns < 0 only for enqueue failures.
  */
-int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, cudaStream_t st);
+int  j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int hull_mask, CUstream st);
 
 #ifdef __cplusplus
 }

@@ -2,12 +2,12 @@
  * CUDA stage 4: tier-1 coding (Annex D) of every code-block of the frame. Each code-block is
  * coded by the inline coder of t1_core.h / mqc.h, the same code t1_ref.c runs, so passes,
  * rates, distortions and bytes are identical by construction. Code-blocks are started in
- * decreasing order of estimated work (CUB radix sort of w*h*bit-planes) for load balance.
+ * decreasing order of estimated work (radix sort of w*h*bit-planes, sort_cuda.h) for load balance.
  */
 #ifndef J2KI_T1_CUDA_H
 #define J2KI_T1_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 #include "core/plan.h"
@@ -94,11 +94,11 @@ const char *j2ki_t1_cuda_kernel_name(int variant, int smem_optin, int max_w, int
  * column-parallel coder packs the raw passes in its modelling warp (the one-kernel strategy
  * of ebcot-fast-mode-sample-parallel.md, section 4; t1_par_cuda.cuh).
  */
-cudaError_t j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
-                                 int cblk_style, int bypass_start, int max_w, int max_h,
-                                 uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
-                                 uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
-                                 int smem_optin, const J2kiT1StopDev *stop, cudaStream_t st);
+CUresult j2ki_t1_cuda_variant(const void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
+                              int cblk_style, int bypass_start, int max_w, int max_h,
+                              uint8_t *d_data, J2kiPass *d_passes, J2kiCblkRes *d_res,
+                              uint32_t *d_flag, void *d_scratch, size_t scratch_size, int variant,
+                              int smem_optin, const J2kiT1StopDev *stop, CUstream st);
 
 #ifdef __cplusplus
 }

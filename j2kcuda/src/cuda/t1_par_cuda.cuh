@@ -223,6 +223,7 @@ static size_t t1p_scratch(uint32_t nb_cblks, int max_w, int max_h)
     return 2 * align256(n * 4) + n * t1p_layout(max_w, max_h).slot;
 }
 
+#ifndef J2KI_CUDA_HOST   /* the device code: nvcc's and the emulators' (t1_kern.cuh) */
 /* A block the variant codes: numbps as the other kernels accept it (else they report). */
 __device__ __forceinline__ int t1p_valid(const J2kiCblkDev &cb, int numbps)
 {
@@ -288,7 +289,7 @@ __device__ __forceinline__ void t1p_left(const uint32_t (&v)[NC], uint32_t (&l)[
  * Not inlined: inside t1p_chunk_kernel it raised the model side's spills (sm_90: 8 -> 36
  * bytes stored) for every pass; as a call it costs only the raw passes.
  */
-__device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out, uint32_t n, uint32_t &c,
+static __device__ __noinline__ uint32_t t1p_pack_raw(const uint8_t *syms, uint8_t *out, uint32_t n, uint32_t &c,
                                                  uint32_t &ct, uint32_t &b, uint32_t *bits, uint32_t lane)
 {
     const uint32_t cap0 = b == 0xFF ? 7 : 8, p = cap0 - ct, T = p + n, nw = (T + 31) >> 5;
@@ -686,6 +687,8 @@ __device__ __forceinline__ void t1p_model_warp(uint32_t j, uint32_t lane, uint32
     }
 }
 
+#endif /* !J2KI_CUDA_HOST */
+
 /*
  * The frame's buffers a launch codes, passed by value as a __grid_constant__ parameter (no
  * copy per thread). Launch position j (a model warp's or an MQ thread's) codes sorted block j.
@@ -703,6 +706,7 @@ typedef struct T1pFrameDev {
     const uint32_t *lim;      /* the early stop's limits, or NULL */
 } T1pFrameDev;
 
+#ifndef J2KI_CUDA_HOST
 /*
  * MQ coding of chunk `chunk` of every code-block, one thread each (sorted order): the symbol
  * lists of the chunk's passes through j2ki_t1p_code_pass, the state in the block's slot.
@@ -837,7 +841,8 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
     return (mq && chunk == 0) || (j < nb_cblks && (int)nbps[order[j]] > j2ki_t1s_plane0(chunk));
 }
 
-/* Resident thread blocks per SM that the kernel's registers must allow (__launch_bounds__):
+/* Resident thread blocks per SM that the kernel's registers must allow (the __launch_bounds__
+ * of its entries, t1_kern.cu):
  * 8 (64 registers) for blocks up to 32 wide; with two columns per lane (NC = 2) the model
  * warp spilled to local memory under 64 registers (ptxas, sm_90: 92 bytes of spill stores and
  * 156 of loads for t1p_chunk_kernel<2>, and its chunk-0 launch bound by L2 traffic), so 6
@@ -846,8 +851,8 @@ __device__ __forceinline__ int t1p_may_work(int mq, int c, uint32_t j, uint32_t 
 #define T1P_MIN_BLOCKS_NC2 6
 
 template <int NC, bool GR = false>
-__global__ void __launch_bounds__(128, NC == 2 ? T1P_MIN_BLOCKS_NC2 : T1P_MIN_BLOCKS_NC1)
-t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F, const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
+__device__ __forceinline__ void
+t1p_chunk_kernel(const T1pFrameDev &F, const J2kiCblkDev *cblks, uint32_t nb_cblks, int cblk_style,
                  int bypass_start, T1pLayout lay, int c, uint32_t qblocks)
 {
     /* t1p_smem: the model warps' words, or the MQ threads' context states, 22 halfwords (11
@@ -877,5 +882,6 @@ t1p_chunk_kernel(const __grid_constant__ T1pFrameDev F, const J2kiCblkDev *cblks
                            F.lim);
     }
 }
+#endif /* !J2KI_CUDA_HOST */
 
 #endif /* J2KI_T1_PAR_CUDA_CUH */

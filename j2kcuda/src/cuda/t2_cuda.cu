@@ -1,24 +1,20 @@
 /*
- * CUDA tier-2, see t2_cuda.h for the cell table. Kernels, in frame order:
- *   import_kernel    one thread per code-block: nb_passes, numbps from tier-1's results
- *   prec_warp_kernel one warp per precinct (t2_par.h): header and body bytes of each layer's
- *                    packet, counted
- *   tp_size_kernel   one thread per tile-part: its cells' lengths
- *   (cub::DeviceScan::ExclusiveSum over the cell lengths: offsets)
- *   final_kernel     length, capacity check, EOC
- *   tp_write_kernel  one thread per tile-part: SOT (Psot), PLT segments, SOD, TLM entry
- *   prec_warp_kernel again, writing: SOP, header, EPH of each layer's packet, and where each
- *                    code-block's new bytes go
- *   body_kernel      one warp per code-block: copies its bytes of every layer
+ * CUDA tier-2, see t2_cuda.h for the cell table. Kernels (t2_kern.cu), in frame order:
+ *   T2_IMPORT    one thread per code-block: nb_passes, numbps from tier-1's results
+ *   T2_PREC_WARP one warp per precinct (t2_par.h): header and body bytes of each layer's
+ *                packet, counted
+ *   T2_TP_SIZE   one thread per tile-part: its cells' lengths
+ *   (j2ki_scan_cuda, exclusive, over the cell lengths: offsets; scan_cuda.h)
+ *   T2_FINAL     length, capacity check, EOC
+ *   T2_TP_WRITE  one thread per tile-part: SOT (Psot), PLT segments, SOD, TLM entry
+ *   T2_PREC_WARP again, writing: SOP, header, EPH of each layer's packet, and where each
+ *                code-block's new bytes go
+ *   T2_BODY      one warp per code-block: copies its bytes of every layer
  * Device memory (all sized at init): the mirror of the plan (code-blocks, layer tables, bands,
  * precincts, tag trees), the packet and tile-part tables, per (precinct, layer) lengths and cell
- * indices, cell lengths and offsets, per (code-block, layer) destinations, CUB's temporary
+ * indices, cell lengths and offsets, per (code-block, layer) destinations, the scan's temporary
  * storage, the main-header template and the result.
  */
-#ifndef J2KI_T2_EMU            /* tests/t2_emu.cc runs this source on the host with its own scan */
-#include <cub/device/device_scan.cuh>
-#endif
-
 extern "C" {
 #include "core/markers.h"
 #include "ref/t2_ref.h"
@@ -26,8 +22,10 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/cuda_launch.h"
 #include "cuda/cuda_util.h"
-#include "cuda/t2_cuda.h"
+#include "cuda/scan_cuda.h"
+#include "cuda/t2_kern.h"
 
 struct J2kiT2Cuda {
     const J2kiLog   *log;
@@ -39,169 +37,13 @@ struct J2kiT2Cuda {
     size_t           scan_tmp_size;
 };
 
-#define T2CU(t, call) J2KI_CUDA((t)->log, (t)->sticky, call)
+#define T2CU(t, call) J2KI_CUDRV((t)->log, (t)->sticky, call)
 #define T2DRV(t, fn, ...) J2KI_CU((t)->log, (t)->sticky, fn, __VA_ARGS__)
 
-/* a launch of kernel k (tests/t2_emu.cc runs them on the host) */
-#ifndef T2_LAUNCH
-#define T2_LAUNCH(k, grid, block, st, ...) k<<<(grid), (block), 0, (st)>>>(__VA_ARGS__)
-#endif
+/* a launch of kernel id with parameters *p, checked (tests/t2_emu.cc runs them on the host) */
+#define T2_LAUNCH(t, id, grid, block, st, p) T2CU(t, j2ki_cuda_launch((id), (grid), (block), 0, (st), (p)))
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
-
-/* ---- kernels ---------------------------------------------------------------------------- */
-
-__global__ void import_kernel(J2kiT2DevView v, const J2kiCblkRes *res)
-{
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i == 0) {
-        v.result->len = 0;
-        v.result->err = 0;
-        v.result->rc_why = 0;
-        v.result->rc_why_arg = 0;
-        v.result->nb_probes = 0;
-        v.result->nb_rounds = 0;
-        v.result->rc_total = 0;
-        v.result->hull_mask = 0;
-    }
-    if (i >= v.nb_cblks)
-        return;
-    v.cblks[i].nb_passes = res[i].nb_passes;
-    v.cblks[i].numbps = res[i].numbps;
-}
-
-static __device__ void set_err(J2kiT2CudaResult *r, int err)
-{
-    atomicCAS(&r->err, 0, err);
-}
-
-/* Warps per block of the precinct kernels, each with its J2KI_T2_WARP_WORDS of shared memory. */
-#define PREC_WARPS 4
-
-/* One warp per precinct (t2_par.h through j2ki_t2_dev_prec_warp): out NULL counts, else writes. */
-__global__ void __launch_bounds__(PREC_WARPS * 32) prec_warp_kernel(J2kiT2DevView v, uint8_t *out)
-{
-    __shared__ uint32_t smem[PREC_WARPS][J2KI_T2_WARP_WORDS];
-    const uint32_t wi = threadIdx.x >> 5, p = blockIdx.x * PREC_WARPS + wi;
-    int ret;
-    if (p >= v.nb_precs || v.result->err || (out && !v.result->len))
-        return;                                  /* warp-uniform */
-    if ((ret = j2ki_t2_dev_prec_warp(&v, p, smem[wi], out)) < 0 && (threadIdx.x & 31) == 0)
-        set_err(v.result, ret);
-}
-
-__global__ void tp_size_kernel(J2kiT2DevView v)
-{
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= v.nb_tps)
-        return;
-    j2ki_t2_dev_tp_size(&v, k, v.cell_len, NULL, NULL);
-}
-
-__global__ void final_kernel(J2kiT2DevView v, uint8_t *out, size_t cap)
-{
-    uint64_t at = v.cell_off[v.nb_cells - 1];
-    if (v.result->err)
-        return;
-    /* A.4.2: Psot is 32 bits */
-    for (uint32_t k = 0; k < v.nb_tps; k++)
-        if (v.cell_len[v.tps[k].first_pkt + k + 1] > UINT32_MAX) {
-            set_err(v.result, J2KC_ERR_UNSUPPORTED);
-            return;
-        }
-    if (at + 2 > cap) {
-        set_err(v.result, J2KC_ERR_BUFSIZE);
-        return;
-    }
-    out[at] = 0xFF;                       /* EOC, A.4.4 */
-    out[at + 1] = 0xD9;
-    v.result->len = at + 2;
-}
-
-static __device__ void put16(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static __device__ void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, v >> 16);
-    put16(p + 2, v);
-}
-
-/* SOT (A.4.2): FF90, Lsot = 10, Isot(16), Psot(32), TPsot(8), TNsot(8); the PLT segments
- * (A.7.3): FF58, Lplt(16) = 3 + Iplt bytes, Zplt(8) counting from 0 in each tile-part, Iplt
- * entries of 7 bits per byte, bit 7 set on all but the last; SOD (A.4.3): FF93; and the
- * tile-part's TLM entry (A.7.1, ST = 2, SP = 1): Ttlm(16), Ptlm(32). */
-__global__ void tp_write_kernel(J2kiT2DevView v, uint8_t *out)
-{
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= v.nb_tps || v.result->err || !v.result->len)
-        return;
-    const J2kiT2TpDev tp = v.tps[k];
-    uint64_t off = v.cell_off[tp.first_pkt + k + 1];
-    uint64_t psot = v.cell_off[tp.first_pkt + tp.nb_pkts + k + 2] - off;
-    uint8_t *o = out + off;
-    put16(o, 0xFF90);
-    put16(o + 2, 10);
-    put16(o + 4, tp.isot);
-    put32(o + 6, (uint32_t)psot);
-    o[10] = tp.tpsot;
-    o[11] = tp.tnsot;
-    o += 12;
-    if (v.plt) {
-        uint8_t *seg = NULL;
-        uint32_t payload = 0, z = 0;
-        for (uint32_t j = tp.first_pkt; j < tp.first_pkt + tp.nb_pkts; j++) {
-            uint64_t len = v.cell_len[j + k + 2];
-            int n = j2ki_t2_plt_entry_bytes(len), nb = n;
-            if (seg && payload + (uint32_t)n > J2KI_T2_PLT_MAX_PAYLOAD) {
-                put16(seg + 2, 3 + payload);
-                seg = NULL;
-            }
-            if (!seg) {
-                seg = o;
-                put16(o, 0xFF58);
-                o[4] = (uint8_t)(z++ & 0xFF);
-                o += 5;
-                payload = 0;
-            }
-            while (n-- > 0)
-                *o++ = (uint8_t)(((len >> (7 * n)) & 0x7F) | (n ? 0x80u : 0u));
-            payload += (uint32_t)nb;
-        }
-        if (seg)
-            put16(seg + 2, 3 + payload);
-    }
-    put16(o, 0xFF93);
-    if (v.tlm) {
-        uint64_t at = v.tlm_start + (uint64_t)(k / J2KI_TLM_MAX_ENTRIES + 1) * 6 + (uint64_t)k * J2KI_TLM_ENTRY_BYTES;
-        put16(out + at, tp.isot);
-        put32(out + at + 2, (uint32_t)psot);
-    }
-}
-
-/* B.9: a code-block's new bytes of each layer, one warp per code-block. */
-__global__ void body_kernel(J2kiT2DevView v, uint8_t *out)
-{
-    uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-    if (i >= v.nb_cblks || v.result->err || !v.result->len)
-        return;
-    const J2kiCblk *cb = &v.cblks[i];
-    int L = v.nb_layers, s = 0;
-    for (int l = 0; l < L; l++) {
-        int e = cb->layer_passes[l];
-        if (e > s) {
-            uint32_t from = j2ki_t2_pass_end(cb, s), n = cb->passes[e - 1].rate - from;
-            const uint8_t *src = cb->data + from;
-            uint8_t *d = out + v.dst[(size_t)i * L + l];
-            for (uint32_t b = lane; b < n; b += 32)
-                d[b] = src[b];
-            s = e;
-        }
-    }
-}
 
 /* ---- init ------------------------------------------------------------------------------- */
 
@@ -254,6 +96,13 @@ static int order_visit(void *opaque, const J2kiTile *tile, int c, int r, uint32_
     o->tps[o->nb_tps - 1].nb_pkts++;
     o->nb_pkts++;
     return 0;
+}
+
+int *j2ki_t2_cuda_sticky(J2kiT2Cuda *t, int *sticky)
+{
+    int *prev = t->sticky;
+    t->sticky = sticky;
+    return prev;
 }
 
 void j2ki_t2_cuda_free(J2kiT2Cuda **pt)
@@ -317,10 +166,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
 
         j2ki_bytes_init(&mh, NULL, 0);
         j2ki_main_header(&mh, plan, &tlm_start);
-        t->scan_tmp_size = 0;
-        if ((ret = T2CU(t, cub::DeviceScan::ExclusiveSum(NULL, t->scan_tmp_size, (uint64_t *)NULL,
-                                                         (uint64_t *)NULL, (int)nb_cells))) < 0)
-            goto fail;
+        t->scan_tmp_size = j2ki_scan_cuda_temp_size(nb_cells, 8);
         /* carve: 0 cblks, 1 layer tables, 2 bands, 3 precs, 4 trees, 5 pkts, 6 tps, 7 pkt_of,
          * 8 hdr_len, 9 body_len, 10 cell_len, 11 cell_off, 12 dst, 13 scan tmp, 14 mh, 15 result,
          * 16 parallel header coder's node scratch (one per inclusion-tree node) */
@@ -473,39 +319,33 @@ J2kiT2CudaResult *j2ki_t2_cuda_result(const J2kiT2Cuda *t) { return t->v.result;
 
 static unsigned grid(uint32_t n, unsigned threads) { return n ? (unsigned)((n + threads - 1) / threads) : 1u; }
 
-int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, cudaStream_t st)
+int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, CUstream st)
 {
-    T2_LAUNCH(import_kernel, grid(t->v.nb_cblks, 256), 256, st, t->v, d_res);
-    return J2KI_CUDA_LAUNCHED(t->log, t->sticky);
+    const J2kiT2ImportParams p = { t->v, d_res };
+    return T2_LAUNCH(t, J2KI_K_T2_IMPORT, grid(t->v.nb_cblks, 256), 256, st, &p);
 }
 
-int j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t cap)
+int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
 {
     const J2kiT2DevView *v = &t->v;
+    const J2kiT2OutParams count = { *v, NULL, 0 }, write = { *v, d_out, cap };
     int ret;
 
-    T2_LAUNCH(prec_warp_kernel, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, *v, NULL);
-    if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, &count)) < 0 ||
+        (ret = T2_LAUNCH(t, J2KI_K_T2_TP_SIZE, grid(v->nb_tps, 64), 64, st, &count)) < 0)
         return ret;
-    T2_LAUNCH(tp_size_kernel, grid(v->nb_tps, 64), 64, st, *v);
-    if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
+    /* tests/t2_emu.cc runs this source on the host with its own j2ki_scan_cuda */
+    const J2kiScanArgs sc = { v->cell_len, v->cell_off, (size_t)v->nb_cells, 8, 1, t->d_scan_tmp,
+                              t->scan_tmp_size };
+    if ((ret = T2CU(t, j2ki_scan_cuda(&sc, st))) < 0)
         return ret;
-    size_t tmp = t->scan_tmp_size;
-    if ((ret = T2CU(t, cub::DeviceScan::ExclusiveSum(t->d_scan_tmp, tmp, v->cell_len, v->cell_off,
-                                                     (int)v->nb_cells, st))) < 0)
-        return ret;
-    T2_LAUNCH(final_kernel, 1, 1, st, *v, d_out, cap);
-    if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_FINAL, 1, 1, st, &write)) < 0)
         return ret;
     if (cap >= v->main_len &&
         (ret = T2DRV(t, cuMemcpyDtoDAsync, j2ki_dptr(d_out), j2ki_dptr(t->d_mh), v->main_len, st)) < 0)
         return ret;
-    T2_LAUNCH(tp_write_kernel, grid(v->nb_tps, 64), 64, st, *v, d_out);
-    if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_TP_WRITE, grid(v->nb_tps, 64), 64, st, &write)) < 0 ||
+        (ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, &write)) < 0)
         return ret;
-    T2_LAUNCH(prec_warp_kernel, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, *v, d_out);
-    if ((ret = J2KI_CUDA_LAUNCHED(t->log, t->sticky)) < 0)
-        return ret;
-    T2_LAUNCH(body_kernel, grid(v->nb_cblks, 8), 256, st, *v, d_out);
-    return J2KI_CUDA_LAUNCHED(t->log, t->sticky);
+    return T2_LAUNCH(t, J2KI_K_T2_BODY, grid(v->nb_cblks, 8), 256, st, &write);
 }

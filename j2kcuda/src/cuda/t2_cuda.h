@@ -13,7 +13,7 @@
  * Per frame: one warp per precinct codes its headers layer by layer (counting; t2_par.h: a lane
  * per code-block, the same bits as t2_core.h's serial coder) -> header and body bytes per
  * (precinct, layer); one thread per tile-part turns them into cell lengths (PLT sized with
- * t2_core.h's rule); an exclusive CUB scan gives every cell's offset; then the cells are
+ * t2_core.h's rule); an exclusive scan (scan_cuda.h) gives every cell's offset; then the cells are
  * written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
  * thread per tile-part, packet headers by one warp per precinct (the header coder again,
  * writing), code-block bodies by one warp per code-block, the main header by a device copy of
@@ -22,7 +22,7 @@
 #ifndef J2KI_T2_CUDA_H
 #define J2KI_T2_CUDA_H
 
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 
 #include "core/j2ki.h"
 #include "core/plan.h"
@@ -106,13 +106,18 @@ int  j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cb
                        J2kiPass *d_passes, const J2kiLog *log, int *sticky);
 void j2ki_t2_cuda_free(J2kiT2Cuda **t);
 
+/** Where t's later CUDA errors are stored (cuda_util.h; NULL: nowhere); returns the previous
+ *  target. The backend makes a slot's tables without a sticky target, then gives them its own
+ *  for the frames, and a graph capture the capturing caller's. */
+int *j2ki_t2_cuda_sticky(J2kiT2Cuda *t, int *sticky);
+
 /** The device view (for rc_cuda.cu) and the device result of the slot's frames. */
 const J2kiT2DevView *j2ki_t2_cuda_view(const J2kiT2Cuda *t);
 J2kiT2CudaResult    *j2ki_t2_cuda_result(const J2kiT2Cuda *t);
 
 /** Enqueues on st: takes nb_passes and numbps of every code-block from tier-1's d_res and
  *  clears the frame's result. The first step of a frame (j2ki_rc_cuda_run calls it). */
-int  j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, cudaStream_t st);
+int  j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, CUstream st);
 
 /**
  * Enqueues on st the writing of the codestream (SOC ... EOC) for the code-blocks' current
@@ -120,15 +125,11 @@ int  j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, cudaStream_t s
  * (j2ki_t2_cuda_result) receives the length, or err = J2KC_ERR_BUFSIZE when cap is too small,
  * or rate control's error (then nothing is written). Returns < 0 only for enqueue failures.
  */
-int  j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t cap);
+int  j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap);
 
 #ifdef __cplusplus
 }
 #endif
-
-#if defined(__CUDACC__) || defined(J2KI_T2_EMU)
-/* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part); ----
- * ---- tests/t2_emu.cc runs them on the host                                                 ---- */
 
 /** Per-warp shared-memory scratch of j2ki_t2_dev_prec_size_warp, in 32-bit words: the bit
  *  buffer of t2_par.h (the last word stays 0: j2ki_t2p_get reads one word ahead). A group of
@@ -136,6 +137,10 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, cudaStream_t st, uint8_t *d_out, size_t c
  *  about 34 tag-tree levels x 2 trees, 16 + 33 for the pass count and Lblock, and 164 lengths
  *  of at most 32 + 7 bits with TERMALL). */
 #define J2KI_T2_WARP_WORDS 512
+
+#if defined(__CUDACC__) || defined(J2KI_T2_EMU)
+/* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part); ----
+ * ---- tests/t2_emu.cc runs them on the host                                                 ---- */
 
 /** The code-blocks of a precinct in packet order (J2KI_T2_FOR_CBLKS), for a warp. */
 typedef struct J2kiT2WarpPrec {

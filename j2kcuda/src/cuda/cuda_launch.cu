@@ -1,0 +1,105 @@
+/*
+ * The launch module (cuda_launch.h) on the CUDA driver: the table of kernels.def, each entry
+ * looked up by name in the embedded device code (cu_code.h) once per process. The handles
+ * are CUkernel (cuLibraryGetKernel): context-independent, so one table serves every encoder
+ * and device of the process; the driver loads a kernel's code into a context when it is
+ * first used there (j2ki_cuda_kernels_ready does it at creation, so that a GPU the code cannot
+ * run on is refused then, not at the first frame). cuLaunchKernel and
+ * cuLaunchCooperativeKernel take a CUkernel where they take a CUfunction (CUDA 12.0); the
+ * per-device attribute goes through cuKernelSetAttribute, the occupancy query through the
+ * context's CUfunction (cuKernelGetFunction). The parameter struct travels as the single
+ * kernel argument, so its layout is the kernel header's alone and this module needs none of
+ * the stages' types. Host code only.
+ */
+#include <pthread.h>
+
+#include "cuda/cu_code.h"
+#include "cuda/cuda_launch.h"
+
+typedef struct KernelEntry {
+    const char *name;       /* the entry name */
+    int         coop;       /* launched cooperatively */
+} KernelEntry;
+
+static const KernelEntry kernels[J2KI_K_COUNT] = {
+#define J2KI_KERNEL(id, entry, params, coop) { #entry, coop },
+#include "cuda/kernels.def"
+#undef J2KI_KERNEL
+};
+
+/* written once inside find_once, read after it (pthread_once orders them) */
+static CUkernel handles[J2KI_K_COUNT];
+static pthread_once_t find_once_ctl = PTHREAD_ONCE_INIT;
+static int missing = -1;                  /* the first entry not found, or -1 */
+
+static void find_once(void)
+{
+    CUkernel k[J2KI_K_COUNT];
+    for (int i = 0; i < J2KI_K_COUNT; i++)
+        if (j2ki_cu_code_kernel(kernels[i].name, &k[i]) != CUDA_SUCCESS) {
+            missing = i;
+            return;
+        }
+    /* all or none: a launch before a successful lookup fails cleanly */
+    for (int i = 0; i < J2KI_K_COUNT; i++)
+        handles[i] = k[i];
+}
+
+extern "C" int j2ki_cuda_kernels_ready(const J2kiLog *log)
+{
+    int ret;
+    if ((ret = j2ki_cu_code_load(log, J2KC_LOG_ERROR)) < 0)
+        return ret;
+    pthread_once(&find_once_ctl, find_once);
+    if (missing >= 0) {
+        j2ki_log(log, J2KC_LOG_ERROR, "CUDA: the library's embedded GPU code has no kernel %s",
+                 kernels[missing].name);
+        return J2KC_ERR_INTERNAL;
+    }
+    /* every image is checked: each kernel file is its own image, and a GPU may have SASS in
+     * none of them while the PTX of one is too new for the driver */
+    for (int i = 0; i < J2KI_K_COUNT; i++)
+        if ((ret = j2ki_cu_code_check(log, handles[i])) < 0)
+            return ret;
+    return 0;
+}
+
+extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
+                                     const void *params)
+{
+    void *args[1] = { (void *)params };
+    if ((unsigned)id >= J2KI_K_COUNT || !handles[id])
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (kernels[id].coop)
+        return J2KI_CUFN(cuLaunchCooperativeKernel)((CUfunction)handles[id], grid.x, grid.y, grid.z, block.x,
+                                                    block.y, block.z, (unsigned)smem, st, args);
+    return J2KI_CUFN(cuLaunchKernel)((CUfunction)handles[id], grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                     (unsigned)smem, st, args, NULL);
+}
+
+extern "C" CUresult j2ki_cuda_kernel_max_smem(J2kiKernelId id, int smem)
+{
+    CUdevice dev;
+    CUresult e;
+    if ((unsigned)id >= J2KI_K_COUNT || !handles[id])
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((e = J2KI_CUFN(cuCtxGetDevice)(&dev)) != CUDA_SUCCESS)
+        return e;
+    return J2KI_CUFN(cuKernelSetAttribute)(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem, handles[id], dev);
+}
+
+extern "C" CUresult j2ki_cuda_kernel_occupancy(J2kiKernelId id, int threads, size_t smem, int *per_sm)
+{
+    CUfunction f;
+    CUresult e;
+    if ((unsigned)id >= J2KI_K_COUNT || !handles[id])
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((e = J2KI_CUFN(cuKernelGetFunction)(&f, handles[id])) != CUDA_SUCCESS)
+        return e;
+    return J2KI_CUFN(cuOccupancyMaxActiveBlocksPerMultiprocessor)(per_sm, f, threads, smem);
+}
+
+extern "C" const char *j2ki_cuda_kernel_entry(J2kiKernelId id)
+{
+    return (unsigned)id < J2KI_K_COUNT ? kernels[id].name : "?";
+}
