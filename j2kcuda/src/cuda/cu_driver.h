@@ -55,7 +55,7 @@
     X(cuCtxGetDevice, 2000)                                                                        \
     X(cuMemAlloc, 3020)                 X(cuMemFree, 3020)                                        \
     X(cuMemHostAlloc, 2020)             X(cuMemFreeHost, 2000)                                    \
-    X(cuMemGetInfo, 3020)               X(cuPointerGetAttribute, 4000)                            \
+    X(cuMemGetInfo, 3020)               X(cuPointerGetAttributes, 7000)                           \
     X(cuMemcpyHtoD, 3020)               X(cuMemcpyHtoDAsync, 3020)                                \
     X(cuMemcpyDtoHAsync, 3020)          X(cuMemcpyDtoDAsync, 3020)                                \
     X(cuMemcpy2DAsync, 3020)            X(cuMemsetD8, 3020)                                       \
