@@ -52,8 +52,12 @@ build() {   # build DIR: library and j2kbench of the tree in DIR (in DIR/build-a
     # each tree's own j2kbench.c where it has one (it matches that tree's public header)
     local src="$1/bench/j2kbench.c"
     [ -f "$src" ] || src="$ROOT/bench/j2kbench.c"
-    cc -std=c99 -O2 -DJ2KB_CUDA=1 -I"$1/j2kcuda/include" -I"$ROOT/bench" -o "$1/build-ab/j2kbench" \
-        "$src" "$1/build-ab/lib/libj2kcuda.a" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lrt \
+    # --pinned's buffer: through the library's driver table (cuda/cu_primary.h), or, in an older
+    # j2kbench.c, through the CUDA runtime (cudaHostAlloc), linked for that one only
+    local rt=
+    grep -q 'cudaHostAlloc(' "$src" && rt="-L$CUDA_HOME/lib64 -lcudart_static"
+    cc -std=c99 -O2 -DJ2KB_CUDA=1 -I"$1/j2kcuda/include" -I"$1/j2kcuda/src" -I"$CUDA_HOME/include" \
+        -I"$ROOT/bench" -o "$1/build-ab/j2kbench" "$src" "$1/build-ab/lib/libj2kcuda.a" $rt -ldl -lrt \
         -lstdc++ -lpthread -lm
 }
 for t in $NAMES; do

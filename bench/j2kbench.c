@@ -43,11 +43,36 @@
 #include "../tools/cuda_queues.h"
 
 #ifdef J2KB_CUDA
-/* from cuda_runtime_api.h, for --pinned's own buffer: bench/run.sh links this tool with
- * libcudart_static (the library links no CUDA library); declared here so that this tool needs
- * no CUDA headers */
-int cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
-int cudaFreeHost(void *ptr);
+/* --pinned's own buffer, page-locked as an application's would be, through the library's
+ * driver table (the library loads the driver at run time and links no CUDA library, and nor
+ * does this tool): built with -Ij2kcuda/src and the CUDA headers (bench/run.sh) */
+#include "cuda/cu_primary.h"
+
+/* size bytes of page-locked host memory (cuMemHostAlloc, no flags, as cudaHostAlloc's default)
+ * in device 0's primary context, the one the encoder works in (and the CUDA runtime's); NULL
+ * when it cannot be had */
+static void *pinned_alloc(size_t size)
+{
+    CUcontext ctx, prev;
+    void *ptr = NULL;
+    if (j2ki_cu_load(NULL, 0) < 0 || j2ki_cu_primary(0, &ctx) != CUDA_SUCCESS ||
+        J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
+        return NULL;
+    if (J2KI_CUFN(cuMemHostAlloc)(&ptr, size, 0) != CUDA_SUCCESS)
+        ptr = NULL;
+    J2KI_CUFN(cuCtxPopCurrent)(&prev);
+    return ptr;
+}
+
+/* a buffer of pinned_alloc's, freed in its context */
+static void pinned_free(void *ptr)
+{
+    CUcontext ctx, prev;
+    if (!ptr || j2ki_cu_primary(0, &ctx) != CUDA_SUCCESS || J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
+        return;
+    J2KI_CUFN(cuMemFreeHost)(ptr);
+    J2KI_CUFN(cuCtxPopCurrent)(&prev);
+}
 #endif
 
 #define MAX_REPS 1000
@@ -119,7 +144,7 @@ int main(int argc, char **argv)
     J2kcStats st, st_sum;
     uint8_t *first[MAX_FRAMES] = { NULL };
     size_t first_size[MAX_FRAMES] = { 0 };
-    void *pinned_buf = NULL; /* --pinned: one cudaHostAlloc block for every plane of every frame */
+    void *pinned_buf = NULL; /* --pinned: one page-locked block for every plane of every frame */
     uint8_t *packed_buf = NULL; /* --packed: the interleaved planes (malloc), frame after frame */
     double lat[MAX_REPS], lat_sub[MAX_REPS], t0, t1, t_phase, c0, c1, lat_max = 0;
     double create_ms = 0, first_ms = 0;   /* start-up: creation, then the first frame alone */
@@ -243,8 +268,8 @@ int main(int argc, char **argv)
         size_t total = 0, off = 0;
         for (int c = 0; c < fr[0].nb_comps; c++)
             total += (size_t)fr[0].comp_w[c] * fr[0].comp_h[c] * 2;
-        if (cudaHostAlloc(&pinned_buf, total * nb_in, 0) != 0) {
-            fprintf(stderr, "cudaHostAlloc failed\n");
+        if (!(pinned_buf = pinned_alloc(total * nb_in))) {
+            fprintf(stderr, "cannot page-lock %zu bytes (cuMemHostAlloc)\n", total * nb_in);
             goto end;
         }
         for (int k = 0; k < nb_in; k++) {
@@ -441,8 +466,7 @@ end:
     j2kc_encoder_free(&enc);
     j2kc_params_free(&p);
 #ifdef J2KB_CUDA
-    if (pinned_buf)
-        cudaFreeHost(pinned_buf);
+    pinned_free(pinned_buf);
 #endif
     (void)pinned_buf;
     free(packed_buf);

@@ -132,8 +132,10 @@ LIB=$B/lib/libj2kcuda.a
 HAVE_OURS=0
 if [ -f "$LIB" ]; then
     if [ "$HAVE_CUDA" = 1 ]; then
-        JB_FLAGS="-DJ2KB_CUDA=1"
-        JB_LIBS="-L$CUDA_HOME/lib64 -lcudart_static -ldl -lrt -lstdc++ -lpthread -lm"
+        # --pinned's buffer through the library's driver table (cuda/cu_primary.h): its headers
+        # and the CUDA SDK's; no CUDA library linked
+        JB_FLAGS="-DJ2KB_CUDA=1 -Ij2kcuda/src -I$CUDA_HOME/include"
+        JB_LIBS="-ldl -lrt -lstdc++ -lpthread -lm"
     else
         JB_FLAGS=
         JB_LIBS="-lm -lpthread"

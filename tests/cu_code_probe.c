@@ -3,8 +3,9 @@
  * on a GPU: a probe kernel (tests/cu_code_probe_kern.cu) compiled to a fatbin and embedded by
  * tools/embed-fatbin.sh into this program's own j2ki_cuda_images (linked before the library,
  * so the library's empty table is not), then j2ki_cu_code_load, the kernel found by name (and
- * a name that is not there refused), checked in the device's primary context and launched with
- * cuLaunchKernel; its output compared with the host's. No CUDA runtime call.
+ * a name that is not there refused), checked in the device's primary context (the library's,
+ * cu_primary.h) and launched with cuLaunchKernel; its output compared with the host's. No CUDA
+ * runtime call.
  * Prints ok/FAIL lines; exit 1 on a failure, 77 without a driver or device.
  *   built and run by .dev/exp or by hand:
  *   nvcc -fatbin GENCODE -o probe.fatbin tests/cu_code_probe_kern.cu
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "cuda/cu_code.h"
+#include "cuda/cu_primary.h"
 
 static int failed;
 
@@ -41,7 +43,6 @@ int main(void)
     unsigned n = N;
     CUkernel k = NULL, missing = NULL;
     CUcontext ctx = NULL, popped;
-    CUdevice dev;
     CUdeviceptr d = 0;
     int count = 0, bad = 0;
     void *args[2];
@@ -57,9 +58,7 @@ int main(void)
           "an unknown entry name refused");
     if (failed)
         return 1;
-    if (J2KI_CUFN(cuDeviceGet)(&dev, 0) != CUDA_SUCCESS ||
-        J2KI_CUFN(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS ||
-        J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS) {
+    if (j2ki_cu_primary(0, &ctx) != CUDA_SUCCESS || J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS) {
         check(0, "device 0's primary context");
         return 1;
     }
@@ -77,7 +76,6 @@ int main(void)
     check(bad == 0, "the kernel's output equals the host's");
     J2KI_CUFN(cuMemFree)(d);
     J2KI_CUFN(cuCtxPopCurrent)(&popped);
-    J2KI_CUFN(cuDevicePrimaryCtxRelease)(dev);
     free(host);
     return failed ? 1 : 0;
 }

@@ -44,23 +44,17 @@
 #define GPU_TOLERANCE   (4 << 20)   /* bytes of free GPU memory lost after warm-up (2 MiB pages) */
 
 #ifdef J2KC_HAVE_CUDA
-#include "cuda/cu_driver.h"
+#include "cuda/cu_primary.h"
 
 /* Free and total memory of GPU 0 through the library's driver table (the library links no CUDA
- * library; cu_driver.h). Its primary context is retained at the first call and kept to the
- * end, so that the encoders' contexts of the cycles are one and the same. */
+ * library; cu_driver.h), in its primary context: the one the encoders of the cycles share, which
+ * the library keeps for the life of the process (cu_primary.h). */
 static void gpu_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
-    static CUcontext ctx;
-    CUcontext prev;
-    CUdevice dev;
+    CUcontext ctx, prev;
     *free_bytes = *total_bytes = 0;
-    if (j2ki_cu_load(NULL, 0) < 0 || J2KI_CUFN(cuDeviceGet)(&dev, 0) != CUDA_SUCCESS)
+    if (j2ki_cu_load(NULL, 0) < 0 || j2ki_cu_primary(0, &ctx) != CUDA_SUCCESS)
         return;
-    if (!ctx && J2KI_CUFN(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS) {
-        ctx = NULL;
-        return;
-    }
     if (J2KI_CUFN(cuCtxPushCurrent)(ctx) != CUDA_SUCCESS)
         return;
     J2KI_CUFN(cuMemGetInfo)(free_bytes, total_bytes);

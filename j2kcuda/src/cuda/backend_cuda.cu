@@ -5,28 +5,10 @@
  */
 #include "cuda/backend_cuda.h"
 #include "cuda/cu_code.h"
+#include "cuda/cu_primary.h"
 #include "cuda/cuda_launch.h"
 
 namespace j2ki_cuda {
-
-/* Primary contexts kept for the life of the process, one reference per device, taken at the
- * first encoder's creation on it: as the CUDA runtime kept them when the library linked it, so
- * that encoders created one after another share one context and its loaded code instead of
- * the driver destroying and re-creating both each time the last encoder goes (issue 31). */
-#define PRIMARY_KEEP_MAX 64
-static pthread_mutex_t primary_mtx = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char primary_kept[PRIMARY_KEEP_MAX];
-
-static void primary_keep(CUdevice d)
-{
-    CUcontext c;
-    if ((unsigned)d >= PRIMARY_KEEP_MAX)
-        return;
-    pthread_mutex_lock(&primary_mtx);
-    if (!primary_kept[d] && J2KI_CUFN(cuDevicePrimaryCtxRetain)(&c, d) == CUDA_SUCCESS)
-        primary_kept[d] = 1;
-    pthread_mutex_unlock(&primary_mtx);
-}
 
 static void slot_free(CudaBackend *b, CudaSlot *s)
 {
@@ -118,8 +100,6 @@ static void cuda_uninit(void *priv)
     j2ki_plan_free(&b->plan_t2);
     if (entered)
         leave(b);
-    if (b->ctx_retained)
-        j2ki_cu_primary_release(b->dev);
     free(b);
 }
 
@@ -475,7 +455,6 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     CudaBackend *b = (CudaBackend *)calloc(1, sizeof(*b));
     int ret, n = 0, entered = 0;
     size_t mem_total = 0;
-    CUcontext warm_ctx = NULL;         /* the context thread's reference to the primary context */
     /* creation's steps, for the verbose log (start-up time, issue 26): the host tables, the
      * wait for the context thread, the device and its context, the tables' upload, the slots'
      * fit check, the threads' start */
@@ -510,7 +489,7 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     ms_host = j2ki_now_ms() - t;
     /* the context thread has made the context meanwhile, or is making it: this thread's first
      * CUDA call comes after it */
-    warm_ctx = j2ki_cuda_warm_take(warm, &wt, cp->gpu < 0 ? 0 : cp->gpu);
+    j2ki_cuda_warm_join(warm, &wt);
     if (ret < 0)
         goto fail;
     t = j2ki_now_ms();
@@ -531,7 +510,6 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         b->dev = (int)d;
     } else {
         CUresult e = J2KI_CUFN(cuDeviceGetCount)(&n);
-        CUdevice d;
         if (e != CUDA_SUCCESS) {
             const char *ename, *etext;
             ret = j2ki_cudrv_map(e) == J2KC_ERR_NODEV ? J2KC_ERR_NODEV : J2KC_ERR_CUDA;
@@ -547,16 +525,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
             ret = J2KC_ERR_NODEV;
             goto fail;
         }
-        /* the device's primary context, the runtime's too: the context thread's reference, or
-         * one of its own */
-        if (!(b->ctx = warm_ctx)) {
-            if ((ret = CUDRV(cuDeviceGet, &d, b->dev)) < 0 || (ret = CUDRV(cuDevicePrimaryCtxRetain, &b->ctx, d)) < 0)
-                goto fail;
-        }
-        warm_ctx = NULL;
-        b->ctx_retained = 1;
-        if (J2KI_CUFN(cuDeviceGet)(&d, b->dev) == CUDA_SUCCESS)
-            primary_keep(d);
+        /* the device's primary context, the runtime's too, kept for the process (cu_primary.h):
+         * made by the context thread already, or now */
+        if ((ret = CUR(j2ki_cu_primary(b->dev, &b->ctx))) < 0)
+            goto fail;
         if ((ret = enter(b)) < 0)
             goto fail;
         entered = b->dev_ready = 1;
@@ -636,8 +608,6 @@ fail:
     }
     if (entered)
         leave(b);
-    if (warm_ctx)
-        j2ki_cu_primary_release(cp->gpu < 0 ? 0 : cp->gpu);
     cuda_uninit(b);
     return ret;
 }

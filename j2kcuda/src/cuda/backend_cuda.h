@@ -6,7 +6,8 @@
  *
  * Page-locked host memory is detected by cuda_pinned.cu; the hardware queues the backend
  * recommends (CUDA_DEVICE_MAX_CONNECTIONS, set by the application) are logged by cuda_env.cu;
- * the driver and the context are made ahead, during creation, by cuda_warm.cu.
+ * the driver and the context are made ahead, during creation, by cuda_warm.cu; the device's
+ * primary context is kept for the life of the process by cu_primary.cu.
  *
  * Memory: everything is sized from the plan and allocated once: the shared tables in init(),
  * which checks that the slots will fit, the slots' by the preparer thread while the first frames
@@ -140,8 +141,8 @@ typedef struct CudaBackend {
     const J2kiCodingParams *cp;
     const J2kiPlan *plan;
     int           dev;
-    CUcontext     ctx;             /* the caller's context, or dev's primary context (retained) */
-    int           ctx_retained;    /* ctx is dev's primary context, released by uninit */
+    CUcontext     ctx;             /* the caller's context, or dev's primary context (kept for the
+                                      process, cu_primary.h): neither released by the backend */
     int           broken;          /* sticky J2KC_ERR_* of the first CUDA failure */
     int           dev_ready;       /* the device (or caller context) was entered once */
     int           nb_slots;
@@ -200,9 +201,6 @@ typedef struct CudaBackend {
  * when the library is linked statically. */
 namespace j2ki_cuda {
 
-/** Joins the context thread (cuda_warm.cu): gpu's primary context, retained (the caller
- *  releases it), when the thread made it for that device, else NULL; *t its times. */
-CUcontext j2ki_cuda_warm_take(J2kiCudaWarm **w, J2kiCudaWarmTimes *t, int gpu);
 int enter(CudaBackend *b);
 void leave(CudaBackend *b);
 double ms_since(const struct timespec *t0);

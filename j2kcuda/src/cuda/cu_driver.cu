@@ -114,10 +114,3 @@ extern "C" int j2ki_cu_load(const J2kiLog *log, int level)
         j2ki_log(log, level, "CUDA: %s", cu_msg);
     return cu_err;
 }
-
-extern "C" void j2ki_cu_primary_release(int dev)
-{
-    CUdevice d;
-    if (J2KI_CUFN(cuDeviceGet)(&d, dev) == CUDA_SUCCESS)
-        J2KI_CUFN(cuDevicePrimaryCtxRelease)(d);
-}

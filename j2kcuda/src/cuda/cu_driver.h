@@ -50,7 +50,7 @@
     X(cuDeviceGetCount, 2000)           X(cuDeviceGet, 2000)                                      \
     X(cuDeviceGetName, 2000)            X(cuDeviceGetAttribute, 2000)                             \
     X(cuDeviceTotalMem, 3020)                                                                      \
-    X(cuDevicePrimaryCtxRetain, 7000)   X(cuDevicePrimaryCtxRelease, 11000)                       \
+    X(cuDevicePrimaryCtxRetain, 7000)                                                              \
     X(cuCtxPushCurrent, 4000)           X(cuCtxPopCurrent, 4000)                                  \
     X(cuCtxGetDevice, 2000)                                                                        \
     X(cuMemAlloc, 3020)                 X(cuMemFree, 3020)                                        \
@@ -92,10 +92,6 @@ extern "C" {
  *  (may be NULL) at level (J2KC_LOG_ERROR for a backend asked for, lower for backend=auto's
  *  probe). Thread-safe; later calls only return (and log) the first one's result. */
 int j2ki_cu_load(const J2kiLog *log, int level);
-
-/** Drops one reference to device dev's primary context (cuDevicePrimaryCtxRetain's); the last
- *  one destroys it. */
-void j2ki_cu_primary_release(int dev);
 
 /** The table, filled by a successful j2ki_cu_load (read only after one). */
 extern J2kiCuDriver j2ki_cu_tab;

@@ -1,8 +1,8 @@
 /*
  * The CUDA backend's context and devices: every entry point runs between enter() and leave(),
- * which push the encoder's context (the caller's, or the device's primary context that the
- * backend retains) on the calling thread and pop it afterwards, so the thread's own CUDA
- * state is left as it was; the device count backend=auto and j2kc_cuda_devices() ask for,
+ * which push the encoder's context (the caller's, or the device's primary context, kept for
+ * the process, cu_primary.h) on the calling thread and pop it afterwards, so the thread's own
+ * CUDA state is left as it was; the device count backend=auto and j2kc_cuda_devices() ask for,
  * through the driver (cu_driver.h).
  */
 #include "cuda/backend_cuda.h"

@@ -2,17 +2,16 @@
  * The CUDA driver and the device's context made ahead (start-up time, issue 26). Loading and
  * initialising the driver (cu_driver.h: dlopen, cuInit) and making the device's primary
  * context are most of an encoder's creation. Both depend on nothing the encoder plans, so a
- * thread of its own makes them (the loader and cuDeviceGetCount, then cuDevicePrimaryCtxRetain
- * of the encoder's device and the embedded device code's loading, cu_code.h) while the creating thread plans and builds the host tables; the
- * backend joins it before its first call on the device, and creation costs the longer of the
- * two instead of their sum.
+ * thread of its own makes them (the loader and cuDeviceGetCount, then the encoder's device's
+ * primary context, cu_primary.h, and the embedded device code's loading, cu_code.h) while the
+ * creating thread plans and builds the host tables; the backend joins it before its first call
+ * on the device, and creation costs the longer of the two instead of their sum.
  *
- * The thread's reference to the primary context goes to the backend that joins it
- * (j2ki_cuda_warm_take), which then holds the context without making it again; joined
- * otherwise (the reference backend, a failed creation), the reference is released. Its errors
- * are not reported: the backend makes the same calls after the join and reports what they
- * return, with the messages and codes of a creation without this thread (and a thread that
- * could not be started changes nothing but the time).
+ * The thread only makes them early and hands nothing over: the driver, the primary context
+ * and the code are each kept once per process, and the backend asks for them again after the
+ * join and gets the same ones at once. Its errors are not reported: the backend's own calls
+ * report what they return, with the messages and codes of a creation without this thread (and
+ * a thread that could not be started changes nothing but the time).
  */
 extern "C" {
 #include "core/backend.h"
@@ -21,8 +20,8 @@ extern "C" {
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "cuda/backend_cuda.h"
 #include "cuda/cu_code.h"
+#include "cuda/cu_primary.h"
 
 struct J2kiCudaWarm {
     pthread_t       thread;
@@ -30,7 +29,6 @@ struct J2kiCudaWarm {
     pthread_cond_t  cond;
     int             gpu;
     int             driver_done;    /* under mtx: the driver has answered the device count */
-    CUcontext       ctx;            /* gpu's primary context, retained; NULL when not made */
     double          t_start, ms_driver, ms_context;
 };
 
@@ -38,16 +36,15 @@ static void *warm_run(void *arg)
 {
     J2kiCudaWarm *w = (J2kiCudaWarm *)arg;
     int n = 0, ok = j2ki_cu_load(NULL, 0) == 0 && J2KI_CUFN(cuDeviceGetCount)(&n) == CUDA_SUCCESS;
-    CUdevice d;
+    CUcontext ctx;
 
     w->ms_driver = j2ki_now_ms() - w->t_start;
     pthread_mutex_lock(&w->mtx);
     w->driver_done = 1;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->mtx);
-    if (ok && w->gpu < n && J2KI_CUFN(cuDeviceGet)(&d, w->gpu) == CUDA_SUCCESS &&
-        J2KI_CUFN(cuDevicePrimaryCtxRetain)(&w->ctx, d) != CUDA_SUCCESS)
-        w->ctx = NULL;
+    if (ok && w->gpu < n)
+        (void)j2ki_cu_primary(w->gpu, &ctx);
     /* the embedded device code too (cu_code.h), loaded once per process */
     if (ok)
         (void)j2ki_cu_code_load(NULL, 0);
@@ -92,34 +89,20 @@ extern "C" double j2ki_cuda_warm_driver(J2kiCudaWarm *w)
     return j2ki_now_ms() - t0;
 }
 
-CUcontext j2ki_cuda::j2ki_cuda_warm_take(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t, int gpu)
+extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
 {
     J2kiCudaWarm *w = pw ? *pw : NULL;
     double t0 = j2ki_now_ms();
-    CUcontext ctx;
     if (!w)
-        return NULL;
+        return;
     pthread_join(w->thread, NULL);
     if (t) {
         t->waited = j2ki_now_ms() - t0;
         t->driver = w->ms_driver;
         t->context = w->ms_context;
     }
-    ctx = w->ctx;
-    if (ctx && w->gpu != gpu) {
-        j2ki_cu_primary_release(w->gpu);
-        ctx = NULL;
-    }
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->mtx);
     free(w);
     *pw = NULL;
-    return ctx;
-}
-
-extern "C" void j2ki_cuda_warm_join(J2kiCudaWarm **pw, J2kiCudaWarmTimes *t)
-{
-    int gpu = pw && *pw ? (*pw)->gpu : 0;
-    if (j2ki_cuda::j2ki_cuda_warm_take(pw, t, gpu))
-        j2ki_cu_primary_release(gpu);
 }
