@@ -657,6 +657,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     /* the profile decides most coding parameters and checks the rest */
     if ((ret = j2ki_profile_apply(cp, p, log)) < 0)
         return ret;
+    if ((cp->cblk_style & J2KI_CBLK_HT) && (j2ki_params_is_set(p, J2KI_KEY_QUALITY) || j2ki_params_is_set(p, J2KI_KEY_SLOPE)))
+        FAIL(J2KC_ERR_UNSUPPORTED, "ht=1 with quality or slope: the HT coder's planes are chosen for a byte "
+             "budget only so far; give bytes or bitrate, or no target");
     if (cp->cblk_style & J2KI_CBLK_HT) {
         cp->rsiz |= J2KI_RSIZ_HT;
         cp->t1_stop = 0;  /* the early stop replays Part 1's passes */

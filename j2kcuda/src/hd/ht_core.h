@@ -51,7 +51,7 @@
 #define J2KI_HT_REF_CAP    (J2KI_HT_MAX_AREA * 2 / 7 + 16)
 
 /** MEL exponents E_MEL[k] of the 13 states (Table 2 of T.814). */
-#define J2KI_HT_MEL_E_INIT { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 5 }
+#define J2KI_HT_MEL_E_INIT { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 5 }
 
 /** Forward bit writer with 0xFF stuffing, LSB first (MagSgn, SigProp) or MSB first (MEL). */
 typedef struct J2kiHtFwd {
@@ -237,7 +237,7 @@ typedef struct J2kiHtMel {
 
 J2KI_HD void j2ki_ht_mel_sym(J2kiHtMel *m, J2kiHtFwd *w, int sym)
 {
-    const uint8_t mel_e[14] = J2KI_HT_MEL_E_INIT;
+    const uint8_t mel_e[13] = J2KI_HT_MEL_E_INIT;
     int e = mel_e[m->k];
     if (!sym) {
         if (++m->run == (1 << e)) {
