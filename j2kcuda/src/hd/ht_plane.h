@@ -26,8 +26,14 @@
 #define J2KI_HT_MODEL_VLC_Q4   12
 /** MEL bits of an insignificant quad, in quarter bits (runs code them at about 1/4 bit). */
 #define J2KI_HT_MODEL_MEL_Q4   1
+/** Planes (from the top down) whose cleanup bytes the host measures by coding them instead of
+ *  the model: all the planes a budget can reach in practice. */
+#define J2KI_HT_PLANE_MEASURE  16
+/** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
+ *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
+#define J2KI_HT_PLANE_HDR_BYTES 3
 /** The set is coded this many planes above the plane the model picks. */
-#define J2KI_HT_PLANE_MARGIN   1
+#define J2KI_HT_PLANE_MARGIN   0
 
 /** Per plane b < top: q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion
  *  decrease (tier-1 units). Returns top (0 for a block of zeros). */

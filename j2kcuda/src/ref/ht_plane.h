@@ -10,8 +10,8 @@
 #include "core/threadpool.h"
 #include "hd/ht_plane.h"
 
-/** Per code-block work area of j2ki_ht_planes_ref, in bytes. */
-size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan);
+/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. */
+size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
 
 /**
  * Fills p[i] for every code-block of plan: 0 without a byte budget (every bit coded), else
