@@ -163,6 +163,29 @@ for i in $(seq 1 "$N"); do
     fi
 done
 
+# j2kc-check's Part-15 rules (T.814 A.2, A.3): each mutation of a valid HT stream must be
+# reported under its rule. CAP: bytes 8-9 are Ccap15 (after Pcap); SIZ bytes 4-5 are Rsiz.
+"$T/gen" -o "$W/k.ppm" --size 40x24 --depth 12 --comps 3 --seed 2
+if "$J2KC" -i "$W/k.ppm" -o "$W/k.j2k" --ht --bytes 2000 -q && "$CHECK" -q "$W/k.j2k"; then
+    ccap=$(od -An -tx1 -j $(( $(od -An -tu2 --endian=big -j 4 -N 2 "$W/k.j2k") + 12 )) -N 2 "$W/k.j2k" | tr -d ' ')
+    c=$(( 16#$ccap ))
+    for m in "HT.Rsiz set16 FF51 4 0" "HT.Ccap15 set16 FF50 8 $(( c & ~0x20 ))" \
+             "HT.Ccap15 set16 FF50 8 $(( c | 0x8000 ))" "HT.MAGB set16 FF50 8 $(( c & ~0x1f ))" \
+             "HT.CAP delete FF50"; do
+        set -- $m
+        rule=$1; shift
+        "$T/mutate" "$W/k.j2k" "$W/km.j2k" "$@" > /dev/null 2>&1 || { t_fail "ht/check $rule $*" "mutate failed"; continue; }
+        out=$("$CHECK" "$W/km.j2k" 2>&1)
+        if grep -q "$rule" <<< "$out"; then
+            t_ok "ht/check $rule ($*)"
+        else
+            t_fail "ht/check $rule ($*)" "not reported: $(head -2 <<< "$out" | tr '\n' ' ')"
+        fi
+    done
+else
+    t_fail "ht/check" "the reference HT stream does not pass j2kc-check"
+fi
+
 # refusals: DCI with HT, HT with another code-block style, backend=cuda
 "$T/gen" -o "$W/r.ppm" --size 64x48 --depth 12 --comps 3 --seed 1
 for bad in "--profile dci2k --fps 24" "--bypass" "--backend cuda" "--quality 40"; do
