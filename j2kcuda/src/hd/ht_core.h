@@ -135,6 +135,18 @@ J2KI_HD void j2ki_ht_fwd_flush_lsb0(J2kiHtFwd *w)
         j2ki_ht_fwd_byte(w);
 }
 
+/** A forward stream that another follows must not end in 0xFF: a decoder reading ahead would
+ *  take the next stream's first byte as a stuffed one (7 bits, at most 0x8F; OpenJPEG asserts
+ *  it). A final 0xFF gets a 0x00 after it, which no decoder needs. */
+J2KI_HD void j2ki_ht_fwd_no_ff_end(J2kiHtFwd *w)
+{
+    if (w->pos > 0 && w->buf[w->pos - 1] == 0xff) {
+        w->cur = 0;
+        w->nb = 0;
+        j2ki_ht_fwd_byte(w);
+    }
+}
+
 /** Ends MagSgn (7.3.8): unused bits are 1s, the byte is dropped when it becomes 0xFF, and so
  *  is a final 0xFF (a decoder reads 0xFF past the end of MagSgn). */
 J2KI_HD void j2ki_ht_fwd_flush_magsgn(J2kiHtFwd *w)
@@ -464,6 +476,7 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
     }
     j2ki_ht_fwd_flush_magsgn(&ms);
     j2ki_ht_mel_end(&mel, &melw);
+    j2ki_ht_fwd_no_ff_end(&melw);
     j2ki_ht_bwd_flush(&vlc);
     if (ms.overflow || melw.overflow || vlc.overflow)
         return J2KC_ERR_BUFSIZE;
@@ -549,6 +562,7 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
         }
     }
     j2ki_ht_fwd_flush_lsb0(&sp);
+    j2ki_ht_fwd_no_ff_end(&sp);
     if (sp.overflow)
         return J2KC_ERR_BUFSIZE;
     j2ki_ht_bwd_init(&mr, out + sp.pos, cap - sp.pos);

@@ -26,9 +26,9 @@
 #define J2KI_HT_MODEL_VLC_Q4   12
 /** MEL bits of an insignificant quad, in quarter bits (runs code them at about 1/4 bit). */
 #define J2KI_HT_MODEL_MEL_Q4   1
-/** Planes (from the top down) whose cleanup bytes the host measures by coding them instead of
- *  the model: all the planes a budget can reach in practice. */
-#define J2KI_HT_PLANE_MEASURE  16
+/** Planes each side of the model's pick whose cleanup bytes are measured by coding them (the
+ *  rest of the block's planes are scaled by the ratio measured at the pick). */
+#define J2KI_HT_PLANE_MEASURE  1
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
