@@ -86,9 +86,10 @@ for i in $(seq 1 "$N"); do
     cmpmode=(--exact)
     [ $mode = lossless ] || cmpmode=()
     ref=
-    # OpenJPEG 2.5.0 stops at such streams ("segment too long") and Debian's OpenJPH 0.10
-    # decodes only the first layer (its issue 89); FFmpeg 7.1 decodes every layer (to the
-    # one-layer PSNR, measured), so with layers only FFmpeg's decode is compared.
+    # OpenJPEG 2.5.0 stops at such streams ("segment too long": after a cleanup-only layer its
+    # t2.c reads the next layer's SigProp+MagRef as two segments, B.10.7 makes them one) and
+    # Debian's OpenJPH 0.9.0 decodes only the first layer (its issue 89); FFmpeg 7.1 decodes
+    # every layer (to the one-layer PSNR, measured), so with layers only FFmpeg is compared.
     multi=0
     [[ " ${args[*]} " == *" --layers "[2-9]* ]] && multi=1 && details="$details (layers: FFmpeg only)"
     if [ $HAVE_OPJ = 1 ] && [ $multi = 0 ]; then
