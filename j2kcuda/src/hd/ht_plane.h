@@ -8,10 +8,11 @@
  * b (midpoint reconstruction, tier-1 units) and a model of its bytes: per significant quad
  * (significant samples) x (largest exponent) MagSgn bits plus J2KI_HT_MODEL_VLC_Q4 quarter
  * bits of CxtVLC and U-VLC, per insignificant quad J2KI_HT_MODEL_MEL_Q4 quarter bits of MEL.
- * ref/ht_plane.c then finds the slope at which the blocks' chosen planes fill the budget and
- * codes each block's set one plane above its choice (J2KI_HT_PLANE_MARGIN), so that the
- * refinement passes reach the choice and PCRD-opt can still back off where the model was
- * short. Both the device and the host compute these sums in the same order.
+ * ref/ht_plane.c finds the slope at which the blocks' picks fill the budget, codes the cleanups
+ * around each pick to replace the model's bytes (J2KI_HT_PLANE_MEASURE), finds the slope again
+ * and codes each block's set at its pick plus J2KI_HT_PLANE_MARGIN (0: with the bytes measured,
+ * a coarser set only leaves budget unused). Both the device and the host compute these sums in
+ * the same order.
  */
 #ifndef J2KI_HT_PLANE_H
 #define J2KI_HT_PLANE_H
@@ -32,7 +33,7 @@
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
-/** The set is coded this many planes above the plane the model picks. */
+/** The set is coded this many planes above the pick. */
 #define J2KI_HT_PLANE_MARGIN   0
 
 /** Per plane b < top: q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion
@@ -61,7 +62,6 @@ J2KI_HD int j2ki_ht_plane_stats(const int32_t *coefs, ptrdiff_t stride, int w, i
     for (int qy = 0; qy < (h + 1) / 2; qy++)
         for (int qx = 0; qx < (w + 1) / 2; qx++) {
             uint32_t a[4], q[4];
-            int n_in = 0;
             for (int n = 0; n < 4; n++) {
                 int x = 2 * qx + (n >> 1), y = 2 * qy + (n & 1);
                 a[n] = q[n] = 0;
@@ -69,10 +69,8 @@ J2KI_HD int j2ki_ht_plane_stats(const int32_t *coefs, ptrdiff_t stride, int w, i
                     int32_t v = coefs[(ptrdiff_t)y * stride + x];
                     a[n] = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
                     q[n] = a[n] >> frac_bits;
-                    n_in++;
                 }
             }
-            (void)n_in;
             for (int b = 0; b < top; b++) {
                 int nsig = 0, emax = 0;
                 double step = 1.0;
