@@ -409,10 +409,16 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
     CHECK(ret == 0, "cleanup %dx%d p=%d: %d", w, h, p, ret);
     if (ret)
         return;
+    /* no stream that another follows ends in 0xFF (a reader looking ahead would unstuff the
+     * next stream's first byte; OpenJPEG asserts on it) */
+    CHECK(scratch.pcup == 0 || buf[scratch.pcup - 1] != 0xff, "%dx%d p=%d: MagSgn ends in 0xFF", w, h, p);
+    CHECK(scratch.mel_len == 0 || buf[scratch.pcup + scratch.mel_len - 1] != 0xff,
+          "%dx%d p=%d: MEL ends in 0xFF", w, h, p);
     lsp = lmr = 0;
     if (p > 0) {
         ret = j2ki_ht_refine(coefs, w, w, h, frac, p, &scratch, buf + lcup, sizeof(buf) - lcup, &lsp, &lmr);
         CHECK(ret == 0, "refine %dx%d p=%d: %d", w, h, p, ret);
+        CHECK(lsp == 0 || buf[lcup + lsp - 1] != 0xff, "%dx%d p=%d: SigProp ends in 0xFF", w, h, p);
     }
     /* cleanup alone */
     ret = ht_decode(buf, lcup, 0, 1, w, h, p, dec);

@@ -83,6 +83,7 @@ typedef struct J2kiHtScratch {
     uint8_t mel[J2KI_HT_MEL_CAP];
     uint8_t vlc[J2KI_HT_MAX_SCUP + 1];
     uint8_t sig[J2KI_HT_MAX_AREA];     /* cleanup significance, then SigProp's, per sample */
+    uint32_t pcup, mel_len;            /* the last cleanup's MagSgn and MEL byte counts */
 } J2kiHtScratch;
 
 J2KI_HD void j2ki_ht_fwd_init(J2kiHtFwd *w, uint8_t *buf, uint32_t cap)
@@ -492,6 +493,8 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
         out[len - 1 - i] = s->vlc[i];
     out[len - 1] = (uint8_t)(scup >> 4);
     out[len - 2] = (uint8_t)((out[len - 2] & 0xf0) | (scup & 0xf));
+    s->pcup = ms.pos;
+    s->mel_len = melw.pos;
     *lcup = len;
     return 0;
 }
