@@ -15,9 +15,14 @@
  * 0), bits 7-9 its length (1..7), bits 10-13 e_k; 0 = no codeword (c = 0 with rho = 0 is the
  * MEL's, and T must be a non-empty subset of rho when u_off = 1).
  *
- * The values are the standard's tables rewritten to this index; they were checked, row by
- * row, against FFmpeg 7.1's HTJ2K decoder tables (every decoder row appears, prefix-free per
- * context) and every stream tests/ht.sh writes decodes with OpenJPH, OpenJPEG and FFmpeg.
+ * Where the values come from: the codewords are the standard's (its CxtVLC tables, Annex C);
+ * without the standard's text at hand they were obtained by inverting the decoder lookup
+ * tables of FFmpeg 7.1's HTJ2K decoder (libavcodec/jpeg2000htdec.c, which credits OpenHTJ2K
+ * for them) with a one-off script, and stored here in this encoder's own index. Checked: every
+ * decoder row is reachable from these entries, the codes are prefix-free per context, and
+ * every stream tests/ht.sh writes decodes with OpenJPH, OpenJPEG and FFmpeg alike. A
+ * transcription from the standard's tables should replace this derivation when its text is
+ * available (doc/open-work.md).
  */
 #ifndef J2KI_HT_VLC_H
 #define J2KI_HT_VLC_H
