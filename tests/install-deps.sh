@@ -2,6 +2,7 @@
 # Installs what `make check` needs from Debian when it is missing and we are root; otherwise
 # lists what is missing and carries on (the tests needing it then FAIL and say why).
 #   decoders:  opj_decompress (libopenjp2-tools), grk_decompress (grokj2k-tools),
+#              ojph_expand (openjph-tools: HTJ2K, tests/ht.sh),
 #              ffmpeg + ffprobe (ffmpeg)
 #   tools:     xz (xz-utils), cc (gcc), opj_compress/grk_compress (same packages as above),
 #              clang (clang; libFuzzer), openjpeg.h (libopenjp2-7-dev; the encode fuzz target)
@@ -22,6 +23,7 @@ need grk_decompress grokj2k-tools
 need grk_compress   grokj2k-tools
 need ffmpeg         ffmpeg
 need ffprobe        ffmpeg
+need ojph_expand    openjph-tools
 need xz             xz-utils
 need cc             gcc
 need nasm           nasm

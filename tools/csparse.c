@@ -257,6 +257,87 @@ static void parse_quant(Ctx *x, const char *what, const uint8_t *p, uint32_t ava
     }
     if (!q->len_ok && q->style <= 2)
         fail(x, "QCD.length", "%s: %u bytes of step sizes do not fit style %d", what, body, q->style);
+    q->max_expn = 0;
+    for (int i = 0; q->style <= 2 && i < q->nb_steps; i++) {
+        int e = q->style == 0 ? p[1 + i] >> 3 : p[1 + 2 * i] >> 3;
+        if (e > q->max_expn)
+            q->max_expn = e;
+    }
+}
+
+/*
+ * CAP (ISO/IEC 15444-15 A.3, Table A.2): Pcap, then one Ccap per Pcap bit set, in bit order
+ * from the most significant (Pcap bit i, 1-based from the MSB, is Part i). Part 15's is
+ * Ccap15.
+ */
+static void parse_cap(Ctx *x, const uint8_t *p, uint32_t len)
+{
+    CsStream *cs = x->cs;
+    uint32_t n = 0, idx = 0;
+    cs->have_cap = 1;
+    if (len < 6) {
+        fail(x, "CAP.length", "Lcap = %u < 6", len);
+        return;
+    }
+    cs->pcap = rd32(p + 2);
+    for (int i = 31; i >= 0; i--)
+        n += (cs->pcap >> i) & 1;
+    if (len != 6 + 2 * n) {
+        fail(x, "CAP.length", "Lcap = %u, %u expected for %u Ccap entries", len, 6 + 2 * n, n);
+        return;
+    }
+    for (int i = 31; i >= 0; i--) {
+        if (!((cs->pcap >> i) & 1))
+            continue;
+        if (i == 31 - 14) {
+            cs->have_ccap15 = 1;
+            cs->ccap15 = (uint16_t)rd16(p + 6 + 2 * idx);
+        }
+        idx++;
+    }
+}
+
+/*
+ * The Part-15 rules a codestream's marker segments can be checked against (T.814 A.2, A.3):
+ * HT code-blocks (COD/COC style bit 6) need Rsiz bit 14 and CAP with Pcap bit 15 (which
+ * come together: profcheck.c); Ccap15 bits 15-14 = 2 is reserved; HTONLY (0) needs every code-block style
+ * HT; HTREV (bit 5 clear) needs the 5/3 everywhere; MAGB (bits 4-0, Table A.6) must cover
+ * every band's M_b and B must not pass 74. SINGLEHT/MULTIHT, RGNFREE and HOMOGENEOUS need the
+ * packets or the tile-part headers and are left to decoders.
+ */
+static void check_ht(Ctx *x)
+{
+    CsStream *cs = x->cs;
+    int any_ht = 0, all_ht = 1, all_rev = 1, mb = 0;
+    for (int c = 0; c < cs->csiz; c++) {
+        const CsCodStyle *st = cs->coc[c].present ? &cs->coc[c] : &cs->cod;
+        const CsQuant *q = cs->qcc[c].present ? &cs->qcc[c] : &cs->qcd;
+        int ht = (st->cblk_style & 0x40) != 0;
+        any_ht |= ht;
+        all_ht &= ht;
+        all_rev &= st->transform == 1;
+        if (q->present && q->guard_bits + q->max_expn - 1 > mb)
+            mb = q->guard_bits + q->max_expn - 1;
+    }
+    int rsiz_ht = (cs->rsiz & 0x4000) != 0;
+    if (any_ht && !rsiz_ht)
+        fail(x, "HT.Rsiz", "HT code-blocks (style bit 6) without Rsiz bit 14 (Rsiz = 0x%04X)", cs->rsiz);
+    /* Rsiz bit 14 without CAP Part 15, and the converse, are profcheck.c's (check_ht) */
+    if (any_ht && !rsiz_ht && !cs->have_ccap15)
+        fail(x, "HT.CAP", "HT code-blocks without a CAP marker with Pcap bit 15 (Part 15)");
+    if (!cs->have_ccap15)
+        return;
+    int type = cs->ccap15 >> 14;
+    if (type == 2)
+        fail(x, "HT.Ccap15", "Ccap15 bits 15-14 = 2 (reserved)");
+    if (type == 0 && !all_ht)
+        fail(x, "HT.Ccap15", "Ccap15 says HTONLY but a component's code-block style lacks bit 6");
+    if (!(cs->ccap15 & 0x20) && !all_rev)
+        fail(x, "HT.Ccap15", "Ccap15 bit 5 clear (HTREV: reversible only) with the 9/7 transform");
+    int p = cs->ccap15 & 0x1F;
+    int b = p == 0 ? 8 : p < 20 ? p + 8 : p < 31 ? 4 * (p - 19) + 27 : 74;
+    if (mb > b)
+        fail(x, "HT.MAGB", "Ccap15 MAGB %d (B = %d) below the largest M_b %d of the quantisation", p, b, mb);
 }
 
 static void parse_qcc(Ctx *x, const uint8_t *p, uint32_t len, CsQuant *qcc_tab)
@@ -519,9 +600,9 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
                 return -1;
             break;
         case CS_CAP:
-            cs->have_cap = 1;
-            if (l >= 6)
-                cs->pcap = rd32(p + 2);
+            if (cs->have_cap)
+                fail(x, "CAP.dup", "second CAP in the main header");
+            parse_cap(x, p, l);
             break;
         case CS_COD:
             if (cs->have_cod)
@@ -552,6 +633,8 @@ int cs_parse(CsStream *cs, const uint8_t *buf, size_t size, CsReportFn report, v
         fail(x, "COD.missing", "no COD in the main header");
     if (!cs->qcd.present)
         fail(x, "QCD.missing", "no QCD in the main header");
+    if (cs->have_cod && cs->qcd.present)
+        check_ht(x);
 
     /* Tile-parts (A.4.2): SOT, tile-part header, SOD, Psot - header bytes of data. */
     size_t cap_tp = 16;

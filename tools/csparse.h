@@ -43,6 +43,7 @@ typedef struct CsQuant {
     int style;                   /* Sqcd & 0x1F: 0 none, 1 derived, 2 expounded */
     int nb_steps;                /* entries in the segment */
     int len_ok;                  /* length consistent with style (nb_levels checked later) */
+    int max_expn;                /* largest exponent epsilon_b listed (M_b = guard + expn - 1) */
 } CsQuant;
 
 typedef struct CsPoc {
@@ -86,6 +87,8 @@ typedef struct CsStream {
     /* CAP (15444-1 Amd / 15444-15) */
     int      have_cap;
     uint32_t pcap;
+    int      have_ccap15;        /* Pcap bit 15 (Part 15, HTJ2K) and its Ccap15 read */
+    uint16_t ccap15;
 
     /* COD (A.6.1) */
     int have_cod;

@@ -40,6 +40,10 @@ enum { J2KI_LRCP = 0, J2KI_RLCP = 1, J2KI_RPCL = 2, J2KI_PCRL = 3, J2KI_CPRL = 4
 #define J2KI_CBLK_VCAUSAL  0x08
 #define J2KI_CBLK_PTERM    0x10
 #define J2KI_CBLK_SEGMARK  0x20
+/* HT block coder (ISO/IEC 15444-15 A.2, Table A.4): every code-block is HT coded */
+#define J2KI_CBLK_HT       0x40
+/* Rsiz bit 14: the codestream uses Part 15 capabilities (T.814 A.2) */
+#define J2KI_RSIZ_HT       0x4000
 
 /* ---- rate-control modes ---- */
 enum { J2KI_RC_NONE = 0,      /* keep every pass (lossless, or lossy at full rate) */

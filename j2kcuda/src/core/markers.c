@@ -34,6 +34,32 @@ void j2ki_mk_siz(J2kiBytes *b, const J2kiPlan *pl)
     }
 }
 
+uint32_t j2ki_ht_ccap15(const J2kiPlan *pl)
+{
+    int b = 0;
+    uint32_t magb;
+    for (uint32_t i = 0; i < pl->nb_bands; i++)
+        b = j2ki_imax(b, pl->bands[i].nb_mag_bits);
+    /* B <= 8: 0; B in 9..27: B - 8; above, the coarser steps of Table A.6 */
+    if (b <= 8)
+        magb = 0;
+    else if (b < 28)
+        magb = (uint32_t)b - 8;
+    else
+        magb = (uint32_t)j2ki_imin(19 + (b - 27 + 3) / 4, 31);
+    /* bits 15-14 = 0 HTONLY, 13 = 0 SINGLEHT, 12 = 0 RGNFREE, 11 = 0 HOMOGENEOUS, 5: 0 HTREV
+     * (reversible only) / 1 HTIRV */
+    return (pl->cp->reversible ? 0u : 0x20u) | magb;
+}
+
+void j2ki_mk_cap(J2kiBytes *b, const J2kiPlan *pl)
+{
+    j2ki_put16(b, J2KI_MS_CAP);
+    j2ki_put16(b, 8);
+    j2ki_put32(b, 0x00020000u); /* Pcap: bit 15 from the MSB, Part 15 */
+    j2ki_put16(b, j2ki_ht_ccap15(pl));
+}
+
 void j2ki_mk_cod(J2kiBytes *b, const J2kiCodingParams *cp)
 {
     int nb_res = cp->nb_levels + 1;
@@ -47,7 +73,7 @@ void j2ki_mk_cod(J2kiBytes *b, const J2kiCodingParams *cp)
     j2ki_put8(b, (uint32_t)cp->nb_levels);
     j2ki_put8(b, (uint32_t)cp->log2_cblk_w - 2);
     j2ki_put8(b, (uint32_t)cp->log2_cblk_h - 2);
-    j2ki_put8(b, (uint32_t)cp->cblk_style & 0x3F);
+    j2ki_put8(b, (uint32_t)cp->cblk_style & 0x7F);
     j2ki_put8(b, cp->reversible ? 1 : 0);
     if (cp->user_precincts)
         for (int r = 0; r < nb_res; r++)
@@ -205,6 +231,8 @@ void j2ki_main_header(J2kiBytes *b, const J2kiPlan *pl, size_t *tlm_start)
 
     j2ki_mk_soc(b);
     j2ki_mk_siz(b, pl);
+    if (cp->cblk_style & J2KI_CBLK_HT)
+        j2ki_mk_cap(b, pl);
     j2ki_mk_cod(b, cp);
     j2ki_mk_qcd(b, pl);
     for (int c = 1; c < cp->img.nb_comps; c++)

@@ -13,6 +13,7 @@
 /* marker codes (Table A.2) */
 #define J2KI_MS_SOC 0xFF4F
 #define J2KI_MS_SIZ 0xFF51
+#define J2KI_MS_CAP 0xFF50
 #define J2KI_MS_COD 0xFF52
 #define J2KI_MS_TLM 0xFF55
 #define J2KI_MS_PLT 0xFF58
@@ -49,6 +50,11 @@ void j2ki_mk_siz(J2kiBytes *b, const J2kiPlan *pl);
  * xcb - 2 (8), ycb - 2 (8), code-block style(8), transform(8) (0 = 9/7, 1 = 5/3), then with
  * user precincts one byte per resolution r = 0..NL: PPx | PPy << 4.
  */
+/** CAP (T.814 A.3): Pcap with bit 15 (Part 15) and its Ccap15, j2ki_ht_ccap15. */
+void j2ki_mk_cap(J2kiBytes *b, const J2kiPlan *pl);
+/** Ccap15 (T.814 Table A.3) for what j2kcuda writes: HTONLY, SINGLEHT, RGNFREE, HOMOGENEOUS,
+ *  HTREV or HTIRV by the wavelet, and MAGB from the largest M_b of the plan's bands (A.6). */
+uint32_t j2ki_ht_ccap15(const J2kiPlan *pl);
 void j2ki_mk_cod(J2kiBytes *b, const J2kiCodingParams *cp);
 
 /**

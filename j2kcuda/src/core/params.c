@@ -61,6 +61,9 @@ static const char help_text[] =
     "  async_depth frames in flight 1..32 [2]\n"
     "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
     "              may run on); the bytes are the same for every count [0]\n"
+    "  ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K: code-block style 0x40,\n"
+    "              CAP marker, Rsiz bit 14) instead of Part 1's MQ coder; reference backend\n"
+    "              only for now, no profile [0]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once rate control cannot keep its remaining passes (nearly\n"
     "              always the bytes of 0; faster with qstep_rate=0; with qstep_rate's steps\n"
@@ -486,6 +489,11 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
     case J2KI_KEY_TLM: ret = parse_bool(value, &cp->tlm); break;
     case J2KI_KEY_PLT: ret = parse_bool(value, &cp->plt); break;
     case J2KI_KEY_T1_STOP: ret = parse_bool(value, &cp->t1_stop); break;
+    case J2KI_KEY_HT:
+        ret = parse_bool(value, &b);
+        if (!ret)
+            cp->cblk_style = b ? (cp->cblk_style | J2KI_CBLK_HT) : (cp->cblk_style & ~J2KI_CBLK_HT);
+        break;
     case J2KI_KEY_QSTEP_RATE: ret = parse_bool(value, &cp->qstep_rate); break;
     case J2KI_KEY_QSTEP_TRY:
         ret = parse_int(value, 0, 5, &v);
@@ -636,9 +644,26 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
     if ((cp->mainlevel || cp->sublevel) && !(cp->profile >= J2KI_PROFILE_IMF2K))
         FAIL(J2KC_ERR_INVAL, "mainlevel/sublevel apply to the IMF and broadcast profiles only");
 
+    /* HT (ISO/IEC 15444-15): DCI allows Part 1 only (SMPTE 429-4); the IMF HT profiles of ST
+     * 2067-21:2023 are not written yet (doc/open-work.md) */
+    if ((cp->cblk_style & J2KI_CBLK_HT) && cp->profile != J2KI_PROFILE_NONE)
+        FAIL(J2KC_ERR_INVAL, cp->profile <= J2KI_PROFILE_DCI4K
+             ? "ht=1 with a DCI profile: DCI codestreams are Part 1 only (the HT block coder is ISO/IEC 15444-15)"
+             : "ht=1 with an IMF or broadcast profile: those profiles are Part 1; the IMF HT profiles are not supported yet");
+    if ((cp->cblk_style & J2KI_CBLK_HT) && (cp->cblk_style & ~J2KI_CBLK_HT))
+        FAIL(J2KC_ERR_INVAL, "ht=1 with bypass, reset, termall, vcausal, pterm or segmark: the HT block coder "
+             "takes no other code-block style (T.814 A.2)");
+
     /* the profile decides most coding parameters and checks the rest */
     if ((ret = j2ki_profile_apply(cp, p, log)) < 0)
         return ret;
+    if ((cp->cblk_style & J2KI_CBLK_HT) && (j2ki_params_is_set(p, J2KI_KEY_QUALITY) || j2ki_params_is_set(p, J2KI_KEY_SLOPE)))
+        FAIL(J2KC_ERR_UNSUPPORTED, "ht=1 with quality or slope: the HT coder's planes are chosen for a byte "
+             "budget only so far; give bytes or bitrate, or no target");
+    if (cp->cblk_style & J2KI_CBLK_HT) {
+        cp->rsiz |= J2KI_RSIZ_HT;
+        cp->t1_stop = 0;  /* the early stop replays Part 1's passes */
+    }
 
     if (cp->bitrate_mbps > 0) {
         if (!cp->fps_num)

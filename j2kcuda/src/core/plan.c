@@ -188,6 +188,9 @@ static void build_res(Builder *b, J2kiTile *tile, J2kiTileComp *tc, int r, J2kiB
                 uint32_t y1 = (uint32_t)(gy + ((uint64_t)1 << cbh) < band->y1 ? gy + ((uint64_t)1 << cbh) : band->y1);
                 int mp = j2ki_max_passes(band->nb_mag_bits);
                 uint32_t cap = j2ki_cblk_data_cap((int)(x1 - x0), (int)(y1 - y0), band->nb_mag_bits);
+                if ((cp->cblk_style & J2KI_CBLK_HT) &&
+                    j2ki_cblk_data_cap_ht((int)(x1 - x0), (int)(y1 - y0), band->nb_mag_bits) > cap)
+                    cap = j2ki_cblk_data_cap_ht((int)(x1 - x0), (int)(y1 - y0), band->nb_mag_bits);
                 J2kiPass *passes = carve(b, (uint64_t)mp * sizeof(J2kiPass));
                 uint16_t *lp = carve(b, (uint64_t)cp->nb_layers * sizeof(uint16_t));
                 uint8_t *data = carve_data(b, cap);

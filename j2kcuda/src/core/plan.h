@@ -164,6 +164,14 @@ J2KI_HD uint32_t j2ki_cblk_data_cap(int w, int h, int nb_mag_bits)
     return (uint32_t)w * (uint32_t)h * (uint32_t)(nb_mag_bits + 1) / 4u + 15u * (uint32_t)nb_mag_bits + 64u;
 }
 
+/** The same bound for the HT block coder (ISO/IEC 15444-15) at p = 0, one HT set: per sample at
+ *  most M_b + 1 MagSgn bits, 19 / 4 VLC bits (codeword and U-VLC per quad), 9 / 4 MEL bits,
+ *  2 SigProp and 1 MagRef bits: M_b + 11, times 8 / 7 for the bit stuffing, plus slack. */
+J2KI_HD uint32_t j2ki_cblk_data_cap_ht(int w, int h, int nb_mag_bits)
+{
+    return (uint32_t)w * (uint32_t)h * (uint32_t)(nb_mag_bits + 12) / 7u + 64u;
+}
+
 /** Most coding passes a code-block with M_b magnitude bits can have (D.3: 3 per plane, the first has 1). */
 J2KI_HD int j2ki_max_passes(int nb_mag_bits) { return nb_mag_bits > 0 ? 3 * nb_mag_bits - 2 : 0; }
 

@@ -39,6 +39,8 @@
 #include "hd/rc_core.h"
 #include "ref/t1_ref.h"
 #include "hd/t1_stop.h"
+#include "ref/ht_plane.h"
+#include "ref/ht_ref.h"
 #include "ref/t2_sizer.h"
 #include "core/threadpool.h"
 #include "core/tuning.h"
@@ -73,6 +75,9 @@ typedef struct RefBackend {
     int        nb_workers;   /* j2ki_pool_threads(pool) */
     void     **dwt_scratch;  /* per worker */
     J2kiT1   **t1;           /* per worker */
+    J2kiHt   **ht;           /* per worker, with ht=1 (the HT block coder, ht_ref.h) */
+    uint8_t   *ht_p;         /* per code-block: the HT set's bit-plane (ht_plane.h) */
+    void      *ht_work;      /* j2ki_ht_planes_ref's work area */
     int       *cblk_ret;     /* per code-block: tier-1's result in the current job */
     uint32_t  *first;        /* nb_tiles * nb_comps + 1: a job's first item of each tile-component */
     uint32_t  *stop_lim;     /* per code-block pass limit of the early stop; NULL when off */
@@ -109,10 +114,15 @@ static void ref_uninit(void *priv)
     for (int w = 0; w < rb->nb_workers; w++) {
         if (rb->t1)
             j2ki_t1_free(&rb->t1[w]);
+        if (rb->ht)
+            j2ki_ht_free(&rb->ht[w]);
         if (rb->dwt_scratch)
             free(rb->dwt_scratch[w]);
     }
     free(rb->t1);
+    free(rb->ht);
+    free(rb->ht_p);
+    free(rb->ht_work);
     free(rb->dwt_scratch);
     free(rb->cblk_ret);
     free(rb->first);
@@ -181,6 +191,16 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
         if (!(rb->dwt_scratch[w] = malloc(j2ki_dwt_scratch_size(max_w, max_h))) ||
             !(rb->t1[w] = j2ki_t1_alloc(rb->plan->max_cblk_w, rb->plan->max_cblk_h)))
             goto fail;
+    if (cp->cblk_style & J2KI_CBLK_HT) {
+        if (!(rb->ht = calloc((size_t)rb->nb_workers, sizeof(*rb->ht))))
+            goto fail;
+        for (int w = 0; w < rb->nb_workers; w++)
+            if (!(rb->ht[w] = j2ki_ht_alloc()))
+                goto fail;
+        if (!(rb->ht_p = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, 1)) ||
+            !(rb->ht_work = malloc(j2ki_ht_planes_scratch_size(rb->plan, rb->nb_workers))))
+            goto fail;
+    }
     if (j2ki_t1s_enabled(cp)) {
         size_t sz = j2ki_t1s_pool_scratch_size(rb->plan, rb->nb_workers);
         for (int d = 1; d <= rb->nb_try; d++)
@@ -429,6 +449,12 @@ static void tier1_item(void *opaque, uint32_t i, int worker)
         rb->cblk_ret[i] = 0;
         return;
     }
+    if (cp->cblk_style & J2KI_CBLK_HT) {
+        rb->cblk_ret[i] = j2ki_ht_encode_cblk_ref(rb->ht[worker], coefs, tc->w, (int)(cb->x1 - cb->x0),
+                                                  (int)(cb->y1 - cb->y0), band->nb_mag_bits, band->frac_bits,
+                                                  rb->ht_p[i], cb);
+        return;
+    }
     rb->cblk_ret[i] = j2ki_t1_encode_cblk_ref_lim(rb->t1[worker], coefs, tc->w, (int)(cb->x1 - cb->x0),
                                                   (int)(cb->y1 - cb->y0), band->orient, cp->cblk_style,
                                                   cp->bypass_start, band->nb_mag_bits, band->frac_bits, cb, lim);
@@ -457,6 +483,12 @@ static int tier1_run(RefBackend *rb, J2kiPlan *plan, int stopped)
 static int tier1_all(RefBackend *rb, J2kiPlan *plan)
 {
     int ret;
+    if (rb->ht) {
+        /* the HT set's plane per code-block; the tried plans share the geometry */
+        if (plan->nb_cblks != rb->plan->nb_cblks)
+            return J2KC_ERR_INTERNAL;
+        j2ki_ht_planes_ref(plan, rb->samples, rb->pool, rb->ht_work, rb->ht_p);
+    }
     if ((ret = tier1_run(rb, plan, 0)) < 0)
         return ret;
     if (!rb->stop_lim)

@@ -131,7 +131,7 @@ int64_t j2ki_t2_packet_head(J2kiBytes *o, J2kiPlan *plan, uint32_t first_band, J
                             uint32_t nsop)
 {
     const J2kiCodingParams *cp = plan->cp;
-    const int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
+    const int scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL | J2KI_CBLK_HT)) != 0;
     int64_t body;
     J2kiBits bw;
 

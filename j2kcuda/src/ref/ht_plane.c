@@ -1,0 +1,153 @@
+/*
+ * The HT set's bit-plane of every code-block under a byte budget (ht_plane.h): the model's
+ * statistics per block on the worker pool, then a bisection over the slope, serial and in
+ * block order (the same sums whatever the thread count).
+ */
+#include <math.h>
+
+#include "ref/ht_plane.h"
+#include "ref/t2_ref.h"
+
+/** Bisection steps over log2(lambda): 2^-64 relative precision over the range below. */
+#define HT_PLANE_ITERS     64
+#define HT_PLANE_LOG2_MIN  (-80.0)
+#define HT_PLANE_LOG2_MAX  80.0
+
+typedef struct PlaneStat {
+    uint64_t q4[J2KI_HT_MAX_PLANES];
+    double   dist[J2KI_HT_MAX_PLANES];
+    int      top;
+} PlaneStat;
+
+/* per worker: the cleanup coder's scratch and output, to measure a cleanup's bytes */
+typedef struct PlaneWork {
+    J2kiHtScratch s;
+    uint8_t       out[J2KI_HT_CUP_CAP];
+} PlaneWork;
+
+typedef struct PlaneJob {
+    const J2kiPlan *plan;
+    const int32_t  *samples;
+    PlaneStat      *st;
+    PlaneWork      *work;
+    double          lambda;     /* measure_item's slope: the model's */
+} PlaneJob;
+
+size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers)
+{
+    return (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(PlaneStat) +
+           (size_t)nb_workers * sizeof(PlaneWork);
+}
+
+static void stat_item(void *opaque, uint32_t i, int worker)
+{
+    const PlaneJob *job = opaque;
+    const J2kiCblk *cb = &job->plan->cblks[i];
+    const J2kiBand *band = &job->plan->bands[cb->band_idx];
+    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
+    const int32_t *coefs = job->samples + tc->buf_offset +
+                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                           band->buf_x0 + (cb->x0 - band->x0);
+    PlaneStat *st = &job->st[i];
+    int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0);
+    (void)worker;
+    st->top = j2ki_ht_plane_stats(coefs, tc->w, w, h, band->frac_bits, st->q4, st->dist);
+}
+
+/* Second look: the cleanups around the plane the model picked at job->lambda are coded and
+ * their bytes replace the model's; the block's other planes are scaled by the ratio measured
+ * at the pick (the model's error is mostly a factor per block). */
+static void measure_item(void *opaque, uint32_t i, int worker)
+{
+    const PlaneJob *job = opaque;
+    const J2kiCblk *cb = &job->plan->cblks[i];
+    const J2kiBand *band = &job->plan->bands[cb->band_idx];
+    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
+    const int32_t *coefs = job->samples + tc->buf_offset +
+                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
+                           band->buf_x0 + (cb->x0 - band->x0);
+    PlaneStat *st = &job->st[i];
+    PlaneWork *pw = &job->work[worker];
+    int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0), b0, lo, hi;
+    uint64_t meas[J2KI_HT_MAX_PLANES];
+    double ratio = 1.0;
+    if (!st->top)
+        return;
+    b0 = j2ki_imin(j2ki_ht_plane_pick(st->q4, st->dist, st->top, band->dist_weight, job->lambda), st->top - 1);
+    lo = j2ki_imax(b0 - J2KI_HT_PLANE_MEASURE, 0);
+    hi = j2ki_imin(b0 + J2KI_HT_PLANE_MEASURE, st->top - 1);
+    for (int b = lo; b <= hi; b++) {
+        uint32_t lcup;
+        meas[b] = st->q4[b];
+        if (j2ki_ht_cleanup(coefs, tc->w, w, h, band->frac_bits, b, &pw->s, pw->out, sizeof(pw->out), &lcup) == 0)
+            meas[b] = (uint64_t)lcup * 32u;
+    }
+    if (st->q4[b0])
+        ratio = (double)meas[b0] / (double)st->q4[b0];
+    for (int b = 0; b < st->top; b++)
+        st->q4[b] = b >= lo && b <= hi ? meas[b] : (uint64_t)((double)st->q4[b] * ratio);
+}
+
+static double bytes_at(const J2kiPlan *plan, const PlaneStat *st, double lambda);
+
+/* The smallest slope (to 2^-64 relative) whose picks fit target bytes: bytes_at falls as the
+ * slope grows. */
+static double fill_slope(const J2kiPlan *plan, const PlaneStat *st, double target)
+{
+    double lo = HT_PLANE_LOG2_MIN, hi = HT_PLANE_LOG2_MAX;
+    for (int it = 0; it < HT_PLANE_ITERS; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (bytes_at(plan, st, exp2(mid)) > target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return exp2(hi);
+}
+
+static double bytes_at(const J2kiPlan *plan, const PlaneStat *st, double lambda)
+{
+    double sum = 0.0;
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
+        int b = j2ki_ht_plane_pick(st[i].q4, st[i].dist, st[i].top, band->dist_weight, lambda);
+        if (b < st[i].top)
+            sum += (double)st[i].q4[b] / 32.0;
+    }
+    return sum;
+}
+
+void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *pool,
+                        void *scratch, uint8_t *p)
+{
+    const J2kiCodingParams *cp = plan->cp;
+    PlaneJob job = { .plan = plan, .samples = samples, .st = scratch,
+                     .work = (PlaneWork *)((PlaneStat *)scratch + (plan->nb_cblks ? plan->nb_cblks : 1)) };
+    double hi, target;
+
+    if (cp->rc_mode != J2KI_RC_BYTES || !cp->frame_bytes) {
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            p[i] = 0;
+        return;
+    }
+    j2ki_pool_run(pool, plan->nb_cblks, stat_item, &job);
+    /* the budget less the main header and a packet header estimate per code-block */
+    target = (double)cp->frame_bytes - (double)j2ki_main_header_size(plan) -
+             J2KI_HT_PLANE_HDR_BYTES * (double)plan->nb_cblks;
+    /* the model's slope, then the measured cleanups around its picks */
+    job.lambda = bytes_at(plan, job.st, 0.0) <= target ? 0.0 : fill_slope(plan, job.st, target);
+    j2ki_pool_run(pool, plan->nb_cblks, measure_item, &job);
+    if (bytes_at(plan, job.st, 0.0) <= target) {
+        /* every bit fits: plane 0 everywhere (a set above it cannot reach the samples SigProp
+         * skips) */
+        for (uint32_t i = 0; i < plan->nb_cblks; i++)
+            p[i] = 0;
+        return;
+    }
+    hi = log2(fill_slope(plan, job.st, target));
+    for (uint32_t i = 0; i < plan->nb_cblks; i++) {
+        const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
+        int b = j2ki_ht_plane_pick(job.st[i].q4, job.st[i].dist, job.st[i].top, band->dist_weight, exp2(hi));
+        p[i] = (uint8_t)j2ki_imin(b + J2KI_HT_PLANE_MARGIN, 31);
+    }
+}

@@ -1,0 +1,25 @@
+/*
+ * The HT set's bit-plane of every code-block under a byte budget, reference backend
+ * (hd/ht_plane.h has the model).
+ */
+#ifndef J2KI_HT_PLANE_REF_H
+#define J2KI_HT_PLANE_REF_H
+
+#include "core/j2ki.h"
+#include "core/plan.h"
+#include "core/threadpool.h"
+#include "hd/ht_plane.h"
+
+/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. */
+size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
+
+/**
+ * Fills p[i] for every code-block of plan: 0 without a byte budget (every bit coded), else
+ * the model's plane at the slope that fills cp->frame_bytes plus J2KI_HT_PLANE_MARGIN.
+ * samples: the quantised tile-components in the plan's layout; scratch of
+ * j2ki_ht_planes_scratch_size bytes.
+ */
+void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *pool,
+                        void *scratch, uint8_t *p);
+
+#endif
