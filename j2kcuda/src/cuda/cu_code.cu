@@ -110,7 +110,7 @@ extern "C" int j2ki_cu_code_check(const J2kiLog *log, CUkernel k)
         return 0;
     ret = j2ki_cudrv_map(e);
     if (ret != J2KC_ERR_NODEV && e != CUDA_ERROR_INVALID_PTX && e != CUDA_ERROR_INVALID_IMAGE)
-        return J2KI_CUDRV(log, NULL, e);
+        return j2ki_cudrv_check(log, NULL, e, "cuKernelGetFunction(&f, k)", __FILE__, __LINE__);
     j2ki_cudrv_names(e, &ename, &etext);
     if (J2KI_CUFN(cuCtxGetDevice)(&dev) == CUDA_SUCCESS) {
         J2KI_CUFN(cuDeviceGetName)(name, (int)sizeof(name), dev);

@@ -119,7 +119,7 @@ static int capture(CudaBackend *b, CudaSlot *s, int d, int fin, CUgraphExec *out
         return ret;
     ret = fin ? code_fin_ops(b, s, d, 1, sticky) : code_t1_ops(b, s, d, 1, sticky);
     e = J2KI_CUFN(cuStreamEndCapture)(s->st, &g);     /* always, so the stream leaves capture */
-    if (ret == 0 && (ret = J2KI_CUDRV(&b->log, sticky, e)) == 0)
+    if (ret == 0 && (ret = j2ki_cudrv_check(&b->log, sticky, e, "cuStreamEndCapture(s->st, &g)", __FILE__, __LINE__)) == 0)
         ret = SDRV(cuGraphInstantiateWithFlags, out, g, 0);
     if (g)
         J2KI_CUFN(cuGraphDestroy)(g);
