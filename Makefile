@@ -56,10 +56,13 @@ NVFLAGS  := -O3 -std=c++17 --fmad=false -lineinfo -Ij2kcuda/include -Ij2kcuda/sr
 # CUB's block primitives from CCCL_PATH (without its optional uses of the SDK's headers: the
 # half-precision types and NVTX ranges, none of which the kernels use).
 # CLANG_PTX_ISA is the PTX ISA version emitted, CLANG_CUDA_VERSION the CUDA release that
-# introduced it (CCCL reads it as CUDA_VERSION): 8.0 / 12.0, the oldest CCCL 3 accepts, so a
-# driver of CUDA 12.0 or newer loads the code. Floating point as nvcc's build: no contraction
-# into FMA (-ffp-contract=off, nvcc's --fmad=false), IEEE division and no fast math (clang's
-# defaults); the 9/7 DWT stays bit-exact with the reference.
+# introduced it (CCCL reads it as CUDA_VERSION): 8.0 / 12.0, the oldest CCCL 3 accepts (the
+# PTX itself loads on a driver of CUDA 12.0 or newer; cu_driver.h asks for the CUDA version of
+# the cuda.h the host files were built with). -fcuda-allow-variadic-functions: CCCL's type
+# traits declare C variadic functions for overload resolution, which clang 19 refuses in device
+# code without it. Floating point as nvcc's build: no contraction into FMA (-ffp-contract=off,
+# nvcc's --fmad=false), IEEE division and no fast math (clang's defaults); the 9/7 DWT stays
+# bit-exact with the reference.
 CLANG_PTX_ISA      := 80
 CLANG_CUDA_VERSION := 12000
 CLANG_CUDA_FLAGS := -x cuda --cuda-device-only -S -O3 -std=c++17 -ffp-contract=off \

@@ -10,9 +10,9 @@
  *
  * Semantics follow the CUDA C++ Programming Guide's definitions of each intrinsic (warp
  * shuffles' width and lane rules, __clz(0) = 32, __ffs(0) = 0, __funnelshift_r's shift taken
- * mod 32); only what the kernels and CUB's headers reach is here. Floating point: the kernels
- * need no math library call (the 9/7 DWT is multiplies and adds, built with
- * -ffp-contract=off like nvcc's --fmad=false).
+ * mod 32); only what the kernels and CUB's headers reach is here. Floating point: the 9/7 DWT
+ * is multiplies and adds (built with -ffp-contract=off like nvcc's --fmad=false), and the one
+ * maths function the kernels call, ldexp, is exact and written here.
  */
 #ifndef J2KI_CLANG_CUDA_H
 #define J2KI_CLANG_CUDA_H
