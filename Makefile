@@ -48,17 +48,48 @@ CXXFLAGS_CU := -std=c++17 $(OPT) -g -fPIC -ffp-contract=off -Wall -Wno-unused-pa
 # the device-only files, for nvcc -fatbin
 NVFLAGS  := -O3 -std=c++17 --fmad=false -lineinfo -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1 \
             $(NVCC_GENCODE)
+# ... or for clang -S (./configure --cuda-compiler=clang; doc/ffmpeg.md): PTX for PTX_ARCH, the
+# oldest configured architecture, from the device-only files alone: -nocudainc -nocudalib (no
+# header or library of NVIDIA's SDK; --cuda-path names none so that no installed toolkit sets
+# the PTX ISA either), the CUDA language and intrinsics from j2kcuda/compat/cuda (pre-included
+# j2ki_clang_cuda.h; its stand-ins for cuda.h, cuda_runtime_api.h and cooperative_groups.h),
+# CUB's block primitives from CCCL_PATH (without its optional uses of the SDK's headers: the
+# half-precision types and NVTX ranges, none of which the kernels use).
+# CLANG_PTX_ISA is the PTX ISA version emitted, CLANG_CUDA_VERSION the CUDA release that
+# introduced it (CCCL reads it as CUDA_VERSION): 8.0 / 12.0, the oldest CCCL 3 accepts (the
+# PTX itself loads on a driver of CUDA 12.0 or newer; cu_driver.h asks for the CUDA version of
+# the cuda.h the host files were built with). -fcuda-allow-variadic-functions: CCCL's type
+# traits declare C variadic functions for overload resolution, which clang 19 refuses in device
+# code without it. Floating point as nvcc's build: no contraction into FMA (-ffp-contract=off,
+# nvcc's --fmad=false), IEEE division and no fast math (clang's defaults); the 9/7 DWT stays
+# bit-exact with the reference.
+CLANG_PTX_ISA      := 80
+CLANG_CUDA_VERSION := 12000
+CLANG_CUDA_FLAGS := -x cuda --cuda-device-only -S -O3 -std=c++17 -ffp-contract=off \
+            --cuda-gpu-arch=sm_$(PTX_ARCH) -nocudainc -nocudalib --cuda-path=/nonexistent \
+            -Wno-unknown-cuda-version -Xclang -target-feature -Xclang +ptx$(CLANG_PTX_ISA) \
+            -Xclang -fcuda-allow-variadic-functions \
+            -DJ2KI_CLANG_CUDA_VERSION=$(CLANG_CUDA_VERSION) \
+            -DCCCL_DISABLE_FP16_SUPPORT -DCCCL_DISABLE_BF16_SUPPORT -DCCCL_DISABLE_NVTX \
+            -Ij2kcuda/compat/cuda -include j2ki_clang_cuda.h -isystem $(CCCL_PATH) \
+            -Ij2kcuda/include -Ij2kcuda/src -DJ2KC_HAVE_CUDA=1
 LIB_OBJ  := $(LIB_C:%.c=$(B)/obj/%.o) $(LIB_CU:%.cu=$(B)/obj/%.o)
 LIBS_J   += -ldl -lrt -lstdc++
-# The device code (cuda/cu_code.h): each device-only file (cuda/*_kern.cu) compiled into a
-# fatbin (NVCC_GENCODE: SASS for every configured architecture, PTX for the newest), the
-# fatbins embedded in the library by one generated assembler file (tools/embed-fatbin.sh),
+# The device code (cuda/cu_code.h): each device-only file (cuda/*_kern.cu) compiled into an
+# image, by nvcc a fatbin (NVCC_GENCODE: SASS for every configured architecture, PTX for the
+# newest) or by clang PTX text (CUDA_CC=clang), the images embedded in the library by one
+# generated assembler file (tools/embed-fatbin.sh),
 # loaded through the driver at run time (cuLibraryLoadData) and launched by entry name
 # (cuda/cuda_launch.h).
 comma    := ,
 KERN_CU  := $(sort $(wildcard j2kcuda/src/cuda/*_kern.cu))
-KERN_FATBIN := $(KERN_CU:%.cu=$(B)/obj/%.fatbin)
+ifeq ($(CUDA_CC),clang)
+KERN_IMG := $(KERN_CU:%.cu=$(B)/obj/%.ptx)
+CODE_ARCHS := compute_$(PTX_ARCH)
+else
+KERN_IMG := $(KERN_CU:%.cu=$(B)/obj/%.fatbin)
 CODE_ARCHS := $(patsubst code=%,%,$(filter code=%,$(subst $(comma), ,$(NVCC_GENCODE))))
+endif
 LIB_OBJ  += $(B)/obj/cuda_code.o
 PC_LIBS_PRIVATE := -ldl -lrt -lpthread -lstdc++ -lm
 # tests that reach the driver table (tests/unit/test_lifecycle.c: GPU memory) need its headers
@@ -91,9 +122,16 @@ $(B)/obj/%.fatbin: %.cu config.mak $(LIB_H) $(wildcard j2kcuda/src/cuda/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -fatbin -o $@ $<
 
-$(B)/obj/cuda_code.S: $(KERN_FATBIN) tools/embed-fatbin.sh
+$(B)/obj/%.ptx: %.cu config.mak $(LIB_H) $(wildcard j2kcuda/src/cuda/*.cuh) $(wildcard j2kcuda/compat/cuda/*.h)
 	@mkdir -p $(dir $@)
-	sh tools/embed-fatbin.sh $@ $(KERN_FATBIN)
+	$(CLANG_CUDA) $(CLANG_CUDA_FLAGS) -o $@ $<
+
+# the kernels' images alone (tests/clang-cuda.sh)
+kernel-images: $(KERN_IMG)
+
+$(B)/obj/cuda_code.S: $(KERN_IMG) tools/embed-fatbin.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed-fatbin.sh $@ $(KERN_IMG)
 
 $(B)/obj/cuda_code.o: $(B)/obj/cuda_code.S
 	$(CC) -c -o $@ $<
@@ -207,5 +245,5 @@ clean:
 distclean: clean
 	rm -f config.mak
 
-.PHONY: all check check-long check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
+.PHONY: all kernel-images check check-long check-deps check-cuda check-t1p-emu check-dwt-emu check-t2-emu check-rc-emu emu-objs bench ffmpeg demo install clean distclean unit-tests
 .SECONDARY:

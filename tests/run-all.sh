@@ -2,7 +2,8 @@
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
 # check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
-# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, quality.sh (when present), tests/ffmpeg/*.sh and layering.sh. One line per test (ok / FAIL / skip),
+# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, quality.sh (when present),
+# tests/ffmpeg/*.sh, layering.sh and clang-cuda.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
 #      (environment: J2KC_TEST_QUICK=1 runs a smaller matrix). With a second build directory
@@ -98,6 +99,8 @@ done
 
 # The library's layers and include graph (sources only, quick)
 run_script layering "$TESTS_DIR/layering.sh"
+# The kernels built to PTX by clang without NVIDIA's SDK (skips without clang 19+ or CCCL)
+run_script clang-cuda "$TESTS_DIR/clang-cuda.sh"
 
 # The sanitizer build: unit tests and bad input again, where memory errors and undefined
 # behaviour abort the program (halt_on_error) and so fail the test.

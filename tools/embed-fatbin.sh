@@ -1,10 +1,12 @@
 #!/bin/sh
 # Writes an assembler file that embeds the CUDA backend's device code (issue 31): one image per
-# fatbin given (nvcc -fatbin of a device-only *_kern.cu: SASS for each configured architecture
-# and PTX for the newest), each as its bytes (.incbin) in read-only data, 64-byte aligned as the
-# driver's loader wants a fatbin header, and a table of their addresses ending with NULL,
-# j2ki_cuda_images, that cuda/cu_code.cu hands to cuLibraryLoadData one by one.
-#   tools/embed-fatbin.sh OUT.S FATBIN...
+# file given, a fatbin (nvcc -fatbin of a device-only *_kern.cu: SASS for each configured
+# architecture and PTX for the newest) or PTX text (*.ptx: clang's build, doc/ffmpeg.md), each
+# as its bytes (.incbin) in read-only data, 64-byte aligned as the driver's loader wants a
+# fatbin header, PTX followed by a NUL (the driver reads PTX images as NUL-terminated text),
+# and a table of their addresses ending with NULL, j2ki_cuda_images, that cuda/cu_code.cu
+# hands to cuLibraryLoadData one by one.
+#   tools/embed-fatbin.sh OUT.S IMAGE...
 set -e
 out=$1
 shift
@@ -17,6 +19,7 @@ shift
         echo "    .type j2ki_cuda_image$i, @object"
         echo "j2ki_cuda_image$i:"
         echo "    .incbin \"$(cd "$(dirname "$f")" && pwd)/$(basename "$f")\""
+        case "$f" in *.ptx) echo "    .byte 0" ;; esac
         echo "    .size j2ki_cuda_image$i, . - j2ki_cuda_image$i"
         i=$((i + 1))
     done
