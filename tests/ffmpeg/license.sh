@@ -26,9 +26,9 @@ LIB=$BUILD/lib/libj2kcuda.a
 
 # What issue 31 names, plus what keeps configure quick and independent of the machine's
 # libraries; --pkg-config-flags=--static as tools/ffmpeg-build.sh links the library.
-ISSUE_FLAGS="--enable-libj2kcuda --enable-ffnvcodec --enable-cuda"
-QUICK_FLAGS="--disable-autodetect --disable-doc --disable-programs --disable-x86asm
- --pkg-config-flags=--static"
+ISSUE_FLAGS=(--enable-libj2kcuda --enable-ffnvcodec --enable-cuda)
+QUICK_FLAGS=(--disable-autodetect --disable-doc --disable-programs --disable-x86asm
+             --pkg-config-flags=--static)
 
 # configure_ff DIR FLAGS...: FFmpeg's configure in the scratch object directory DIR; its exit
 # status in DIR/rc, its output in DIR/configure.out, its run time in DIR/secs.
@@ -38,9 +38,8 @@ configure_ff() {
     mkdir -p "$d"
     ln -s "$PREFIX" "$d/j2kc-prefix"
     t0=$(date +%s)
-    # shellcheck disable=SC2086
     (cd "$d" && PKG_CONFIG_PATH=$BUILD/lib/pkgconfig:j2kc-prefix/lib/pkgconfig \
-        "$SRC/configure" "$@" $QUICK_FLAGS > configure.out 2>&1)
+        "$SRC/configure" "$@" "${QUICK_FLAGS[@]}" > configure.out 2>&1)
     rc=$?
     echo $(( $(date +%s) - t0 )) > "$d/secs"
     echo $rc > "$d/rc"
@@ -53,10 +52,10 @@ config_is() {
 
 # check_config TEST DIR GPL: the result of configure_ff in DIR (GPL: 1 or 0).
 check_config() {
-    local t=$1 d=$2 gpl=$3 why= n v libs
+    local t=$1 d=$2 gpl=$3 why='' n v libs
     if [ "$(cat "$d/rc")" != 0 ]; then
-        fail "$t" "configure exited $(cat "$d/rc"): $(grep -m 2 -iE 'error|nonfree|gpl' "$d/configure.out" |
-            tr '\n' ' ')"
+        why=$(grep -m 2 -iE 'error|nonfree|gpl' "$d/configure.out" | paste -sd ' ')
+        fail "$t" "configure exited $(cat "$d/rc"): $why"
         return
     fi
     for nv in "CONFIG_GPL $gpl" "CONFIG_NONFREE 0" "CONFIG_LIBJ2KCUDA 1" \
@@ -64,13 +63,14 @@ check_config() {
         n=${nv% *} v=${nv#* }
         config_is "$d" "$n" "$v" || why="$why $n is not $v;"
     done
-    libs=$(grep '^EXTRALIBS' "$d/ffbuild/config.mak" 2>/dev/null | grep -oE -e '-l(cuda|cudart|nv)[^ ]*' |
-           sort -u | paste -sd ' ')
+    libs=$(grep '^EXTRALIBS' "$d/ffbuild/config.mak" 2>/dev/null |
+           grep -oE -e '-l(cuda|cudart|nv)[^ ]*' | sort -u | paste -sd ' ')
     [ -n "$libs" ] && why="$why FFmpeg links $libs;"
     if [ -n "$why" ]; then
         why=${why# }; fail "$t" "${why%;}"
     else
-        ok "$t" "$(sed -n 's/^License: //p' "$d/configure.out"), no --enable-nonfree, $(cat "$d/secs") s"
+        ok "$t" "$(sed -n 's/^License: //p' "$d/configure.out"), no --enable-nonfree, $(
+            cat "$d/secs") s"
     fi
 }
 
@@ -78,15 +78,16 @@ if [ ! -x "$SRC/configure" ]; then
     # the link into tools/ffmpeg-build.sh's cache outlives an entry the cache dropped
     skip configure-gpl "no patched FFmpeg source at $SRC (make ffmpeg B=$BUILD makes it again)"
     skip configure-lgpl "no patched FFmpeg source at $SRC"
-elif [ ! -f "$BUILD/lib/pkgconfig/j2kcuda.pc" ] || [ ! -f "$PREFIX/lib/pkgconfig/ffnvcodec.pc" ]; then
-    fail configure "j2kcuda.pc or ffnvcodec.pc missing ($BUILD/lib/pkgconfig, $PREFIX/lib/pkgconfig)"
+elif [ ! -f "$BUILD/lib/pkgconfig/j2kcuda.pc" ] ||
+     [ ! -f "$PREFIX/lib/pkgconfig/ffnvcodec.pc" ]; then
+    fail configure "j2kcuda.pc or ffnvcodec.pc missing ($BUILD/lib/pkgconfig, $PREFIX/...)"
 elif ! have pkg-config; then
     skip configure-gpl "no pkg-config (FFmpeg's configure finds libj2kcuda with it)"
     skip configure-lgpl "no pkg-config"
 else
     # the two runs at once: most of configure is one shell process each
-    configure_ff "$WORK/gpl" --enable-gpl $ISSUE_FLAGS &
-    configure_ff "$WORK/lgpl" $ISSUE_FLAGS &
+    configure_ff "$WORK/gpl" --enable-gpl "${ISSUE_FLAGS[@]}" &
+    configure_ff "$WORK/lgpl" "${ISSUE_FLAGS[@]}" &
     wait
     check_config configure-gpl "$WORK/gpl" 1
     check_config configure-lgpl "$WORK/lgpl" 0
@@ -94,14 +95,15 @@ fi
 
 # ---- the ffmpeg binary -----------------------------------------------------------------------
 
-if ! ar t "$LIB" 2>/dev/null | grep -qx 'cuda_code.o'; then
+if ! have ldd || ! have nm || ! have ar; then
+    skip ldd "no ldd, nm or ar (binutils)"
+elif ! ar t "$LIB" | grep -qx 'cuda_code.o'; then
     # cuda_code.o: the embedded kernels, in the library only when it is built with CUDA
     skip ldd "the library in $BUILD was built without CUDA (HAVE_CUDA=0): nothing to check"
-elif ! have ldd || ! have nm; then
-    skip ldd "no ldd or nm (binutils)"
 else
     linked=$(ldd "$FFMPEG" | grep -E 'libcuda|libcudart|libnv' | awk '{print $1}' | paste -sd ' ')
-    imported=$(nm -D --undefined-only "$FFMPEG" | awk '{print $NF}' | grep -E '^cu[A-Z]' | paste -sd ' ')
+    imported=$(nm -D --undefined-only "$FFMPEG" | awk '{print $NF}' | grep -E '^cu[A-Z]' |
+               paste -sd ' ')
     if [ -n "$linked" ]; then
         fail ldd "$FFMPEG links $linked"
     elif [ -n "$imported" ]; then
