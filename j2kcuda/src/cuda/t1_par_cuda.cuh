@@ -91,7 +91,10 @@
  *     chain is the instructions per decision, and the byte path, which some lane runs at
  *     nearly every decision, is about a third of them (the loop's SASS); the serial part
  *     keeps the rest, so some tens of percent, not the factor 3 that 1.33 times the 32 x 32
- *     latency would need (bench/results/history.md#mq-decision-chain);
+ *     latency would need (bench/results/history.md#mq-decision-chain). Measured: a decision
+ *     thread handing its decisions to a byte thread through shared memory made 64 x 64 frames
+ *     slower, the hand-over costing more than the byte path it moved
+ *     (bench/results/history.md#mq-byte-thread);
  *   - only the code-block style shortens the chain itself (TERMALL: a codeword per pass),
  *     and that is the user's choice, not the encoder's.
  * So one MQ chain per code-block bounds a frame alone with 64 x 64 blocks at about 4 times the
