@@ -101,10 +101,12 @@ static int code_fin_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky
  * while one of its threads is inside submit can still meet a capture, as it can meet any
  * library that uses stream capture; one that does so between its calls cannot. The price is
  * one capture and instantiation per slot on its first frame's submit (the first frames'
- * latency, not creation's). The alternatives weighed: building the graphs node by node avoids
- * capture altogether but cannot hold tier-2's cub scans (t2_cuda.cu), which only stream capture
- * records; cloning slot 0's graph for the other slots with their buffers swapped needs every
- * kernel parameter that points into a slot rewritten by hand, and slot 0's capture remains.
+ * latency, not creation's). The alternatives: cloning slot 0's graph for the other slots with
+ * their buffers swapped needs every kernel parameter that points into a slot rewritten by hand,
+ * and slot 0's capture remains; building the graphs node by node (a kernel node per
+ * j2ki_cuda_launch, memset and copy nodes) avoids capture altogether, which the device-wide CUB
+ * calls of tier-2 once prevented (they recorded only under capture) and which is open now that
+ * every kernel is the library's own, launched through one function (doc/open-work.md).
  *
  * A capture runs nothing: a failed one leaves no work half-enqueued, so its errors go to the
  * caller's sticky target (NULL from submit: the frame fails, the backend stays usable, the next
