@@ -24,10 +24,9 @@ trap 'rm -rf "$W"' EXIT
 # Lossy floors (dB, worst component). Under a byte budget (1 to 4 bits per sample drawn):
 # FLOOR, from measurement over seeds 1-30 (600 cases): the lowest HT PSNR was 14.99 dB (39x45
 # at 0 levels and 1 bit per sample: a handful of code-blocks, each all or nothing), 18.2 dB
-# otherwise; a broken block coder decodes to noise (below 10 dB) or not at all. One HT set per
-# code-block gives PCRD-opt few truncation points, so HT trails our Part-1 path (median 2.9 dB,
-# 90th percentile 10 dB over those cases); each budget case prints Part 1's PSNR beside its
-# own. At full rate (no budget), FULL: the 9/7 quantiser alone, measured at 49 dB and above.
+# otherwise; a broken block coder decodes to noise (below 10 dB) or not at all. HT trails our
+# Part-1 path (median 2.4 dB, 90th percentile 7.6 dB over 300 cases,
+# bench/results/ht-plane-choice.md); each budget case prints Part 1's PSNR beside its own. At full rate (no budget), FULL: the 9/7 quantiser alone, measured at 49 dB and above.
 FLOOR=12
 FULL=40
 FF=${J2KC_FFMPEG:-$BUILD/ffmpeg/ffmpeg}
