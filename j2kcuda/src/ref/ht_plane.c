@@ -12,14 +12,16 @@
 #define HT_PLANE_ITERS     64
 #define HT_PLANE_LOG2_MIN  (-80.0)
 #define HT_PLANE_LOG2_MAX  80.0
+/** Sets coded per block at most. */
+#define HT_PLANE_SETS      (2 * J2KI_HT_PLANE_MEASURE + 1)
 
 typedef struct PlaneStat {
     uint64_t q4[J2KI_HT_MAX_PLANES];
     double   dist[J2KI_HT_MAX_PLANES];
     int      top;
-    int      lo, hi;                            /* the coded planes (lo > hi: none) */
-    uint32_t rate[J2KI_HT_MAX_PLANES][3];       /* coded set at b: cleanup, + SigProp, + MagRef */
-    double   sdist[J2KI_HT_MAX_PLANES][3];      /* their cumulative distortion decreases */
+    int      lo, hi;                    /* the coded planes (lo > hi: none) */
+    uint32_t rate[HT_PLANE_SETS][3];    /* the set at lo + k: cleanup, + SigProp, + MagRef */
+    double   sdist[HT_PLANE_SETS][3];   /* their cumulative distortion decreases */
 } PlaneStat;
 
 /* per worker: the cleanup coder's scratch and output, to measure a cleanup's bytes */
@@ -93,17 +95,17 @@ static void measure_item(void *opaque, uint32_t i, int worker)
             return;
         }
         j2ki_ht_dist(coefs, tc->w, w, h, band->frac_bits, b, pw->s.sig, d);
-        st->rate[b][0] = lcup;
-        st->rate[b][1] = lcup + lsp;
-        st->rate[b][2] = lcup + lsp + lmr;
-        st->sdist[b][0] = d[0];
-        st->sdist[b][1] = d[0] + d[1];
-        st->sdist[b][2] = d[0] + d[1] + d[2];
+        st->rate[b - lo][0] = lcup;
+        st->rate[b - lo][1] = lcup + lsp;
+        st->rate[b - lo][2] = lcup + lsp + lmr;
+        st->sdist[b - lo][0] = d[0];
+        st->sdist[b - lo][1] = d[0] + d[1];
+        st->sdist[b - lo][2] = d[0] + d[1] + d[2];
     }
     if (st->q4[b0])
-        ratio = (double)st->rate[b0][0] * 32.0 / (double)st->q4[b0];
+        ratio = (double)st->rate[b0 - lo][0] * 32.0 / (double)st->q4[b0];
     for (int b = 0; b < st->top; b++)
-        st->q4[b] = b >= lo && b <= hi ? (uint64_t)st->rate[b][0] * 32u : (uint64_t)((double)st->q4[b] * ratio);
+        st->q4[b] = b >= lo && b <= hi ? (uint64_t)st->rate[b - lo][0] * 32u : (uint64_t)((double)st->q4[b] * ratio);
     st->lo = lo;
     st->hi = hi;
 }
@@ -119,11 +121,11 @@ static int pick_point(const PlaneStat *st, double weight, double lambda, double 
     for (int b = 0; b < st->top; b++) {
         if (b >= st->lo && b <= st->hi) {
             for (int k = 0; k < (b ? 3 : 1); k++) {
-                double v = weight * st->sdist[b][k] - lambda * (double)st->rate[b][k];
+                double v = weight * st->sdist[b - st->lo][k] - lambda * (double)st->rate[b - st->lo][k];
                 if (v > best_v) {
                     best_v = v;
                     best = b;
-                    *bytes = st->rate[b][k];
+                    *bytes = st->rate[b - st->lo][k];
                 }
             }
         } else {
