@@ -41,7 +41,9 @@ t_have ojph_expand && HAVE_OJPH=1
 SEED=${J2KC_TEST_SEED:-$(( $(date +%s) % 100000 ))}
 echo "# ht.sh: seed $SEED (J2KC_TEST_SEED=$SEED replays it)"
 RANDOM=$SEED
-pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+# pick VAR VALUE...: one of the values into VAR, drawn in this shell (a command substitution's
+# subshell would reseed RANDOM, and the seed would not replay the cases)
+pick() { local -n out=$1; shift; local a=("$@"); out=${a[RANDOM % ${#a[@]}]}; }
 
 # psnr_min CMP_LINE: the worst component's PSNR ("inf" when exact)
 psnr_min() { sed -n 's/.* min \([^ ]*\).*/\1/p' <<< "$1"; }
@@ -50,13 +52,13 @@ N=${J2KC_HT_CASES:-20}
 fails=0
 for i in $(seq 1 "$N"); do
     w=$(( 9 + RANDOM % 190 )) h=$(( 7 + RANDOM % 140 ))
-    comps=$(pick 1 1 2 3 3 4) depth=$(pick 8 8 10 12 16 9 14)
+    pick comps 1 1 2 3 3 4; pick depth 8 8 10 12 16 9 14
     lv=$(( RANDOM % 6 ))
-    cb=$(pick 64x64 32x32 16x16 64x32 32x16 128x32 4x4 8x64)
-    mode=$(pick lossless lossless full bytes bytes bytes53)
+    pick cb 64x64 32x32 16x16 64x32 32x16 128x32 4x4 8x64
+    pick mode lossless lossless full bytes bytes bytes53
     args=(--levels $lv --cblk $cb --set ht=1 -q)
-    [ $(( RANDOM % 3 )) = 0 ] && args+=(--prec "$(pick 64x64 32x32 128x128)")
-    [ $(( RANDOM % 3 )) = 0 ] && args+=(--order "$(pick lrcp rlcp rpcl pcrl cprl)")
+    if [ $(( RANDOM % 3 )) = 0 ]; then pick prec 64x64 32x32 128x128; args+=(--prec "$prec"); fi
+    if [ $(( RANDOM % 3 )) = 0 ]; then pick order lrcp rlcp rpcl pcrl cprl; args+=(--order "$order"); fi
     samples=$(( w * h * comps ))
     budget=
     case $mode in
