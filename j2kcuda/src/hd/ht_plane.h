@@ -12,12 +12,12 @@
  * whole sets (cleanup, SigProp, MagRef) at the planes around each pick (J2KI_HT_PLANE_MEASURE):
  * their exact bytes and distortions are the truncation points PCRD-opt will see, so the slope
  * is found again over all of them (the model's cleanup elsewhere) and each block's set is the
- * one holding its best point at that slope, plus J2KI_HT_PLANE_MARGIN (0: with the bytes
- * measured, a coarser set only leaves budget unused). A cleanup codes every plane above its
+ * one holding its best point at that slope (with the bytes measured, a coarser set would only
+ * leave budget unused). A cleanup codes every plane above its
  * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
  * codestream no choice of several sets beats the best single set, which this search finds
- * when every plane is measured. Both the device and the host compute these sums in the same
- * order.
+ * when every plane is measured. Written for host and device (J2KI_HD); only the reference
+ * backend runs it so far.
  */
 #ifndef J2KI_HT_PLANE_H
 #define J2KI_HT_PLANE_H
@@ -35,13 +35,11 @@
 /** Planes each side of the model's pick whose whole sets are coded to measure their points
  *  (the rest of the block's planes keep the model's cleanup, scaled by the ratio measured at
  *  the pick). 3 (up to 7 sets a block) gave the PSNR of measuring every plane on the bench
- *  frames (bench/results/ht-plane-choice.md); 1 lost up to 8 dB near the full rate. */
+ *  frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
 #define J2KI_HT_PLANE_MEASURE  3
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
-/** The set is coded this many planes above the pick. */
-#define J2KI_HT_PLANE_MARGIN   0
 
 /** Per plane b < top: q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion
  *  decrease (tier-1 units). Returns top (0 for a block of zeros). */

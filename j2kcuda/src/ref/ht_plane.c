@@ -201,6 +201,6 @@ void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *
         const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
         double bytes;
         int b = pick_point(&job.st[i], band->dist_weight, exp2(hi), &bytes);
-        p[i] = (uint8_t)j2ki_imin(b + J2KI_HT_PLANE_MARGIN, 31);
+        p[i] = (uint8_t)j2ki_imin(b, 31);
     }
 }
