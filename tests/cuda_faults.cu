@@ -29,6 +29,11 @@
  *                         frame is the reference's (the slots' graphs are never captured off the
  *                         application's calls)
  *
+ *   cuda_faults codeload  the embedded code's load fails once (out of device memory at its
+ *                         second image): that creation fails with J2KC_ERR_DEVMEM, the next
+ *                         loads the code again and codes the reference's bytes, a third loads
+ *                         nothing
+ *
  * trap leaves the context unusable, so each mode runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
  * a failure, 77 without a device.
  */
@@ -863,6 +868,54 @@ static int mode_trap(void)
     return nb_fail != 0;
 }
 
+/** The embedded code's load failing (J2KI_FAULT_CODE_LOAD: the second image out of device
+ *  memory, the first one loaded): the creation fails with J2KC_ERR_DEVMEM, naming the load;
+ *  the next creation loads the code again (every image asked for) and codes the reference's
+ *  bytes; a third loads nothing (a success stays). Runs first in its process: no CUDA encoder
+ *  has loaded the code before. */
+static int mode_codeload(void)
+{
+    enum { N = 3 };
+    Frame fr[N];
+    Bytes ref[N] = { { 0 } }, got[N] = { { 0 } };
+    J2kcEncoder *enc = NULL;
+    Log log;
+    int ret, images, again, same = 1;
+
+    for (int i = 0; i < N; i++)
+        frame_make(&fr[i], &SMALL, 400 + i);
+    if ((ret = encode(&SMALL, "ref", fr, N, ref)) < 0) {
+        report(0, "codeload: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_CODE_LOAD, 2);
+    ret = create(&enc, &SMALL, "cuda", &log);
+    report(ret == J2KC_ERR_DEVMEM && strstr(log.last, "cannot load") != NULL,
+           "codeload: the failed load fails the creation with %s (\"%s\")", j2kc_strerror(ret), log.last);
+    j2kc_encoder_free(&enc);
+    j2ki_cuda_fault_arm(J2KI_FAULT_CODE_LOAD, 0);
+    ret = create(&enc, &SMALL, "cuda", &log);
+    images = j2ki_cuda_fault_events(J2KI_FAULT_CODE_LOAD);
+    if (ret == 0)
+        ret = encode_on(enc, fr, N, got);
+    for (int i = 0; ret == 0 && i < N; i++)
+        same &= bytes_eq(&got[i], &ref[i]);
+    report(ret == 0 && images >= 2 && same, "codeload: the next creation loads the %d images again and codes the "
+           "reference's bytes (%s)", images, ret < 0 ? j2kc_strerror(ret) : same ? "same" : "differ");
+    j2kc_encoder_free(&enc);
+    ret = create(&enc, &SMALL, "cuda", NULL);
+    again = j2ki_cuda_fault_events(J2KI_FAULT_CODE_LOAD) - images;
+    report(ret == 0 && again == 0, "codeload: a third creation loads nothing (%d images asked for, %s)", again,
+           j2kc_strerror(ret));
+    j2kc_encoder_free(&enc);
+    for (int i = 0; i < N; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+        free(got[i].p);
+    }
+    return nb_fail != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -887,6 +940,8 @@ int main(int argc, char **argv)
         return mode_trap();
     if (!strcmp(mode, "syncrace"))
         return mode_syncrace();
-    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap|syncrace\n");
+    if (!strcmp(mode, "codeload"))
+        return mode_codeload();
+    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap|syncrace|codeload\n");
     return 2;
 }
