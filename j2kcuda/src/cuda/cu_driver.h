@@ -71,7 +71,8 @@
     X(cuLibraryLoadData, 12000)         X(cuLibraryUnload, 12000)                                 \
     X(cuLibraryGetKernelCount, 12040)   X(cuLibraryEnumerateKernels, 12040)                       \
     X(cuKernelGetName, 12030)           X(cuKernelGetFunction, 12000)                             \
-    X(cuKernelSetAttribute, 12000)      X(cuLaunchKernel, 4000)                                   \
+    X(cuKernelSetAttribute, 12000)      X(cuKernelGetAttribute, 12000)                            \
+    X(cuLaunchKernel, 4000)                                                                        \
     X(cuLaunchCooperativeKernel, 9000)                                                             \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 

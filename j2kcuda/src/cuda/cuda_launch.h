@@ -39,8 +39,10 @@ extern "C" {
  *  process), then checks that the code runs on the current context's device (its code loaded
  *  into the context now): 0, else J2KC_ERR_NODEV (no code this GPU and driver can run: the
  *  message names the driver version, the device and the code built), J2KC_ERR_INTERNAL (an
- *  entry missing from the code) or J2KC_ERR_CUDA, logged on log. Called at the backend's
- *  creation, inside its context, before any launch. */
+ *  entry missing from the code) or J2KC_ERR_CUDA, logged on log. Then allows every kernel
+ *  the device's opt-in maximum of dynamic shared memory (cuda_launch.cu says why once here),
+ *  so that a launch may pass any size up to it. Called at the backend's creation, inside its
+ *  context, before any launch. */
 int j2ki_cuda_kernels_ready(const J2kiLog *log);
 
 /** Launches kernel id over grid x block threads with smem bytes of dynamic shared memory on
@@ -48,10 +50,6 @@ int j2ki_cuda_kernels_ready(const J2kiLog *log);
  *  kernels (kernels.def) go through a cooperative launch. CUDA_ERROR_INVALID_HANDLE before
  *  j2ki_cuda_kernels_ready. */
 CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st, const void *params);
-
-/** Allows kernel id up to smem bytes of dynamic shared memory (the opt-in above 48 KiB) on the
- *  current context's device. */
-CUresult j2ki_cuda_kernel_max_smem(J2kiKernelId id, int smem);
 
 /** Thread blocks of kernel id, of `threads` threads and smem bytes of dynamic shared memory,
  *  that one SM of the current context's device holds at once (*per_sm). */

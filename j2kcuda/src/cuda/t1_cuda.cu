@@ -83,11 +83,11 @@ static int t1p_usable(int max_w, int max_h);
 static size_t t1_smem_optin(int cap)
 {
     CUdevice dev = 0;
-    int v = 48 * 1024;
+    int v = J2KI_CUDA_SMEM_DEFAULT;
     if (J2KI_CUFN(cuCtxGetDevice)(&dev) != CUDA_SUCCESS ||
         J2KI_CUFN(cuDeviceGetAttribute)(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) != CUDA_SUCCESS ||
-        v < 48 * 1024)
-        v = 48 * 1024;
+        v < J2KI_CUDA_SMEM_DEFAULT)
+        v = J2KI_CUDA_SMEM_DEFAULT;
     if (cap > 0 && cap < v)
         v = cap;
     return (size_t)v;
@@ -277,7 +277,6 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
     size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
-    CUresult e;
     variant = t1_fit_variant(variant, smem_optin, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
         uint32_t workers = nb_workers(nb_cblks), cols_bytes;
@@ -290,8 +289,6 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
                                      bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers,
                                      cols_bytes, lim };
         const J2kiKernelId id = lanes == 8 ? J2KI_K_T1_SMEM8 : lanes == 4 ? J2KI_K_T1_SMEM4 : J2KI_K_T1_SMEM1;
-        if (dyn > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(id, (int)dyn)) != CUDA_SUCCESS)
-            return e;
         return j2ki_cuda_launch(id, blocks, 128, dyn, st, &k);
     }
     if (variant > 0) {
@@ -307,8 +304,6 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
     }
     const J2kiT1CodeParams k = { (const int32_t *)d_samples, d_cblks, idx_out, cblk_style, bypass_start, d_data,
                                  d_passes, d_res, d_flag, (uint32_t)flags_bytes, lim };
-    if (smem > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(J2KI_K_T1_CODE, (int)smem)) != CUDA_SUCCESS)
-        return e;
     return j2ki_cuda_launch(J2KI_K_T1_CODE, nb_cblks, 32, smem, st, &k);
 }
 
