@@ -82,7 +82,7 @@ CUresult j2ki_cuda_fault_enqueue(CUstream st)
 {
     if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
         const J2kiFaultTrapParams p = { 0 };
-        return j2ki_cuda_launch(J2KI_K_FAULT_TRAP, 1, 1, 0, st, &p);
+        return j2ki_launch(j2ki_kernel<J2KI_K_FAULT_TRAP>, 1, 1, 0, st, p);
     }
     return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_SUCCESS;
 }
