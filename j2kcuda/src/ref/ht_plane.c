@@ -49,10 +49,8 @@ static void stat_item(void *opaque, uint32_t i, int worker)
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
-    const int32_t *coefs = job->samples + tc->buf_offset +
-                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                           band->buf_x0 + (cb->x0 - band->x0);
+    const J2kiTileComp *tc = j2ki_cblk_tc(job->plan, cb);
+    const int32_t *coefs = job->samples + j2ki_cblk_offset(job->plan, cb);
     PlaneStat *st = &job->st[i];
     int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0);
     (void)worker;
@@ -70,10 +68,8 @@ static void measure_item(void *opaque, uint32_t i, int worker)
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
-    const int32_t *coefs = job->samples + tc->buf_offset +
-                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                           band->buf_x0 + (cb->x0 - band->x0);
+    const J2kiTileComp *tc = j2ki_cblk_tc(job->plan, cb);
+    const int32_t *coefs = job->samples + j2ki_cblk_offset(job->plan, cb);
     PlaneStat *st = &job->st[i];
     PlaneWork *pw = &job->work[worker];
     int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0), b0, lo, hi;
