@@ -938,8 +938,9 @@ static int mode_trap(void)
     return nb_fail != 0;
 }
 
-/** The embedded code's load failing (J2KI_FAULT_CODE_LOAD: the second image out of device
- *  memory, the first one loaded): the creation fails with J2KC_ERR_DEVMEM, naming the load;
+/** The embedded code's load failing (J2KI_FAULT_CODE_LOAD: from the second image on out of
+ *  device memory, the first one loaded; the context thread's load and the creation's own both
+ *  fail): the creation fails with J2KC_ERR_DEVMEM, naming the load;
  *  the next creation loads the code again (every image asked for) and codes the reference's
  *  bytes; a third loads nothing (a success stays). Runs first in its process: no CUDA encoder
  *  has loaded the code before. */

@@ -16,9 +16,11 @@
  *                         with CUDA_ERROR_OUT_OF_MEMORY, as when the host cannot lock more
  *                         memory (every slot's on the preparer thread);
  *   J2KI_FAULT_CODE_LOAD  the n-th image of the embedded device code that a load asks the
- *                         driver for (cu_code.cu) fails with CUDA_ERROR_OUT_OF_MEMORY, the
- *                         images before it loaded: the load unloads them and fails, and the
- *                         next creation tries again.
+ *                         driver for (cu_code.cu), and every later one until the kind is
+ *                         disarmed, fails with CUDA_ERROR_OUT_OF_MEMORY, the images before it
+ *                         loaded: the load unloads them and fails, and the next load tries
+ *                         again. The fault stays, as a full device's does: the context thread
+ *                         (cuda_warm.cu) and the creation after it both load, and both fail.
  *
  * The counters are process-wide (a test arms them between encoders' calls); every access is
  * atomic, so encoders of other threads may run meanwhile.
