@@ -598,10 +598,11 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     *priv = b;
     return 0;
 fail:
-    if (ret == J2KC_ERR_DEVMEM) {
+    /* device memory ran out in the context, making the tables or the slots (the code load's
+     * own failure, before the context is entered, has said what it could not load) */
+    if (ret == J2KC_ERR_DEVMEM && entered) {
         size_t mem_free = 0;
-        if (entered)
-            (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
+        (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s) on "
                  "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);
