@@ -43,16 +43,22 @@ static const char *kernel_names[MAX_KERNELS];
 static int nb_kernels;
 
 /* The failure of a driver call while loading: the message in msg, and J2KC_ERR_DEVMEM or
- * J2KC_ERR_NODEV. */
+ * J2KC_ERR_NODEV. The driver's and the code's CUDA versions are named where they can be the
+ * cause (not for a device out of memory). */
 static int code_fail(CUresult e, const char *what, char *msg, size_t size)
 {
     const char *ename, *etext;
+    const int devmem = j2ki_cudrv_map(e) == J2KC_ERR_DEVMEM;
     j2ki_cudrv_names(e, &ename, &etext);
-    snprintf(msg, size, "%s the library's GPU code (built for %s) with this NVIDIA driver "
-             "(CUDA %d.%d; the code needs CUDA %d.%d or newer): %s (%s)", what, J2KI_CODE_ARCHS,
-             j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, J2KI_CU_DRIVER_NEEDED / 1000,
-             J2KI_CU_DRIVER_NEEDED % 1000 / 10, ename, etext);
-    return j2ki_cudrv_map(e) == J2KC_ERR_DEVMEM ? J2KC_ERR_DEVMEM : J2KC_ERR_NODEV;
+    if (devmem)
+        snprintf(msg, size, "%s the library's GPU code (built for %s): %s (%s)", what, J2KI_CODE_ARCHS,
+                 ename, etext);
+    else
+        snprintf(msg, size, "%s the library's GPU code (built for %s) with this NVIDIA driver "
+                 "(CUDA %d.%d; the code needs CUDA %d.%d or newer): %s (%s)", what, J2KI_CODE_ARCHS,
+                 j2ki_cu_tab.version / 1000, j2ki_cu_tab.version % 1000 / 10, J2KI_CU_DRIVER_NEEDED / 1000,
+                 J2KI_CU_DRIVER_NEEDED % 1000 / 10, ename, etext);
+    return devmem ? J2KC_ERR_DEVMEM : J2KC_ERR_NODEV;
 }
 
 /* Appends image lib's kernels to the table: 0, or the failure (message in msg). */
