@@ -452,6 +452,10 @@ static int apply_imf_ht(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog
         REQUIRE(TRANSFORM, !cp->reversible, "%s: the irreversible 9/7 transform is required", d->name);
         if (cp->lossless)
             FAIL(0, "%s: lossless needs the reversible profile (imf_ht_r)", d->name);
+        /* B = G + epsilon_b - 1 is bounded (j2ki_profile_ht_max_magb): one guard bit, as
+         * DCI 2K's RDD 52 uses with 9/7, leaves one more bit-plane to the finest steps */
+        if (!j2ki_params_is_set(p, J2KI_KEY_GUARD_BITS))
+            cp->guard_bits = 1;
     }
     int cap = imf_ht_max_levels(img->width > img->height ? img->width : img->height);
     REQUIRE(LEVELS, cp->nb_levels >= 1 && cp->nb_levels <= cap,
