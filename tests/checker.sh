@@ -269,6 +269,16 @@ if [ -x "$J2KC" ] && "$T/gen" -o "$W/ht.ppm" --size 256x192 --depth 10 --seed 29
     expect_pass checker/imf_ht-own "$W/ht-irv.j2c" --profile imf_ht
     expect_pass checker/imf_ht_r-own "$W/ht-rev.j2c" --profile imf_ht_r
     expect_pass checker/imf_ht-own-unnamed "$W/ht-irv.j2c"
+    # at full rate the 9/7 steps would reach B = 15 here (10-bit): the encoder keeps the
+    # bound of 11 (IMFHT.MAGB is among the rules checked); 16-bit: 18 with the ICT
+    "$T/gen" -o "$W/ht16.ppm" --size 96x64 --depth 16 --seed 30
+    if "$J2KC" -q -i "$W/ht.ppm" -o "$W/ht-irv-full.j2c" --profile imf_ht 2>/dev/null &&
+       "$J2KC" -q -i "$W/ht16.ppm" -o "$W/ht-irv-full16.j2c" --profile imf_ht 2>/dev/null; then
+        expect_pass checker/imf_ht-own-full-rate "$W/ht-irv-full.j2c" --profile imf_ht
+        expect_pass checker/imf_ht-own-full-rate-16bit "$W/ht-irv-full16.j2c" --profile imf_ht
+    else
+        t_fail checker/imf_ht-own-full-rate "j2kc could not encode imf_ht at full rate"
+    fi
     expect_rule checker/imf_ht_r-given-irv "$W/ht-irv.j2c" IMFHT.transform --profile imf_ht_r
     expect_rule checker/imf_ht-given-rev "$W/ht-rev.j2c" IMFHT.transform --profile imf_ht
     expect_rule checker/imf_ht-plain-ht "$W/ht-plain.j2c" IMFHT.order --profile imf_ht
