@@ -9,7 +9,7 @@
 #    codestream's CAP marker), Rsiz 0x4000 and the P1 content kind; the essence equals the .j2c
 #    output; asdcplib's as-02-info and as-02-unwrap (tools/asdcplib-build.sh; skipped without
 #    its source tarball) read the file and extract the same codestreams; mediainfo (when
-#    installed) names a JPEG 2000 format;
+#    installed) names a JPEG 2000 format; FFmpeg decodes every frame on one thread (patch 0033);
 #  - refusals: HT with a D-Cinema or Part 1 IMF profile, -ht 0 with an HT profile, -psnr with HT,
 #    HT code-blocks the profile forbids: an error, exit non-zero, no output file.
 #   tests/ffmpeg/ht-profiles.sh [BUILD_DIR]
@@ -68,8 +68,10 @@ run_case() {
             fail $n/j2kc-check "$(head -n 2 "$WORK/$n.chk" | tr '\n' ' ')"
     fi
     # decoded back: lossless bit-exact against the source frames (gbrp12le both ways)
-    if "$FFMPEG" -nostdin -hide_banner -loglevel error -i "$WORK/$n.j2c/%06d.j2c" -pix_fmt gbrp12le \
-         -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err"; then
+    # one decoder thread: FFmpeg 7.1 dropped every HT codestream after the first of a context
+    # (patch 0033); frame threads hid it, as each thread context decodes its first one
+    if "$FFMPEG" -nostdin -hide_banner -loglevel error -threads 1 -i "$WORK/$n.j2c/%06d.j2c" \
+         -pix_fmt gbrp12le -f framemd5 "$WORK/$n.dec.md5" 2>"$WORK/err" && [ ! -s "$WORK/err" ]; then
         if [ "$lossless" = 1 ]; then
             "$FFMPEG" -nostdin -hide_banner -loglevel error "${IN[@]}" -pix_fmt gbrp12le -f framemd5 \
                 "$WORK/src.md5" 2>/dev/null
@@ -132,6 +134,13 @@ run_case() {
         else
             fail $n/as-02-unwrap "$(head -n 3 "$WORK/$n.unwrap" | tr '\n' ' ')"
         fi
+    fi
+    if "$FFMPEG" -nostdin -hide_banner -loglevel error -threads 1 -i "$out" -f framemd5 \
+         "$WORK/$n.mxf.md5" 2>"$WORK/err" && [ ! -s "$WORK/err" ] &&
+       [ "$(grep -vc '^#' "$WORK/$n.mxf.md5")" = $FRAMES ]; then
+        ok $n/mxf-decode "$FRAMES frames, one thread"
+    else
+        fail $n/mxf-decode "$(grep -vc '^#' "$WORK/$n.mxf.md5" 2>/dev/null) frames: $(last_err)"
     fi
     if have mediainfo; then
         v=$(mediainfo --Inform='Video;%Format%' "$out" 2>&1)
