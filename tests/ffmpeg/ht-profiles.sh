@@ -10,6 +10,7 @@
 #    output; asdcplib's as-02-info and as-02-unwrap (tools/asdcplib-build.sh; skipped without
 #    its source tarball) read the file and extract the same codestreams; mediainfo (when
 #    installed) names a JPEG 2000 format; FFmpeg decodes every frame on one thread (patch 0033);
+#  - interlaced under imf_ht_r: an I1 IMF track file of field codestreams, each imf_ht_r;
 #  - refusals: HT with a D-Cinema or Part 1 IMF profile, -ht 0 with an HT profile, -psnr with HT,
 #    HT code-blocks the profile forbids: an error, exit non-zero, no output file.
 #   tests/ffmpeg/ht-profiles.sh [BUILD_DIR]
@@ -152,6 +153,39 @@ run_case imf_ht   "-profile:v imf_ht -b:v 2M" imf_ht 0
 run_case imf_ht_r "-profile:v imf_ht_r" imf_ht_r 1
 run_case htj2k    "-profile:v htj2k -b:v 2M" "" 0
 run_case ht-1     "-ht 1" "" 0
+
+# Interlaced under imf_ht_r: fields coded as codestreams of their own, an IMF track file with
+# a KLV and an edit unit per field (SMPTE ST 422 I1), FrameLayout SeparateFields; each field a
+# valid imf_ht_r codestream; FFmpeg decodes the frames back (two fields each) on one thread
+UL_LAYOUT=060e2b34010101..0401030104000000
+EC_I1=060e2b340401010d0d010301020c0300
+n=fields
+mkdir -p "$WORK/$n.x" "$WORK/$n.u"
+if ff -f lavfi -i "testsrc2=s=${W}x$H:r=25" -frames:v 2 -vf setparams=field_mode=tff -pix_fmt yuv422p10le \
+      -c:v jpeg2000_cuda -profile:v imf_ht_r -f mxf "$WORK/$n.mxf" &&
+   "$KLV" -x "$WORK/$n.x/" "$WORK/$n.mxf" > "$WORK/$n.klv" 2>"$WORK/klv.err"; then
+    v="$(item "$WORK/$n.klv" "$UL_LAYOUT" | sort -u)/$(item "$WORK/$n.klv" "$UL_CONTAINER" | sort -u)"
+    [ "$v" = "01/$EC_I1" ] && ok $n/layout "SeparateFields, I1" || fail $n/layout "FrameLayout/container '$v', 01/$EC_I1 expected"
+    i=0
+    for f in "$WORK/$n.x"/*; do
+        "$CHECK" --profile imf_ht_r "$f" > /dev/null 2>&1 || { fail $n/j2kc-check "element $i: $("$CHECK" --profile imf_ht_r "$f" | head -n 1)"; i=-1; break; }
+        i=$((i + 1))
+    done
+    [ $i = 4 ] && ok $n/j2kc-check "4 field codestreams, imf_ht_r" || { [ $i -ge 0 ] && fail $n/j2kc-check "$i elements, 4 fields expected"; }
+    if "$FFMPEG" -nostdin -hide_banner -loglevel error -threads 1 -i "$WORK/$n.mxf" -f framemd5 "$WORK/$n.md5" 2>"$WORK/err" &&
+       [ ! -s "$WORK/err" ] && [ "$(grep -vc '^#' "$WORK/$n.md5")" = 2 ]; then
+        ok $n/decode "2 frames of 2 fields"
+    else
+        fail $n/decode "$(grep -vc '^#' "$WORK/$n.md5" 2>/dev/null) frames: $(last_err)"
+    fi
+    if [ -n "$ASDCP" ]; then
+        "$ASDCP/as-02-info" -d -c -t 100000 "$WORK/$n.mxf" > "$WORK/$n.info" 2>&1
+        grep -q "JPEG 2000 pictures, (4 edit units)" "$WORK/$n.info" && ok $n/as-02-info "4 edit units (fields)" ||
+            fail $n/as-02-info "$(grep -m1 'essence type' "$WORK/$n.info")"
+    fi
+else
+    fail $n "ffmpeg -f mxf or klvdump failed: $(last_err) $(cat "$WORK/klv.err" 2>/dev/null)"
+fi
 
 # refuse NAME "ENC_OPTS": ffmpeg must fail with a message, no crash, no output file
 refuse() {
