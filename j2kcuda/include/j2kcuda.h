@@ -82,6 +82,11 @@ void j2kc_params_free(J2kcParams **p);
  *
  * Keys (see j2kc_params_help() for the full list with defaults):
  *   profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r
+ *               |imf_ht|imf_ht_r: IMF App 2E's HTJ2K profiles APP2.HT.IRV (9/7) and APP2.HT.REV (5/3,
+ *               lossless without a rate target), SMPTE ST 2067-21:2023 Annex I: HT block coder
+ *               (code-block style 0x40 only), Rsiz 0x4000, one tile, one layer, RPCL, precincts
+ *               128/256, code-blocks 32..128 wide and 32..64 high [64x64], 1 to 5/6/7 levels up
+ *               to 2K/4K/8K, TLM and one tile-part per resolution; no fps or levels needed
  *   fps         frame rate (rational "24", "24000/1001") for profile rules and "bitrate"
  *   bytes       exact byte budget per frame (never exceeded, markers included; with format=jp2
  *               the budget is the file's, JP2 boxes included; likewise bitrate and layer_bytes)
@@ -112,6 +117,8 @@ void j2kc_params_free(J2kcParams **p);
  *               in the environment before the process's first CUDA call; the library never sets it)
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
  *               (default), 1..256
+ *   ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K); with no profile or imf_ht*
+ *               (which imply it); DCI, Part 1 IMF and broadcast profiles refuse it
  *   t1_stop qstep_rate   0|1 ; qstep_try 0..5   speed under a byte budget: tier-1 stops early
  *               (off by default), the 9/7 steps skip the bit-planes the budget cannot reach and
  *               a first coding tries coarser steps (both on); the help text says when each applies

@@ -58,7 +58,8 @@ enum { J2KI_TP_NONE = 0, J2KI_TP_RES = 'R', J2KI_TP_COMP = 'C' };
 enum { J2KI_PROFILE_NONE = 0, J2KI_PROFILE_DCI2K, J2KI_PROFILE_DCI4K,
        J2KI_PROFILE_IMF2K, J2KI_PROFILE_IMF4K, J2KI_PROFILE_IMF8K,
        J2KI_PROFILE_IMF2K_R, J2KI_PROFILE_IMF4K_R, J2KI_PROFILE_IMF8K_R,
-       J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R };
+       J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R,
+       J2KI_PROFILE_IMF_HT, J2KI_PROFILE_IMF_HT_R };
 
 enum { J2KI_COLOR_AUTO = 0, J2KI_COLOR_SRGB, J2KI_COLOR_GRAY, J2KI_COLOR_SYCC };
 
@@ -91,6 +92,7 @@ typedef struct J2kiCodingParams {
     int sop, eph;
     /* QCD */
     int guard_bits;
+    int max_mag_bits;                 /* 9/7: cap on M_b, so on Ccap15's B (IMF HT profiles); 0: none */
     /* POC */
     int nb_poc;
     J2kiPoc poc[J2KI_MAX_POC];
