@@ -9,6 +9,7 @@
 #   FFmpeg build (tools/ffmpeg-build.sh): nasm (x86 assembly), zlib.h (zlib1g-dev), pkg-config
 #   MXF tests: mediainfo (mediainfo); asdcplib's build (tools/asdcplib-build.sh): cmake, c++
 #              (g++), OpenSSL headers (libssl-dev)
+#   scaling.sh: GNU parallel (parallel)
 missing_cmds=
 missing_pkgs=
 need() {    # need COMMAND PACKAGE
@@ -32,6 +33,7 @@ need pkg-config     pkg-config
 need mediainfo      mediainfo
 need cmake          cmake
 need c++            g++
+need parallel       parallel
 if [ ! -f /usr/include/openssl/evp.h ]; then
     missing_cmds="$missing_cmds openssl/evp.h"
     missing_pkgs="$missing_pkgs libssl-dev"

@@ -2,7 +2,7 @@
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
 # kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
 # check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
-# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, quality.sh (when present),
+# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, quality.sh (when present), scaling.sh,
 # tests/ffmpeg/*.sh, layering.sh and clang-cuda.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -82,7 +82,7 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input threads cuda-driver ht quality fuzz-smoke longrun bench-classes bench-report; do
+for s in checker conformance bad-input threads cuda-driver ht quality fuzz-smoke longrun bench-classes bench-report scaling; do
     case $s in quality|fuzz-smoke|longrun|bench-classes|bench-report)   # optional (other owners)
         [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
     esac
