@@ -107,7 +107,10 @@ void j2kc_params_free(J2kcParams **p);
  *   mainlevel sublevel   IMF/broadcast levels (0 = computed from the image and rate)
  *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
- *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ *   backend     auto|ref|cuda ; async_depth frames in flight (per device)
+ *   gpu         device index, "any", "all" or a list "0,1": frames spread over the devices
+ *               (the least busy first), packets still in submission order, the same bytes;
+ *               j2kc_encoder_device_frames counts each device's frames
  *               (the CUDA backend runs fastest with CUDA_DEVICE_MAX_CONNECTIONS=max(8, async_depth)
  *               in the environment before the process's first CUDA call; the library never sets it)
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
@@ -235,6 +238,14 @@ typedef struct J2kcStats {
                                          stage times are then the sums of both codings) */
 } J2kcStats;
 int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
+
+/**
+ * Frames each device of the encoder has coded so far (codestreams handed back): fills up to
+ * max entries of devices[] (the CUDA device index; -1: the one CUDA picked, or none for the
+ * reference backend) and frames[], returns the number of devices (1 unless "gpu" was a list or
+ * "all" and several devices were found), or J2KC_ERR_INVAL.
+ */
+int j2kc_encoder_device_frames(const J2kcEncoder *enc, int *devices, uint64_t *frames, int max);
 
 /**
  * Lists CUDA devices through the log callback of p (one line each). Returns the number of
