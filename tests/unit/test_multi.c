@@ -268,7 +268,7 @@ int main(void)
         j2kc_encoder_free(&enc);
     }
     enc = create("0,3", "ref", &ret);
-    CHECK(ret == J2KC_ERR_INVAL && !enc && strstr(last_log, "device 3 does not exist"),
+    CHECK(ret == J2KC_ERR_NODEV && !enc && strstr(last_log, "device 3 does not exist"),
           "gpu=0,3 with 3 devices: %d '%s'", ret, last_log);
     j2kc_encoder_free(&enc);
     printf("ok multi/out-of-range (%s)\n", last_log);

@@ -93,9 +93,9 @@ static int resolve_devices(J2kcEncoder *enc, int *devs, int *n)
             count = 0;
 #endif
     }
+    if (count == 0)
+        return 0;       /* no driver or no device: the backend's own error says which */
     if (cp->nb_gpus == J2KI_GPUS_ALL) {
-        if (count == 0)
-            return 0;   /* the backend's own error: no device */
         *n = count < J2KI_MAX_GPUS ? count : J2KI_MAX_GPUS;
         for (int i = 0; i < *n; i++)
             devs[i] = i;
@@ -104,7 +104,7 @@ static int resolve_devices(J2kcEncoder *enc, int *devs, int *n)
             if (cp->gpus[i] >= count) {
                 j2ki_log(&enc->log, J2KC_LOG_ERROR, "gpu: device %d does not exist (%d CUDA "
                          "device%s: 0..%d)", cp->gpus[i], count, count == 1 ? "" : "s", count - 1);
-                return J2KC_ERR_INVAL;
+                return J2KC_ERR_NODEV;
             }
         *n = cp->nb_gpus;
         memcpy(devs, cp->gpus, sizeof(*devs) * (size_t)*n);
