@@ -2,12 +2,12 @@
  * The embedded device code loaded and launched through the driver (cuda/cu_code.h; issue 31),
  * on a GPU: a probe kernel (tests/cu_code_probe_kern.cu) compiled to a fatbin and embedded by
  * tools/embed-fatbin.sh into this program's own j2ki_cuda_images (linked before the library,
- * so the library's empty table is not), then j2ki_cu_code_load, the kernel found by name (and
+ * so the library's table is not), then j2ki_cu_code_load, the kernel found by name (and
  * a name that is not there refused), checked in the device's primary context (the library's,
  * cu_primary.h) and launched with cuLaunchKernel; its output compared with the host's. No CUDA
  * runtime call.
  * Prints ok/FAIL lines; exit 1 on a failure, 77 without a driver or device.
- *   built and run by .dev/exp or by hand:
+ *   built and run by tests/check-cuda.sh, or by hand:
  *   nvcc -fatbin GENCODE -o probe.fatbin tests/cu_code_probe_kern.cu
  *   sh tools/embed-fatbin.sh probe.S probe.fatbin && cc -c probe.S
  *   cc -std=c99 -Ij2kcuda/include -Ij2kcuda/src -I$CUDA_HOME/include tests/cu_code_probe.c probe.o \

@@ -122,6 +122,15 @@ else
     t_ok scaling/past-end "$(cat "$W/err")"
 fi
 
+# Frame numbers with leading zeros (as `seq -w` writes them) are decimal: 010 is frame 10.
+if "$SEG_TOOL" "$CLIP" "$FMT" "0$TOTAL" 010 02 "$W/padded" $OPTS 2>"$W/err" &&
+        [ "$(ls "$W/padded" | tr '\n' ' ')" = "000010.j2c 000011.j2c " ] &&
+        cmp -s "$W/ref/000010.j2c" "$W/padded/000010.j2c" && cmp -s "$W/ref/000011.j2c" "$W/padded/000011.j2c"; then
+    t_ok scaling/leading-zeros "FIRST 010 COUNT 02: frames 10 and 11, the reference's bytes"
+else
+    t_fail scaling/leading-zeros "FIRST 010 COUNT 02 wrote: $(ls "$W/padded" 2>/dev/null | tr '\n' ' ')$(head -c 200 "$W/err")"
+fi
+
 # The track file.
 if [ -z "$FFMPEG" ]; then
     t_skip scaling/mxf "ffmpeg not built in $BUILD/ffmpeg (make ffmpeg B=$BUILD): assembly not checked"

@@ -19,7 +19,9 @@ die() { echo "j2kc-assemble: $*" >&2; exit 1; }
 [ $# -ge 4 ] || die "usage: j2kc-assemble.sh DIR TOTAL FPS OUT.mxf [ffmpeg output options...]"
 dir=$1 total=$2 fps=$3 out=$4
 shift 4
-case $total in ''|*[!0-9]*|0) die "TOTAL must be a whole number >= 1 (got '$total')" ;; esac
+case $total in ''|*[!0-9]*|??????????*) die "TOTAL must be a whole number >= 1 below 10^9 (got '$total')" ;; esac
+total=$((10#$total))    # decimal whatever the leading zeros
+[ "$total" -ge 1 ] || die "TOTAL must be a whole number >= 1 (got '$2')"
 missing=() empty=()
 for ((f = 0; f < total; f++)); do
     p=$(printf '%s/%06d.j2c' "$dir" "$f")

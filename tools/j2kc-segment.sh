@@ -20,8 +20,10 @@ die() { echo "j2kc-segment: $*" >&2; exit 1; }
 clip=$1 raw=$2 total=$3 first=$4 count=$5 outdir=$6
 shift 6
 for v in "$total" "$first" "$count"; do
-    case $v in ''|*[!0-9]*) die "TOTAL, FIRST and COUNT must be whole numbers (got '$v')" ;; esac
+    case $v in ''|*[!0-9]*|??????????*) die "TOTAL, FIRST and COUNT must be whole numbers below 10^9 (got '$v')" ;; esac
 done
+# decimal whatever the leading zeros (seq -w writes 0240; bash arithmetic would read it as octal)
+total=$((10#$total)) first=$((10#$first)) count=$((10#$count))
 [ "$total" -gt 0 ] || die "TOTAL must be at least 1"
 [ -f "$clip" ] || die "$clip: no such file"
 size=$(stat -c %s "$clip") || die "$clip: cannot stat"

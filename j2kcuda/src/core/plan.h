@@ -172,6 +172,24 @@ J2KI_HD uint32_t j2ki_cblk_data_cap_ht(int w, int h, int nb_mag_bits)
     return (uint32_t)w * (uint32_t)h * (uint32_t)(nb_mag_bits + 12) / 7u + 64u;
 }
 
+/** The tile-component code-block cb lies in. */
+J2KI_HD const J2kiTileComp *j2ki_cblk_tc(const J2kiPlan *plan, const J2kiCblk *cb)
+{
+    const J2kiBand *band = &plan->bands[cb->band_idx];
+    return &plan->tiles[band->tile].comps[band->comp];
+}
+
+/** Offset (in samples) of code-block cb's first coefficient in the frame's sample buffer: its
+ *  tile-component's buffer, the band's place in it, the block's place in the band; rows are
+ *  j2ki_cblk_tc(plan, cb)->w samples apart. */
+J2KI_HD size_t j2ki_cblk_offset(const J2kiPlan *plan, const J2kiCblk *cb)
+{
+    const J2kiBand *band = &plan->bands[cb->band_idx];
+    const J2kiTileComp *tc = j2ki_cblk_tc(plan, cb);
+    return tc->buf_offset + (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w + band->buf_x0 +
+           (cb->x0 - band->x0);
+}
+
 /** Most coding passes a code-block with M_b magnitude bits can have (D.3: 3 per plane, the first has 1). */
 J2KI_HD int j2ki_max_passes(int nb_mag_bits) { return nb_mag_bits > 0 ? 3 * nb_mag_bits - 2 : 0; }
 

@@ -29,7 +29,8 @@ static int nb_kernels;
 static int code_err;
 static char code_msg[256];
 
-/* The failure of a driver call while loading: the message and J2KC_ERR_DEVMEM or _NODEV. */
+/* The failure of a driver call while loading: the message and J2KC_ERR_DEVMEM or _NODEV (a
+ * kernel table too small for the images is J2KC_ERR_INTERNAL, set by code_enumerate). */
 static void code_fail(CUresult e, const char *what)
 {
     const char *ename, *etext;

@@ -68,7 +68,7 @@
     X(cuEventSynchronize, 2000)         X(cuEventElapsedTime, 12080)                              \
     X(cuGraphInstantiateWithFlags, 11040) X(cuGraphDestroy, 10000)                                \
     X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)                                   \
-    X(cuLibraryLoadData, 12000)         X(cuLibraryUnload, 12000)                                 \
+    X(cuLibraryLoadData, 12000)                                                                    \
     X(cuLibraryGetKernelCount, 12040)   X(cuLibraryEnumerateKernels, 12040)                       \
     X(cuKernelGetName, 12030)           X(cuKernelGetFunction, 12000)                             \
     X(cuKernelSetAttribute, 12000)      X(cuLaunchKernel, 4000)                                   \

@@ -1,7 +1,7 @@
 /*
  * The launch module (cuda_launch.h) on the CUDA driver: the table of kernels.def, each entry
  * looked up by name in the embedded device code (cu_code.h) once per process. The handles
- * are CUkernel (cuLibraryGetKernel): context-independent, so one table serves every encoder
+ * are CUkernel (listed by cuLibraryEnumerateKernels at load): context-independent, so one table serves every encoder
  * and device of the process; the driver loads a kernel's code into a context when it is
  * first used there (j2ki_cuda_kernels_ready does it at creation, so that a GPU the code cannot
  * run on is refused then, not at the first frame). cuLaunchKernel and

@@ -302,34 +302,53 @@ extern "C" __global__ void __launch_bounds__(32) j2ki_k_t1_code(const __grid_con
                    p.flags_bytes, p.lim);
 }
 
-/* The serial coder's instances: LANES lanes of a warp code a block each (t1_lanes_kernel), or
- * with the stripe-column words in shared memory (t1_smem_kernel); one entry per instance. */
-#define T1_LANES_ENTRY(LANES)                                                                        \
-    extern "C" __global__ void __launch_bounds__(128)                                                \
-    j2ki_k_t1_lanes##LANES(const __grid_constant__ J2kiT1LanesParams p)                              \
-    {                                                                                                \
-        t1_lanes_kernel<LANES>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, \
-                               p.data, p.passes, p.res, p.flag, p.work, p.flags_bytes, p.work_bytes,   \
-                               p.nb_workers, p.lim);                                                 \
-    }
-#define T1_SMEM_ENTRY(LANES)                                                                         \
-    extern "C" __global__ void __launch_bounds__(128)                                                \
-    j2ki_k_t1_smem##LANES(const __grid_constant__ J2kiT1SmemParams p)                                \
-    {                                                                                                \
-        t1_smem_kernel<LANES>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start,  \
-                              p.data, p.passes, p.res, p.flag, p.work, p.mag_at, p.work_bytes,         \
-                              p.nb_workers, p.cols_bytes, p.lim);                                    \
-    }
-T1_LANES_ENTRY(1)
-T1_LANES_ENTRY(4)
-T1_LANES_ENTRY(8)
-T1_LANES_ENTRY(16)
-T1_LANES_ENTRY(32)
-T1_SMEM_ENTRY(1)
-T1_SMEM_ENTRY(4)
-T1_SMEM_ENTRY(8)
-#undef T1_LANES_ENTRY
-#undef T1_SMEM_ENTRY
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_lanes1(const __grid_constant__ J2kiT1LanesParams p)
+{
+    t1_lanes_kernel<1>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                       p.res, p.flag, p.work, p.flags_bytes, p.work_bytes, p.nb_workers, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_lanes4(const __grid_constant__ J2kiT1LanesParams p)
+{
+    t1_lanes_kernel<4>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                       p.res, p.flag, p.work, p.flags_bytes, p.work_bytes, p.nb_workers, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_lanes8(const __grid_constant__ J2kiT1LanesParams p)
+{
+    t1_lanes_kernel<8>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                       p.res, p.flag, p.work, p.flags_bytes, p.work_bytes, p.nb_workers, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_lanes16(const __grid_constant__ J2kiT1LanesParams p)
+{
+    t1_lanes_kernel<16>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                        p.res, p.flag, p.work, p.flags_bytes, p.work_bytes, p.nb_workers, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_lanes32(const __grid_constant__ J2kiT1LanesParams p)
+{
+    t1_lanes_kernel<32>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                        p.res, p.flag, p.work, p.flags_bytes, p.work_bytes, p.nb_workers, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_smem1(const __grid_constant__ J2kiT1SmemParams p)
+{
+    t1_smem_kernel<1>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                      p.res, p.flag, p.work, p.mag_at, p.work_bytes, p.nb_workers, p.cols_bytes, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_smem4(const __grid_constant__ J2kiT1SmemParams p)
+{
+    t1_smem_kernel<4>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                      p.res, p.flag, p.work, p.mag_at, p.work_bytes, p.nb_workers, p.cols_bytes, p.lim);
+}
+
+extern "C" __global__ void __launch_bounds__(128) j2ki_k_t1_smem8(const __grid_constant__ J2kiT1SmemParams p)
+{
+    t1_smem_kernel<8>(p.samples, p.cblks, p.order, p.nb_cblks, p.cblk_style, p.bypass_start, p.data, p.passes,
+                      p.res, p.flag, p.work, p.mag_at, p.work_bytes, p.nb_workers, p.cols_bytes, p.lim);
+}
 
 /* The column-parallel coder's launches: the frame's pointers stay in parameter space, read in
  * place (no per-thread copy); the bounds are t1p_chunk_kernel's (t1_par_cuda.cuh). */

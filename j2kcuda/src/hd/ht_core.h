@@ -425,7 +425,8 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
 
     for (int qy = 0; qy < qh; qy++) {
         int initial = qy == 0;
-        int left_sig = 0;           /* the left quad's right column: bit 0 top, bit 1 bottom */
+        int left_sig = 0;           /* the left quad's significance as this quad's context needs it
+                                     * (set after each quad, below) */
         for (int i = 0; i < J2KI_HT_MAX_W + 4 && i < w + 4; i++)
             s->e_below[i] = 0;
         for (int qx = 0; qx < qw; qx += 2) {
@@ -437,8 +438,8 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
                 j2ki_ht_load_quad(coefs, stride, w, h, frac_bits, p, qx + k, qy, cq);
                 /* e_above is indexed by sample column + 1 */
                 if (initial) {
-                    /* 7.3.5: (sigma_TL | sigma_BL) + 2 sigma_TR + 4 sigma_BR of the left quad;
-                     * left_sig holds those bits as 1 | 2 << ... see below */
+                    /* 7.3.5: (sigma_TL | sigma_BL) + 2 sigma_TR + 4 sigma_BR of the left quad,
+                     * which left_sig holds in its bits 0, 1 and 2 */
                     c = left_sig;
                 } else {
                     int sn = s->e_above[x + 1] > 0, sne = s->e_above[x + 2] > 0;

@@ -8,11 +8,16 @@
  * b (midpoint reconstruction, tier-1 units) and a model of its bytes: per significant quad
  * (significant samples) x (largest exponent) MagSgn bits plus J2KI_HT_MODEL_VLC_Q4 quarter
  * bits of CxtVLC and U-VLC, per insignificant quad J2KI_HT_MODEL_MEL_Q4 quarter bits of MEL.
- * ref/ht_plane.c finds the slope at which the blocks' picks fill the budget, codes the cleanups
- * around each pick to replace the model's bytes (J2KI_HT_PLANE_MEASURE), finds the slope again
- * and codes each block's set at its pick plus J2KI_HT_PLANE_MARGIN (0: with the bytes measured,
- * a coarser set only leaves budget unused). Both the device and the host compute these sums in
- * the same order.
+ * ref/ht_plane.c finds the slope at which the blocks' picks fill the budget, then codes the
+ * whole sets (cleanup, SigProp, MagRef) at the planes around each pick (J2KI_HT_PLANE_MEASURE):
+ * their exact bytes and distortions are the truncation points PCRD-opt will see, so the slope
+ * is found again over all of them (the model's cleanup elsewhere) and each block's set is the
+ * one holding its best point at that slope (with the bytes measured, a coarser set would only
+ * leave budget unused). A cleanup codes every plane above its
+ * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
+ * codestream no choice of several sets beats the best single set, which this search finds
+ * when every plane is measured. Written for host and device (J2KI_HD); only the reference
+ * backend runs it so far.
  */
 #ifndef J2KI_HT_PLANE_H
 #define J2KI_HT_PLANE_H
@@ -27,14 +32,14 @@
 #define J2KI_HT_MODEL_VLC_Q4   12
 /** MEL bits of an insignificant quad, in quarter bits (runs code them at about 1/4 bit). */
 #define J2KI_HT_MODEL_MEL_Q4   1
-/** Planes each side of the model's pick whose cleanup bytes are measured by coding them (the
- *  rest of the block's planes are scaled by the ratio measured at the pick). */
-#define J2KI_HT_PLANE_MEASURE  1
+/** Planes each side of the model's pick whose whole sets are coded to measure their points
+ *  (the rest of the block's planes keep the model's cleanup, scaled by the ratio measured at
+ *  the pick). 3 (up to 7 sets a block) gave the PSNR of measuring every plane on the bench
+ *  frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
+#define J2KI_HT_PLANE_MEASURE  3
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
-/** The set is coded this many planes above the pick. */
-#define J2KI_HT_PLANE_MARGIN   0
 
 /** Per plane b < top: q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion
  *  decrease (tier-1 units). Returns top (0 for a block of zeros). */

@@ -408,10 +408,9 @@ static void quant_item(void *opaque, uint32_t i, int worker)
     const J2kiPlan *plan = job->plan;
     const J2kiCblk *cb = &plan->cblks[i];
     const J2kiBand *band = &plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &plan->tiles[band->tile].comps[band->comp];
+    const J2kiTileComp *tc = j2ki_cblk_tc(plan, cb);
     uint32_t w = cb->x1 - cb->x0, h = cb->y1 - cb->y0;
-    int32_t *q = rb->samples + tc->buf_offset + (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                 band->buf_x0 + (cb->x0 - band->x0);
+    int32_t *q = rb->samples + j2ki_cblk_offset(plan, cb);
 
     if (!w || !h)
         return;
@@ -439,10 +438,8 @@ static void tier1_item(void *opaque, uint32_t i, int worker)
     const J2kiCodingParams *cp = rb->cp;
     J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
-    const int32_t *coefs = rb->samples + tc->buf_offset +
-                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                           band->buf_x0 + (cb->x0 - band->x0);
+    const J2kiTileComp *tc = j2ki_cblk_tc(job->plan, cb);
+    const int32_t *coefs = rb->samples + j2ki_cblk_offset(job->plan, cb);
     int lim = job->stopped ? (int)rb->stop_lim[i] : 0;
 
     if (job->stopped && !lim) {

@@ -12,17 +12,22 @@
 #define HT_PLANE_ITERS     64
 #define HT_PLANE_LOG2_MIN  (-80.0)
 #define HT_PLANE_LOG2_MAX  80.0
+/** Sets coded per block at most. */
+#define HT_PLANE_SETS      (2 * J2KI_HT_PLANE_MEASURE + 1)
 
 typedef struct PlaneStat {
     uint64_t q4[J2KI_HT_MAX_PLANES];
     double   dist[J2KI_HT_MAX_PLANES];
     int      top;
+    int      lo, hi;                    /* the coded planes (lo > hi: none) */
+    uint32_t rate[HT_PLANE_SETS][3];    /* the set at lo + k: cleanup, + SigProp, + MagRef */
+    double   sdist[HT_PLANE_SETS][3];   /* their cumulative distortion decreases */
 } PlaneStat;
 
 /* per worker: the cleanup coder's scratch and output, to measure a cleanup's bytes */
 typedef struct PlaneWork {
     J2kiHtScratch s;
-    uint8_t       out[J2KI_HT_CUP_CAP];
+    uint8_t       out[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP];
 } PlaneWork;
 
 typedef struct PlaneJob {
@@ -44,32 +49,30 @@ static void stat_item(void *opaque, uint32_t i, int worker)
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
-    const int32_t *coefs = job->samples + tc->buf_offset +
-                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                           band->buf_x0 + (cb->x0 - band->x0);
+    const J2kiTileComp *tc = j2ki_cblk_tc(job->plan, cb);
+    const int32_t *coefs = job->samples + j2ki_cblk_offset(job->plan, cb);
     PlaneStat *st = &job->st[i];
     int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0);
     (void)worker;
     st->top = j2ki_ht_plane_stats(coefs, tc->w, w, h, band->frac_bits, st->q4, st->dist);
+    st->lo = 1;
+    st->hi = 0;
 }
 
-/* Second look: the cleanups around the plane the model picked at job->lambda are coded and
- * their bytes replace the model's; the block's other planes are scaled by the ratio measured
- * at the pick (the model's error is mostly a factor per block). */
+/* Second look: the sets around the plane the model picked at job->lambda are coded (cleanup,
+ * SigProp and MagRef, as ht_ref.c codes them) and their exact bytes and distortions become
+ * the block's truncation points there; the block's other planes keep the model's cleanup,
+ * scaled by the ratio measured at the pick (the model's error is mostly a factor per block). */
 static void measure_item(void *opaque, uint32_t i, int worker)
 {
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
-    const J2kiTileComp *tc = &job->plan->tiles[band->tile].comps[band->comp];
-    const int32_t *coefs = job->samples + tc->buf_offset +
-                           (size_t)(band->buf_y0 + cb->y0 - band->y0) * tc->w +
-                           band->buf_x0 + (cb->x0 - band->x0);
+    const J2kiTileComp *tc = j2ki_cblk_tc(job->plan, cb);
+    const int32_t *coefs = job->samples + j2ki_cblk_offset(job->plan, cb);
     PlaneStat *st = &job->st[i];
     PlaneWork *pw = &job->work[worker];
     int w = (int)(cb->x1 - cb->x0), h = (int)(cb->y1 - cb->y0), b0, lo, hi;
-    uint64_t meas[J2KI_HT_MAX_PLANES];
     double ratio = 1.0;
     if (!st->top)
         return;
@@ -77,15 +80,60 @@ static void measure_item(void *opaque, uint32_t i, int worker)
     lo = j2ki_imax(b0 - J2KI_HT_PLANE_MEASURE, 0);
     hi = j2ki_imin(b0 + J2KI_HT_PLANE_MEASURE, st->top - 1);
     for (int b = lo; b <= hi; b++) {
-        uint32_t lcup;
-        meas[b] = st->q4[b];
-        if (j2ki_ht_cleanup(coefs, tc->w, w, h, band->frac_bits, b, &pw->s, pw->out, sizeof(pw->out), &lcup) == 0)
-            meas[b] = (uint64_t)lcup * 32u;
+        uint32_t lcup, lsp = 0, lmr = 0;
+        double d[3];
+        if (j2ki_ht_cleanup(coefs, tc->w, w, h, band->frac_bits, b, &pw->s, pw->out, J2KI_HT_CUP_CAP, &lcup) < 0 ||
+            (b > 0 && j2ki_ht_refine(coefs, tc->w, w, h, band->frac_bits, b, &pw->s, pw->out + lcup,
+                                     J2KI_HT_REF_CAP, &lsp, &lmr) < 0)) {
+            /* cannot happen within the caps; the model's cleanup-only points stay */
+            st->lo = 1;
+            st->hi = 0;
+            return;
+        }
+        j2ki_ht_dist(coefs, tc->w, w, h, band->frac_bits, b, pw->s.sig, d);
+        st->rate[b - lo][0] = lcup;
+        st->rate[b - lo][1] = lcup + lsp;
+        st->rate[b - lo][2] = lcup + lsp + lmr;
+        st->sdist[b - lo][0] = d[0];
+        st->sdist[b - lo][1] = d[0] + d[1];
+        st->sdist[b - lo][2] = d[0] + d[1] + d[2];
     }
     if (st->q4[b0])
-        ratio = (double)meas[b0] / (double)st->q4[b0];
+        ratio = (double)st->rate[b0 - lo][0] * 32.0 / (double)st->q4[b0];
     for (int b = 0; b < st->top; b++)
-        st->q4[b] = b >= lo && b <= hi ? meas[b] : (uint64_t)((double)st->q4[b] * ratio);
+        st->q4[b] = b >= lo && b <= hi ? (uint64_t)st->rate[b - lo][0] * 32u : (uint64_t)((double)st->q4[b] * ratio);
+    st->lo = lo;
+    st->hi = hi;
+}
+
+/* The block's best point at slope lambda over every plane: the coded sets' three points where
+ * measured, the model's cleanup elsewhere. Returns the set's plane (top: nothing) and its
+ * bytes in *bytes. */
+static int pick_point(const PlaneStat *st, double weight, double lambda, double *bytes)
+{
+    int best = st->top;
+    double best_v = 0.0;
+    *bytes = 0.0;
+    for (int b = 0; b < st->top; b++) {
+        if (b >= st->lo && b <= st->hi) {
+            for (int k = 0; k < (b ? 3 : 1); k++) {
+                double v = weight * st->sdist[b - st->lo][k] - lambda * (double)st->rate[b - st->lo][k];
+                if (v > best_v) {
+                    best_v = v;
+                    best = b;
+                    *bytes = st->rate[b - st->lo][k];
+                }
+            }
+        } else {
+            double v = weight * st->dist[b] - lambda * ((double)st->q4[b] / 32.0);
+            if (v > best_v) {
+                best_v = v;
+                best = b;
+                *bytes = (double)st->q4[b] / 32.0;
+            }
+        }
+    }
+    return best;
 }
 
 static double bytes_at(const J2kiPlan *plan, const PlaneStat *st, double lambda);
@@ -110,9 +158,9 @@ static double bytes_at(const J2kiPlan *plan, const PlaneStat *st, double lambda)
     double sum = 0.0;
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
         const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
-        int b = j2ki_ht_plane_pick(st[i].q4, st[i].dist, st[i].top, band->dist_weight, lambda);
-        if (b < st[i].top)
-            sum += (double)st[i].q4[b] / 32.0;
+        double bytes;
+        pick_point(&st[i], band->dist_weight, lambda, &bytes);
+        sum += bytes;
     }
     return sum;
 }
@@ -147,7 +195,8 @@ void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *
     hi = log2(fill_slope(plan, job.st, target));
     for (uint32_t i = 0; i < plan->nb_cblks; i++) {
         const J2kiBand *band = &plan->bands[plan->cblks[i].band_idx];
-        int b = j2ki_ht_plane_pick(job.st[i].q4, job.st[i].dist, job.st[i].top, band->dist_weight, exp2(hi));
-        p[i] = (uint8_t)j2ki_imin(b + J2KI_HT_PLANE_MARGIN, 31);
+        double bytes;
+        int b = pick_point(&job.st[i], band->dist_weight, exp2(hi), &bytes);
+        p[i] = (uint8_t)j2ki_imin(b, 31);
     }
 }

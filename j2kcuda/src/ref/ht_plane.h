@@ -15,7 +15,8 @@ size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
 
 /**
  * Fills p[i] for every code-block of plan: 0 without a byte budget (every bit coded), else
- * the model's plane at the slope that fills cp->frame_bytes plus J2KI_HT_PLANE_MARGIN.
+ * the plane of the set holding the block's best truncation point at the slope that fills
+ * cp->frame_bytes (exact points near the model's pick, hd/ht_plane.h).
  * samples: the quantised tile-components in the plan's layout; scratch of
  * j2ki_ht_planes_scratch_size bytes.
  */
