@@ -128,6 +128,8 @@ void j2kc_params_set_log(J2kcParams *p, J2kcLogFn fn, void *opaque, int max_leve
  * Makes the CUDA backend use the caller's CUDA driver context (a CUcontext) and enqueue the
  * frame uploads after the work already queued on cu_stream (a CUstream, may be NULL).
  * Without this call the backend uses the primary context of the device chosen by "gpu".
+ * With "gpu" a list or "all", the listed device that holds the context codes in it (frames
+ * in that context are read in place there), and the other devices use their primary contexts.
  */
 void j2kc_params_set_cuda(J2kcParams *p, void *cu_ctx, void *cu_stream);
 
@@ -154,7 +156,8 @@ typedef struct J2kcImageDesc {
 /** Where frame planes live. */
 enum J2kcMemType {
     J2KC_MEM_HOST = 0, /**< ordinary host memory (pinned or not) */
-    J2KC_MEM_CUDA = 1, /**< CUDA device memory in the encoder's context (CUDA backend only) */
+    J2KC_MEM_CUDA = 1, /**< CUDA device memory (CUDA backend only): in the encoder's context, or
+                            in the context J2kcFrame.cu_ctx names */
 };
 
 /**
@@ -165,6 +168,12 @@ enum J2kcMemType {
  * memory is first copied into the encoder's page-locked staging area. Both hold for planar
  * frames (step 0 or 1) and for components interleaved in one plane (packed RGB / XYZ, one
  * step and stride for all): those are uploaded as they are and split on the GPU.
+ * CUDA backend, device frames (J2KC_MEM_CUDA): the planes must stay untouched until the
+ * frame's packet is received. A device that uses the frame's context reads them in place; an
+ * encoder over several devices (gpu list or all) may code a frame on another device, which
+ * first copies its planes device to device (cuMemcpy3DPeerAsync) into its own memory.
+ * Several-device encoders pick, among the devices with the fewest frames in flight, the one
+ * that holds the frame, so frames stay where they are unless spreading them evens the load.
  */
 typedef struct J2kcFrame {
     const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
@@ -175,6 +184,8 @@ typedef struct J2kcFrame {
     void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or
                                              NULL: the context's legacy default stream (waited on) */
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
+    void       *cu_ctx;                 /**< J2KC_MEM_CUDA: the CUcontext the planes belong to (cu_stream
+                                             is of it), or NULL: the caller's (j2kc_params_set_cuda) */
 } J2kcFrame;
 
 /** One finished codestream. data stays valid until the next submit, receive, reset or free on

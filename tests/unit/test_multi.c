@@ -10,15 +10,21 @@
  *  - a listed index past the devices present is refused at creation, naming the device;
  *  - a device that fails (J2KC_MULTI_FAIL) fails its frames with an error naming it, the
  *    encoder then refuses new frames, and every frame in flight is still received (no hang);
- *  - frames in CUDA memory are refused with a clear error; without stand-ins the reference
- *    backend ignores the list, and gpu=all with backend=auto on a machine without GPUs falls
- *    back to it.
+ *  - frames in CUDA memory (the stand-ins read them as host memory) stay on the device that
+ *    holds their context (j2kc_params_set_cuda; with stand-ins, the last listed) when it is
+ *    among the least busy: one frame at a time all go there; a full pipeline spreads them
+ *    over every device, in order and with one device's bytes; without a context they are
+ *    refused; the pick itself (j2ki_multi_pick): least busy, ties to the holder, full ones
+ *    never;
+ *  - without stand-ins the reference backend ignores the list, and gpu=all with backend=auto
+ *    on a machine without GPUs falls back to it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 
 #include "j2kcuda.h"
+#include "core/backend_multi.h"
 #include "test.h"
 
 static char last_log[512];
@@ -60,7 +66,10 @@ static void frame(int k, J2kcFrame *f)
     f->tag = 1000 + (uint64_t)k;
 }
 
-static J2kcEncoder *create(const char *gpu, const char *backend, int *ret)
+/* A CUDA context as the stand-ins see it: only compared, never used. */
+static int fake_ctx;
+
+static J2kcEncoder *create_ctx(const char *gpu, const char *backend, void *cu_ctx, int *ret)
 {
     J2kcParams *p = j2kc_params_alloc();
     J2kcImageDesc d = desc();
@@ -72,10 +81,17 @@ static J2kcEncoder *create(const char *gpu, const char *backend, int *ret)
     j2kc_params_set(p, "levels", "3");
     if (gpu && j2kc_params_set(p, "gpu", gpu) < 0)
         fprintf(stderr, "gpu=%s refused: %s\n", gpu, last_log);
+    if (cu_ctx)
+        j2kc_params_set_cuda(p, cu_ctx, NULL);
     last_log[0] = 0;
     *ret = j2kc_encoder_create(&enc, &d, p);
     j2kc_params_free(&p);
     return enc;
+}
+
+static J2kcEncoder *create(const char *gpu, const char *backend, int *ret)
+{
+    return create_ctx(gpu, backend, NULL, ret);
 }
 
 static uint8_t *ref_cs[NB_FRAMES];
@@ -176,10 +192,96 @@ static void test_spread(const char *gpu, int nb_expected, const int *devs_expect
     frame(0, &f);
     f.mem = J2KC_MEM_CUDA;
     last_log[0] = 0;
-    CHECK(j2kc_encoder_submit(enc, &f) == J2KC_ERR_UNSUPPORTED && strstr(last_log, "several devices"),
-          "gpu=%s: a CUDA frame: %s", gpu, last_log);
+    CHECK(j2kc_encoder_submit(enc, &f) == J2KC_ERR_INVAL && strstr(last_log, "without its context"),
+          "gpu=%s: a CUDA frame without a context: %s", gpu, last_log);
     j2kc_encoder_free(&enc);
     printf("ok multi/spread gpu=%s (%d devices, %d frames in order, bytes of one device)\n", gpu, n, NB_FRAMES);
+}
+
+/* j2ki_multi_pick on seeded random loads against a plain statement of the rule. */
+static void test_pick(void)
+{
+    for (int t = 0; t < 2000; t++) {
+        uint64_t busy[J2KI_MAX_GPUS];
+        int holds[J2KI_MAX_GPUS], n = 2 + (int)(test_rand() % (J2KI_MAX_GPUS - 1)), slots = 1 + (int)(test_rand() % 4);
+        int h = (int)(test_rand() % (uint32_t)(n + 1)) - 1;     /* the holder, -1: none */
+        for (int i = 0; i < n; i++) {
+            busy[i] = test_rand() % (uint32_t)(slots + 1);
+            holds[i] = i == h;
+        }
+        uint64_t least = (uint64_t)slots;
+        for (int i = 0; i < n; i++)
+            if (busy[i] < least)
+                least = busy[i];
+        int want = -1;
+        if (least < (uint64_t)slots) {
+            if (h >= 0 && busy[h] == least)
+                want = h;
+            else
+                for (int i = 0; i < n && want < 0; i++)
+                    if (busy[i] == least)
+                        want = i;
+        }
+        int got = j2ki_multi_pick(busy, holds, n, slots);
+        CHECK(got == want, "pick %d: %d devices, %d slots, holder %d: got %d, want %d", t, n, slots, h, got, want);
+    }
+    printf("ok multi/pick (2000 seeded loads)\n");
+}
+
+/* CUDA frames in the caller's context (stand-ins: the last listed device, 1, holds it; ties
+ * would otherwise go to device 0): one at a time they all stay on device 1; a full pipeline spreads them, in order, with one device's bytes. */
+static void test_device_frames(void)
+{
+    int ret, devs[4];
+    uint64_t frames[4];
+    J2kcEncoder *enc = create_ctx("0,1", "ref", &fake_ctx, &ret);
+    CHECK(ret == 0 && enc, "gpu=0,1 with the caller's context: %d %s", ret, last_log);
+    if (!enc)
+        return;
+    for (int k = 0; k < NB_FRAMES; k++) {
+        J2kcFrame f;
+        J2kcPacket pkt;
+        frame(k, &f);
+        f.mem = J2KC_MEM_CUDA;
+        CHECK(j2kc_encoder_submit(enc, &f) == 0, "lockstep submit %d: %s", k, last_log);
+        CHECK(j2kc_encoder_receive(enc, &pkt, 1) == 0 && pkt.size == ref_len[k] &&
+              !memcmp(pkt.data, ref_cs[k], pkt.size), "lockstep frame %d", k);
+    }
+    int n = j2kc_encoder_device_frames(enc, devs, frames, 4);
+    CHECK(n == 2 && frames[0] == 0 && frames[1] == NB_FRAMES,
+          "one frame at a time: %llu on device 0, %llu on device 1 (all %d expected on device 1)",
+          (unsigned long long)frames[0], (unsigned long long)frames[1], NB_FRAMES);
+    j2kc_encoder_free(&enc);
+
+    enc = create_ctx("0,1", "ref", &fake_ctx, &ret);
+    CHECK(ret == 0 && enc, "gpu=0,1 with the caller's context: %d %s", ret, last_log);
+    if (!enc)
+        return;
+    int sub = 0, rec = 0;
+    while (rec < NB_FRAMES) {
+        while (sub < NB_FRAMES) {   /* fill every slot, then drain */
+            J2kcFrame f;
+            frame(sub, &f);
+            f.mem = J2KC_MEM_CUDA;
+            if (j2kc_encoder_submit(enc, &f) != 0)
+                break;
+            sub++;
+        }
+        while (rec < sub) {
+            J2kcPacket pkt;
+            int r = j2kc_encoder_receive(enc, &pkt, 1);
+            CHECK(r == 0 && pkt.tag == 1000 + (uint64_t)rec && pkt.size == ref_len[rec] &&
+                  !memcmp(pkt.data, ref_cs[rec], pkt.size), "full pipeline: frame %d: %d", rec, r);
+            rec++;
+        }
+    }
+    n = j2kc_encoder_device_frames(enc, devs, frames, 4);
+    CHECK(n == 2 && frames[0] > 0 && frames[1] > 0 && frames[0] + frames[1] == NB_FRAMES,
+          "full pipeline: %llu on device 0, %llu on device 1", (unsigned long long)frames[0],
+          (unsigned long long)frames[1]);
+    j2kc_encoder_free(&enc);
+    printf("ok multi/device-frames (one at a time: all on the holder; full: %llu + %llu)\n",
+           (unsigned long long)frames[0], (unsigned long long)frames[1]);
 }
 
 static void test_fail(void)
@@ -272,6 +374,8 @@ int main(void)
           "gpu=0,3 with 3 devices: %d '%s'", ret, last_log);
     j2kc_encoder_free(&enc);
     printf("ok multi/out-of-range (%s)\n", last_log);
+    test_pick();
+    test_device_frames();
     test_fail();
     unsetenv("J2KC_MULTI_STANDIN");
     for (int k = 0; k < NB_FRAMES; k++)

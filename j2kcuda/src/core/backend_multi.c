@@ -10,14 +10,17 @@ typedef struct MultiChild {
     int      device;
     uint64_t submitted, received;   /* frames given to it, frames taken back (failed ones too) */
     uint64_t coded;                 /* frames it returned a codestream for */
-    J2kiCodingParams cp;            /* its copy of the parameters (gpu = device) */
+    uint64_t copied;                /* CUDA frames it took from another context */
+    J2kiCodingParams cp;            /* its copy of the parameters (gpu = device; the caller's
+                                       context only for the device that holds it) */
 } MultiChild;
 
 typedef struct Multi {
     const J2kiBackendOps *ops;      /* the children's */
     const J2kiLog *log;
     MultiChild ch[J2KI_MAX_GPUS];
-    int      nb_children, slots_per_child, fail_device;
+    void    *caller_ctx;            /* the caller's CUDA context, NULL: none */
+    int      nb_children, slots_per_child, fail_device, standin;
     int     *slot_child, *slot_cslot;   /* per ring slot: the child and its slot */
 } Multi;
 
@@ -26,19 +29,27 @@ static void multi_uninit(void *priv)
     Multi *m = priv;
     if (!m)
         return;
-    for (int i = 0; i < m->nb_children; i++)
-        if (m->ch[i].priv)
-            m->ops->uninit(m->ch[i].priv);
+    for (int i = 0; i < m->nb_children; i++) {
+        MultiChild *c = &m->ch[i];
+        if (c->priv)
+            m->ops->uninit(c->priv);
+        if (c->submitted)
+            j2ki_log(m->log, J2KC_LOG_VERBOSE, "gpu %d: %llu frame(s) coded, %llu of them copied "
+                     "from another device", c->device, (unsigned long long)c->coded,
+                     (unsigned long long)c->copied);
+    }
     free(m->slot_child);
     free(m->slot_cslot);
     free(m);
 }
 
 int j2ki_multi_init(void **priv, const J2kiBackendOps *child, const J2kiCodingParams *cp,
-                    const int *devices, int n, const J2kiPlan *plan, const J2kiLog *log,
-                    int slots_per_child, size_t max_out, int fail_device)
+                    const J2kiMultiSetup *su, const J2kiPlan *plan, const J2kiLog *log,
+                    size_t max_out)
 {
     Multi *m;
+    const int n = su->nb_devices, slots_per_child = su->slots_per_child;
+    const int *devices = su->devices;
     int ret, nb_slots = n * slots_per_child;
     *priv = NULL;
     if (n < 2 || n > J2KI_MAX_GPUS || slots_per_child < 1)
@@ -48,7 +59,9 @@ int j2ki_multi_init(void **priv, const J2kiBackendOps *child, const J2kiCodingPa
     m->ops = child;
     m->log = log;
     m->slots_per_child = slots_per_child;
-    m->fail_device = fail_device;
+    m->fail_device = su->fail_device;
+    m->standin = su->standin;
+    m->caller_ctx = cp->cu_ctx;
     m->slot_child = calloc((size_t)nb_slots, sizeof(int));
     m->slot_cslot = calloc((size_t)nb_slots, sizeof(int));
     if (!m->slot_child || !m->slot_cslot) {
@@ -60,6 +73,8 @@ int j2ki_multi_init(void **priv, const J2kiBackendOps *child, const J2kiCodingPa
         c->cp = *cp;
         c->cp.gpu = devices[i];
         c->cp.nb_gpus = 0;
+        if (devices[i] != su->ctx_device)
+            c->cp.cu_ctx = c->cp.cu_stream = NULL;      /* its device's primary context */
         c->device = devices[i];
         ret = child->init(&c->priv, &c->cp, plan, log, slots_per_child, max_out);
         m->nb_children = i + 1;
@@ -75,27 +90,47 @@ int j2ki_multi_init(void **priv, const J2kiBackendOps *child, const J2kiCodingPa
     return 0;
 }
 
+int j2ki_multi_pick(const uint64_t *busy, const int *holds, int n, int slots)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (busy[i] >= (uint64_t)slots)
+            continue;
+        if (best < 0 || busy[i] < busy[best] || (busy[i] == busy[best] && holds[i] && !holds[best]))
+            best = i;
+    }
+    return best;
+}
+
 static int multi_submit(void *priv, int slot, const J2kcFrame *f)
 {
     Multi *m = priv;
-    MultiChild *best = NULL;
+    uint64_t busy[J2KI_MAX_GPUS];
+    int holds[J2KI_MAX_GPUS];
+    J2kcFrame local = *f;
+    /* a device frame's context: its own, else the caller's */
+    void *fctx = f->mem == J2KC_MEM_CUDA ? (f->cu_ctx ? f->cu_ctx : m->caller_ctx) : NULL;
     for (int i = 0; i < m->nb_children; i++) {
-        MultiChild *c = &m->ch[i];
-        uint64_t busy = c->submitted - c->received;
-        if (busy < (uint64_t)m->slots_per_child && (!best || busy < best->submitted - best->received))
-            best = c;
+        busy[i] = m->ch[i].submitted - m->ch[i].received;
+        holds[i] = fctx && m->ch[i].cp.cu_ctx == fctx;
     }
-    if (!best)      /* the ring has nb_children * slots_per_child slots: cannot happen */
+    int k = j2ki_multi_pick(busy, holds, m->nb_children, m->slots_per_child);
+    if (k < 0)      /* the ring has nb_children * slots_per_child slots: cannot happen */
         return J2KC_ERR_INTERNAL;
+    MultiChild *best = &m->ch[k];
+    local.cu_ctx = fctx;        /* the child compares it with its own context */
+    if (m->standin && f->mem == J2KC_MEM_CUDA)
+        local.mem = J2KC_MEM_HOST;
     int cslot = (int)(best->submitted % (uint64_t)m->slots_per_child);
-    int ret = m->ops->submit(best->priv, cslot, f);
+    int ret = m->ops->submit(best->priv, cslot, &local);
     if (ret < 0) {
         j2ki_log(m->log, J2KC_LOG_ERROR, "gpu %d: frame not submitted: %s", best->device,
                  j2kc_strerror(ret));
         return ret;
     }
     best->submitted++;
-    m->slot_child[slot] = (int)(best - m->ch);
+    best->copied += fctx && !holds[k];
+    m->slot_child[slot] = k;
     m->slot_cslot[slot] = cslot;
     return 0;
 }

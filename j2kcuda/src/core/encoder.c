@@ -64,20 +64,18 @@ static size_t codestream_bound(const J2kiPlan *plan)
 
 /* gpu=all or a list (cp->nb_gpus != 0) for the backend picked (enc->ops): the devices of a
  * multi-device encoder into devs, their number into *n (0: one device, cp->gpu; a one-device
- * result is made that). The reference backend has no devices (the list is ignored) unless
- * J2KC_MULTI_STANDIN gives it stand-ins. Indices past the devices present are refused. */
-static int resolve_devices(J2kcEncoder *enc, int *devs, int *n)
+ * result is made that), and into *ctx_dev the device of the caller's context (-1: none; with
+ * stand-ins, the last listed). The reference backend has no devices (the list is ignored)
+ * unless J2KC_MULTI_STANDIN gives it stand-ins. Indices past the devices present are refused;
+ * a one-device result with the caller's context is that context's device. */
+static int resolve_devices(J2kcEncoder *enc, int *devs, int *n, int *ctx_dev)
 {
     J2kiCodingParams *cp = &enc->cp;
     int count = 0;
     *n = 0;
+    *ctx_dev = -1;
     if (cp->nb_gpus == 0)
         return 0;
-    if (cp->cu_ctx) {
-        j2ki_log(&enc->log, J2KC_LOG_ERROR, "gpu: a list or all cannot go with the caller's CUDA "
-                 "context (j2kc_params_set_cuda): its device is the one used");
-        return J2KC_ERR_INVAL;
-    }
     if (cp->hooks.multi_standin > 0) {
         enc->ops = &j2ki_backend_ref;
         count = cp->hooks.multi_standin;
@@ -91,6 +89,12 @@ static int resolve_devices(J2kcEncoder *enc, int *devs, int *n)
         count = j2ki_cuda_device_count(&enc->log, 0);
         if (count < 0)
             count = 0;
+        if (count > 0 && cp->cu_ctx) {
+            int ret = j2ki_cuda_ctx_device(&enc->log, cp->cu_ctx);
+            if (ret < 0)
+                return ret;
+            *ctx_dev = ret;
+        }
 #endif
     }
     if (count == 0)
@@ -109,16 +113,30 @@ static int resolve_devices(J2kcEncoder *enc, int *devs, int *n)
         *n = cp->nb_gpus;
         memcpy(devs, cp->gpus, sizeof(*devs) * (size_t)*n);
     }
+    if (cp->hooks.multi_standin > 0 && cp->cu_ctx)
+        *ctx_dev = devs[*n - 1];
     if (*n == 1) {
+        if (cp->cu_ctx && *ctx_dev != devs[0]) {
+            j2ki_log(&enc->log, J2KC_LOG_ERROR, "gpu: the only device is %d, but the caller's CUDA "
+                     "context (j2kc_params_set_cuda) is on device %d", devs[0], *ctx_dev);
+            return J2KC_ERR_INVAL;
+        }
         cp->gpu = devs[0];
         *n = 0;
+    } else if (cp->cu_ctx) {
+        int listed = 0;
+        for (int i = 0; i < *n; i++)
+            listed |= devs[i] == *ctx_dev;
+        j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "gpu: the caller's CUDA context is on device %d%s",
+                 *ctx_dev, listed ? ", which codes in it" : ", not listed: its frames are copied to "
+                 "the listed devices");
     }
     return 0;
 }
 
 int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcParams *p)
 {
-    int devs[J2KI_MAX_GPUS], nb_devs = 0;
+    int devs[J2KI_MAX_GPUS], nb_devs = 0, ctx_dev = -1;
     J2kcEncoder *enc;
     int ret;
     /* creation's steps, for the verbose log: parameters and plan, waiting for the CUDA
@@ -219,7 +237,7 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
 #endif
         break;
     }
-    if ((ret = resolve_devices(enc, devs, &nb_devs)) < 0)
+    if ((ret = resolve_devices(enc, devs, &nb_devs, &ctx_dev)) < 0)
         goto fail;
     enc->nb_slots = enc->cp.async_depth * (nb_devs ? nb_devs : 1);
     enc->tags = calloc((size_t)enc->nb_slots, sizeof(*enc->tags));
@@ -234,10 +252,15 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     t_backend = j2ki_now_ms();
     if (nb_devs) {
         /* one backend per device, async_depth slots each (backend_multi.h) */
+        const J2kiMultiSetup su = {
+            .devices = devs, .nb_devices = nb_devs, .slots_per_child = enc->cp.async_depth,
+            .ctx_device = ctx_dev, .fail_device = enc->cp.hooks.multi_fail,
+            .standin = enc->cp.hooks.multi_standin > 0,
+        };
         enc->child_ops = enc->ops;
         enc->ops = &j2ki_backend_multi;
-        ret = j2ki_multi_init(&enc->priv, enc->child_ops, &enc->cp, devs, nb_devs, enc->plan,
-                              &enc->log, enc->cp.async_depth, enc->max_cs, enc->cp.hooks.multi_fail);
+        ret = j2ki_multi_init(&enc->priv, enc->child_ops, &enc->cp, &su, enc->plan, &enc->log,
+                              enc->max_cs);
     } else
 #if J2KC_HAVE_CUDA
     if (enc->ops == &j2ki_backend_cuda)
@@ -311,13 +334,15 @@ int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *f)
             j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame: component %d has no data or a bad step/shift", c);
             return J2KC_ERR_INVAL;
         }
-    if (f->mem == J2KC_MEM_CUDA && enc->child_ops) {
-        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to an encoder over several "
-                 "devices (gpu list or all): not supported yet, give it one gpu");
-        return J2KC_ERR_UNSUPPORTED;
+    if (f->mem == J2KC_MEM_CUDA && !(enc->cp.hooks.multi_standin > 0 && enc->child_ops) &&
+        strcmp(j2kc_encoder_backend(enc), "cuda")) {
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to the %s backend",
+                 j2kc_encoder_backend(enc));
+        return J2KC_ERR_INVAL;
     }
-    if (f->mem == J2KC_MEM_CUDA && strcmp(enc->ops->name, "cuda")) {
-        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to the %s backend", enc->ops->name);
+    if (f->mem == J2KC_MEM_CUDA && enc->child_ops && !f->cu_ctx && !enc->cp.cu_ctx) {
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to an encoder over several "
+                 "devices without its context: set J2kcFrame.cu_ctx or j2kc_params_set_cuda");
         return J2KC_ERR_INVAL;
     }
     int slot = (int)(enc->nb_submitted % (uint64_t)enc->nb_slots);
