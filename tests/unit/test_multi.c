@@ -345,8 +345,14 @@ int main(void)
     int ret;
     J2kcEncoder *enc = create("0,1", "ref", &ret);
     CHECK(ret == 0 && !strcmp(j2kc_encoder_backend(enc), "ref"), "ref with gpu=0,1: %d %s", ret, last_log);
-    if (enc)
+    if (enc) {
+        int dev = 0;
+        uint64_t nb = 0;
         run(enc, "ref gpu=0,1");
+        CHECK(j2kc_encoder_device_frames(enc, &dev, &nb, 1) == 1 && dev == -1 && nb == NB_FRAMES,
+              "ref with gpu=0,1: device %d coded %llu frames (want -1, none, and %d)", dev,
+              (unsigned long long)nb, NB_FRAMES);
+    }
     j2kc_encoder_free(&enc);
     enc = create("all", "auto", &ret);
     CHECK(ret == 0 && enc, "auto with gpu=all: %d %s", ret, last_log);

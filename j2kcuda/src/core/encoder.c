@@ -424,7 +424,8 @@ int j2kc_encoder_device_frames(const J2kcEncoder *enc, int *devices, uint64_t *f
     if (enc->child_ops)
         return j2ki_multi_frames(enc->priv, devices, frames, max);
     if (max) {
-        devices[0] = enc->cp.gpu;
+        /* the reference backend uses no device (but stand-ins do) */
+        devices[0] = enc->ops == &j2ki_backend_ref && enc->cp.hooks.multi_standin <= 0 ? -1 : enc->cp.gpu;
         frames[0] = enc->nb_frames_ok;
     }
     return 1;
