@@ -169,11 +169,13 @@ enum J2kcMemType {
  * frames (step 0 or 1) and for components interleaved in one plane (packed RGB / XYZ, one
  * step and stride for all): those are uploaded as they are and split on the GPU.
  * CUDA backend, device frames (J2KC_MEM_CUDA): the planes must stay untouched until the
- * frame's packet is received. A device that uses the frame's context reads them in place; an
- * encoder over several devices (gpu list or all) may code a frame on another device, which
- * first copies its planes device to device (cuMemcpy3DPeerAsync) into its own memory.
- * Several-device encoders pick, among the devices with the fewest frames in flight, the one
- * that holds the frame, so frames stay where they are unless spreading them evens the load.
+ * frame's packet is received. A device coding in the frame's context reads them in place; one
+ * coding in another context (an encoder over several devices spreading its frames, or a
+ * frame of another context given to a one-device encoder) first copies them device to device
+ * (cuMemcpy3DPeerAsync) into its own memory; rows that go upwards (a negative stride) cannot be
+ * copied so and are refused. Several-device encoders pick, among the devices with the fewest
+ * frames in flight, the one that holds the frame, so frames stay where they are unless
+ * spreading them evens the load.
  */
 typedef struct J2kcFrame {
     const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
