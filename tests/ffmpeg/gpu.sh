@@ -6,8 +6,9 @@
 # -gpu 0 does. With the library's stand-ins (J2KC_MULTI_STANDIN=N: reference backends in place
 # of N devices, -backend ref) one encoder spreads the frames over the listed devices: the
 # verbose log at the end gives each device's frames, which add up to the clip, every device
-# coded some, and the file is byte-identical to one device's. Frame sizes and the clip are
-# fixed; the source is testsrc2 (no seed).
+# coded some, and the file is byte-identical to one device's; a stand-in that fails
+# (J2KC_MULTI_FAIL) ends the encode with an error naming it, no hang. Frame sizes and the clip
+# are fixed; the source is testsrc2 (no seed).
 #   tests/ffmpeg/gpu.sh [BUILD_DIR]
 . "$(dirname "$0")/common.inc"
 ff_require
@@ -114,5 +115,17 @@ standin standin-0,1 2 0,1 0 1
 standin standin-2,0 3 2,0 2 0
 standin standin-all 3 all 0 1 2
 J2KC_MULTI_STANDIN=2 expect_error standin-missing 'device 2 does not exist' -gpu 0,2 -backend ref
+# a device failing mid-stream (J2KC_MULTI_FAIL=1: stand-in 1 fails every frame it is given): ffmpeg
+# ends with an error naming it, not a hang or a crash (frames coded before it may be written)
+t=standin-device-fails
+J2KC_MULTI_STANDIN=2 J2KC_MULTI_FAIL=1 timeout 60 "$FFMPEG" -nostdin -hide_banner -y "${SRC[@]}" \
+    -c:v jpeg2000_cuda -backend ref -gpu 0,1 -f nut "$WORK/f.nut" > /dev/null 2> "$WORK/err"
+rc=$?
+if [ $rc = 124 ]; then fail $t "hung (killed after 60 s)"
+elif signalled $rc; then fail $t "crashed (exit $rc)"
+elif [ $rc = 0 ]; then fail $t "ffmpeg succeeded"
+elif ! grep -q 'gpu 1: device failed' "$WORK/err" || ! grep -q 'j2kcuda encoding failed' "$WORK/err"; then
+    fail $t "no error naming gpu 1: $(last_err)"
+else ok $t "exit $rc: $(grep -m 1 'gpu 1' "$WORK/err" | sed 's/^\[[^]]*\] //')"; fi
 
 finish
