@@ -9,7 +9,8 @@
  *   throughput: N frames (or until -t seconds), keeping async_depth frames in flight, timed
  *              from the first submit to the last receive.
  * "Host to host": the frame starts in host memory (malloc, or pinned with --pinned) and the
- * codestream ends in host memory (J2kcPacket.data); nothing else is copied.
+ * codestream ends in host memory (J2kcPacket.data); nothing else is copied. With -p gpu=all
+ * or a list, devices=D:N,... says how many frames each device coded (all phases).
  *
  * Prints one "RESULT key=value ..." line (bench/run.sh parses it) and writes the first
  * codestream with -o. Start-up: create_ms, the encoder's creation; first_ms, the first warm-up
@@ -458,6 +459,14 @@ int main(int argc, char **argv)
         printf(" load_upload=%.4f load_mct_dwt=%.4f load_t1=%.4f load_rc=%.4f load_t2=%.4f "
                "load_download=%.4f load_total=%.4f", ld_up / nb_load, ld_mct_dwt / nb_load, ld_t1 / nb_load,
                ld_rc / nb_load, ld_t2 / nb_load, ld_down / nb_load, ld_total / nb_load);
+    {   /* frames each device coded (gpu=all or a list: several) */
+        int devs[16];
+        uint64_t nf[16];
+        int nd = j2kc_encoder_device_frames(enc, devs, nf, 16);
+        printf(" devices=");
+        for (int k = 0; k < nd && k < 16; k++)
+            printf("%s%d:%llu", k ? "," : "", devs[k], (unsigned long long)nf[k]);
+    }
     printf("\n");
     ret = same ? 0 : 3;
     if (!same)

@@ -98,6 +98,12 @@ refuse pgx-9bit-sample-above    'range'         -i "$I/pgx9-over.pgx"
 refuse bytes-50                 ''  -i "$I/ok8.ppm" --bytes 50
 refuse bytes-0                  ''  -i "$I/ok8.ppm" --bytes 0
 refuse lossless-with-bytes      ''  -i "$I/ok8.ppm" --lossless --bytes 10000
+# gpu lists (one encoder over several devices): malformed, duplicate, out of 0..1023, too many
+refuse gpu-list-duplicate       'twice'         -i "$I/ok8.ppm" --gpu 0,1,0
+refuse gpu-list-trailing-comma  "'gpu'"         -i "$I/ok8.ppm" --gpu 0,
+refuse gpu-list-out-of-range    "'gpu'"         -i "$I/ok8.ppm" --gpu 0,1024
+refuse gpu-list-too-many        'more than 16'  -i "$I/ok8.ppm" --gpu 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+J2KC_MULTI_STANDIN=2 refuse gpu-list-no-such-device 'device 2 does not exist' -i "$I/ok8.ppm" --backend ref --gpu 0,2
 refuse lossless-dci2k           ''  -i "$I/ok12.ppm" --lossless --profile dci2k --fps 24
 refuse quality-with-bytes       ''  -i "$I/ok8.ppm" --quality 40 --bytes 10000
 refuse cblk-2048x2              ''  -i "$I/ok8.ppm" --cblk 2048x2

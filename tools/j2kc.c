@@ -75,7 +75,8 @@ static void usage(FILE *f)
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
         "         --ht (HTJ2K block coder, ISO/IEC 15444-15; reference backend)\n"
-        "run:     --backend ref|cuda|auto --gpu N --threads N (CPU threads of the ref backend,\n"
+        "run:     --backend ref|cuda|auto --gpu N|all|N,M,.. (frames spread over several GPUs)\n"
+        "         --threads N (CPU threads of the ref backend,\n"
         "         0 = one per available CPU [0]) --bench N -q -v --help-params\n");
 }
 
@@ -335,6 +336,13 @@ int main(int argc, char **argv)
         if (bench)
             printf(", %.2f frames/s (%d frames, create %.1f ms)", nb_frames / (t2 - t1), nb_frames,
                    (t1 - t0) * 1e3);
+        {
+            int devs[16];
+            uint64_t nf[16];
+            int nd = j2kc_encoder_device_frames(enc, devs, nf, 16);
+            for (int k = 0; nd > 1 && k < nd && k < 16; k++)
+                printf("%s%d:%llu", k ? "," : ", frames per GPU ", devs[k], (unsigned long long)nf[k]);
+        }
         if (cli.info[0])
             printf(" | %s", cli.info);
         printf("\n");

@@ -112,7 +112,10 @@ void j2kc_params_free(J2kcParams **p);
  *   mainlevel sublevel   IMF/broadcast levels (0 = computed from the image and rate)
  *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
- *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ *   backend     auto|ref|cuda ; async_depth frames in flight (per device)
+ *   gpu         device index, "any", "all" or a list "0,1": frames spread over the devices
+ *               (the least busy first), packets still in submission order, the same bytes;
+ *               j2kc_encoder_device_frames counts each device's frames
  *               (the CUDA backend runs fastest with CUDA_DEVICE_MAX_CONNECTIONS=max(8, async_depth)
  *               in the environment before the process's first CUDA call; the library never sets it)
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
@@ -132,6 +135,8 @@ void j2kc_params_set_log(J2kcParams *p, J2kcLogFn fn, void *opaque, int max_leve
  * Makes the CUDA backend use the caller's CUDA driver context (a CUcontext) and enqueue the
  * frame uploads after the work already queued on cu_stream (a CUstream, may be NULL).
  * Without this call the backend uses the primary context of the device chosen by "gpu".
+ * With "gpu" a list or "all", the listed device that holds the context codes in it (frames
+ * in that context are read in place there), and the other devices use their primary contexts.
  */
 void j2kc_params_set_cuda(J2kcParams *p, void *cu_ctx, void *cu_stream);
 
@@ -158,7 +163,8 @@ typedef struct J2kcImageDesc {
 /** Where frame planes live. */
 enum J2kcMemType {
     J2KC_MEM_HOST = 0, /**< ordinary host memory (pinned or not) */
-    J2KC_MEM_CUDA = 1, /**< CUDA device memory in the encoder's context (CUDA backend only) */
+    J2KC_MEM_CUDA = 1, /**< CUDA device memory (CUDA backend only): in the encoder's context, or
+                            in the context J2kcFrame.cu_ctx names */
 };
 
 /**
@@ -169,6 +175,14 @@ enum J2kcMemType {
  * memory is first copied into the encoder's page-locked staging area. Both hold for planar
  * frames (step 0 or 1) and for components interleaved in one plane (packed RGB / XYZ, one
  * step and stride for all): those are uploaded as they are and split on the GPU.
+ * CUDA backend, device frames (J2KC_MEM_CUDA): the planes must stay untouched until the
+ * frame's packet is received. A device coding in the frame's context reads them in place; one
+ * coding in another context (an encoder over several devices spreading its frames, or a
+ * frame of another context given to a one-device encoder) first copies them device to device
+ * (cuMemcpy3DPeerAsync) into its own memory; rows that go upwards (a negative stride) cannot be
+ * copied so and are refused. Several-device encoders pick, among the devices with the fewest
+ * frames in flight, the one that holds the frame, so frames stay where they are unless
+ * spreading them evens the load.
  */
 typedef struct J2kcFrame {
     const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
@@ -179,6 +193,8 @@ typedef struct J2kcFrame {
     void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or
                                              NULL: the context's legacy default stream (waited on) */
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
+    void       *cu_ctx;                 /**< J2KC_MEM_CUDA: the CUcontext the planes belong to (cu_stream
+                                             is of it), or NULL: the caller's (j2kc_params_set_cuda) */
 } J2kcFrame;
 
 /** One finished codestream. data stays valid until the next submit, receive, reset or free on
@@ -242,6 +258,14 @@ typedef struct J2kcStats {
                                          stage times are then the sums of both codings) */
 } J2kcStats;
 int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
+
+/**
+ * Frames each device of the encoder has coded so far (codestreams handed back): fills up to
+ * max entries of devices[] (the CUDA device index; -1: the one CUDA picked, or none for the
+ * reference backend) and frames[], returns the number of devices (1 unless "gpu" was a list or
+ * "all" and several devices were found), or J2KC_ERR_INVAL.
+ */
+int j2kc_encoder_device_frames(const J2kcEncoder *enc, int *devices, uint64_t *frames, int max);
 
 /**
  * Lists CUDA devices through the log callback of p (one line each). Returns the number of

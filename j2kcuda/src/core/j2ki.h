@@ -23,6 +23,8 @@
 #define J2KI_MAX_RES        (J2KI_MAX_LEVELS + 1)
 #define J2KI_MAX_LAYERS     64
 #define J2KI_MAX_POC        32
+#define J2KI_MAX_GPUS       16      /* devices of one encoder's gpu list (backend_multi.h) */
+#define J2KI_GPUS_ALL       (-1)    /* nb_gpus: gpu=all */
 #define J2KI_MAX_BANDS      (1 + 3 * J2KI_MAX_LEVELS)
 
 /* Fractional bits kept below the integer quantisation index for distortion estimation
@@ -131,7 +133,10 @@ typedef struct J2kiCodingParams {
     char comment[256];                /* empty: no COM marker */
     /* execution */
     int backend;
-    int gpu;                          /* -1 = any */
+    int gpu;                          /* -1 = any; with a list, its first device */
+    int nb_gpus;                      /* 0: one device (gpu); J2KI_GPUS_ALL: every device;
+                                         >= 2: the devices in gpus[] (backend_multi.h) */
+    int gpus[J2KI_MAX_GPUS];
     int async_depth;
     int threads;                      /* CPU worker threads of the reference backend; 0 = one per
                                          online CPU (threadpool.h) */

@@ -58,7 +58,7 @@ static const char help_text[] =
     "  color       auto|srgb|gray|sycc: JP2 colour box [auto: sRGB for 3-4 components, grey for 1-2]\n"
     "  comment     text of a COM marker [none]\n"
     "  backend     auto|ref|cuda [auto]\n"
-    "  gpu         CUDA device index or any [any]\n"
+    "  gpu         CUDA device index, any, all, or a list (0,1): frames spread over them [any]\n"
     "  async_depth frames in flight 1..32 [2]\n"
     "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
     "              may run on); the bytes are the same for every count [0]\n"
@@ -174,6 +174,46 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return J2KC_ERR_INVAL;
     *out = v;
+    return 0;
+}
+
+/* The gpu key: "any" (the single device CUDA picks), "all" (every device), an index, or a
+ * comma-separated list of distinct indices (one encoder over several devices,
+ * core/backend_multi.h). Returns 0, J2KC_ERR_INVAL for malformed text or an index out of
+ * 0..1023, J2KC_ERR_UNSUPPORTED for a duplicate, J2KC_ERR_NOMEM for too many; cp is changed
+ * only on success. */
+static int parse_gpu(const char *value, J2kiCodingParams *cp)
+{
+    int gpus[J2KI_MAX_GPUS], n = 0;
+    const char *s = value;
+    if (!strcmp(value, "any") || !strcmp(value, "all")) {
+        cp->gpu = -1;
+        cp->nb_gpus = value[1] == 'n' ? 0 : J2KI_GPUS_ALL;
+        return 0;
+    }
+    for (;;) {
+        char item[8];
+        long v;
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof(item))
+            return J2KC_ERR_INVAL;
+        memcpy(item, s, len);
+        item[len] = 0;
+        if (parse_int(item, 0, 1023, &v) < 0)
+            return J2KC_ERR_INVAL;
+        for (int i = 0; i < n; i++)
+            if (gpus[i] == (int)v)
+                return J2KC_ERR_UNSUPPORTED;
+        if (n == J2KI_MAX_GPUS)
+            return J2KC_ERR_NOMEM;
+        gpus[n++] = (int)v;
+        if (!s[len])
+            break;
+        s += len + 1;
+    }
+    cp->gpu = gpus[0];
+    cp->nb_gpus = n > 1 ? n : 0;
+    memcpy(cp->gpus, gpus, sizeof(gpus[0]) * (size_t)n);
     return 0;
 }
 
@@ -522,8 +562,18 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         else if (!strcmp(value, "cuda")) { cp->backend = J2KI_BACKEND_CUDA; ret = 0; }
         break;
     case J2KI_KEY_GPU:
-        if (!strcmp(value, "any")) { cp->gpu = -1; ret = 0; }
-        else { ret = parse_int(value, 0, 1023, &v); if (!ret) cp->gpu = (int)v; }
+        if ((ret = parse_gpu(value, cp)) < 0) {
+            if (ret == J2KC_ERR_UNSUPPORTED)
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': a device "
+                         "listed twice", value);
+            else if (ret == J2KC_ERR_NOMEM)
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': more than "
+                         "%d devices", value, J2KI_MAX_GPUS);
+            else
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': any, all, "
+                         "a device index 0..1023, or a list of distinct ones (0,1)", value);
+            return J2KC_ERR_INVAL;
+        }
         break;
     case J2KI_KEY_ASYNC_DEPTH:
         ret = parse_int(value, 1, 32, &v);

@@ -17,6 +17,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     j2ki_cuda_free(s->d_samples);
     j2ki_cuda_free(s->d_tmp);
     j2ki_cuda_free(s->d_stage);
+    j2ki_cuda_free(s->d_peer);
     j2ki_cuda_free(s->d_data);
     j2ki_cuda_free(s->d_passes);
     j2ki_cuda_free(s->d_res);
@@ -33,6 +34,8 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
             J2KI_CUFN(cuEventDestroy)(s->ev[i]);
     if (s->ev_ext)
         J2KI_CUFN(cuEventDestroy)(s->ev_ext);
+    if (s->ev_peer)
+        J2KI_CUFN(cuEventDestroy)(s->ev_peer);
     for (int k = 0; k < NB_TRY_MAX; k++) {
         if (s->g_t1[k])
             J2KI_CUFN(cuGraphExecDestroy)(s->g_t1[k]);

@@ -59,7 +59,7 @@
     X(cuMemcpyHtoD, 3020)               X(cuMemcpyHtoDAsync, 3020)                                \
     X(cuMemcpyDtoHAsync, 3020)          X(cuMemcpyDtoDAsync, 3020)                                \
     X(cuMemcpy2DAsync, 3020)            X(cuMemsetD8, 3020)                                       \
-    X(cuMemsetD8Async, 3020)                                                                       \
+    X(cuMemsetD8Async, 3020)            X(cuMemcpy3DPeerAsync, 4000)                              \
     X(cuStreamCreate, 2000)             X(cuStreamDestroy, 4000)                                  \
     X(cuStreamSynchronize, 2000)        X(cuStreamWaitEvent, 3020)                                \
     X(cuStreamBeginCapture, 10010)      X(cuStreamEndCapture, 10000)                              \

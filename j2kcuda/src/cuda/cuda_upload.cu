@@ -164,6 +164,9 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
     int nb_comps = cp->img.nb_comps, ret, direct = 0;
+    /* a device frame of another context (an encoder over several devices): copied in first */
+    const int peer = f->mem == J2KC_MEM_CUDA && f->cu_ctx && (CUcontext)f->cu_ctx != b->ctx;
+    J2kcFrame pf;
     HostLayout hl;
     /* page-locked host planes are copied up straight from the caller's memory (saving a
      * host copy of the whole frame, about 5 ms for 4K 4:4:4 12-bit); submit then waits for
@@ -183,7 +186,11 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             (ret = CUDRV(cuStreamWaitEvent, s->st, s->ev_ext, 0)) < 0)
             return ret;
     }
-    if (f->mem == J2KC_MEM_CUDA) {
+    if (peer) {
+        if ((ret = peer_frame(b, s, f, &pf)) < 0)
+            return ret;
+        f = &pf;
+    } else if (f->mem == J2KC_MEM_CUDA) {
         /* the frame's producer: its stream, or without one the context's legacy default stream
          * (FFmpeg's CUDA uploads are asynchronous on hwctx->stream, NULL by default), which
          * the slots' non-blocking streams would not wait for by themselves */
