@@ -195,7 +195,15 @@ typedef struct J2kcFrame {
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
     void       *cu_ctx;                 /**< J2KC_MEM_CUDA: the CUcontext the planes belong to (cu_stream
                                              is of it), or NULL: the caller's (j2kc_params_set_cuda) */
+    unsigned    flags;                  /**< J2KC_FRAME_* bits, 0 for none */
 } J2kcFrame;
+
+/** J2kcFrame.flags: the caller leaves the host planes unchanged until this frame's packet is
+ *  received (or the encoder is reset or freed), so submit need not wait for their upload. The
+ *  CUDA backend then returns from submit of a page-locked frame as soon as its upload is
+ *  queued; one thread submitting to an encoder over several GPUs keeps their uploads in flight
+ *  together instead of one after the other. Other frames and the reference backend ignore it. */
+#define J2KC_FRAME_HELD 1u
 
 /** One finished codestream. data stays valid until the next submit, receive, reset or free on
  *  that encoder (its slot's buffer is then reused): copy it out before submitting more. */
@@ -224,8 +232,8 @@ void j2kc_encoder_free(J2kcEncoder **enc);
 /**
  * Submits a frame. The reference backend encodes it before returning; the CUDA backend
  * copies it (or its device planes) on the slot's stream and returns. Host planes may be
- * reused as soon as submit returns. Returns J2KC_ERR_AGAIN when async_depth frames are
- * already in flight (receive one first).
+ * reused as soon as submit returns, unless the frame is flagged J2KC_FRAME_HELD. Returns
+ * J2KC_ERR_AGAIN when async_depth frames are already in flight (receive one first).
  */
 int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *frame);
 

@@ -170,7 +170,10 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     HostLayout hl;
     /* page-locked host planes are copied up straight from the caller's memory (saving a
      * host copy of the whole frame, about 5 ms for 4K 4:4:4 12-bit); submit then waits for
-     * that copy, since the caller may reuse its planes once submit returns */
+     * that copy, since the caller may reuse its planes once submit returns, unless the caller
+     * holds them until the packet is received (J2KC_FRAME_HELD): the slot's worker waits for
+     * the frame's last event, which comes after the upload, before the packet is returned */
+    const int held = (f->flags & J2KC_FRAME_HELD) != 0;
     if (f->mem != J2KC_MEM_CUDA) {
         host_layout(b, f, &hl);
         direct = frame_pinned(&hl);
@@ -267,7 +270,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         return ret;
     if (!s->predict && (ret = enqueue_code(b, s, 0)) < 0)
         return ret;
-    if (direct && (ret = CUDRV(cuEventSynchronize, s->ev[EV_UPLOADED])) < 0)
+    if (direct && !held && (ret = CUDRV(cuEventSynchronize, s->ev[EV_UPLOADED])) < 0)
         return ret;
     return 0;
 }
