@@ -4,7 +4,8 @@
 # benchmark's source content. Run it here (Debian bookworm, apt and pip reachable), then carry
 # ".dev" to the device machine.
 #
-#   .dev/peers/     Debian bookworm OpenJPEG 2.5.0 and Grok 10.0.5 command-line tools with every
+#   .dev/peers/     Debian bookworm OpenJPEG 2.5.0, Grok 10.0.5 and OpenJPH 0.9.0 (HTJ2K,
+#                   ojph_compress/ojph_expand) command-line tools with every
 #                   library they need beyond libc/libm/libstdc++/libgcc_s, unpacked with dpkg -x;
 #                   run with LD_LIBRARY_PATH=.dev/peers/lib (bench/run.sh does this); djpeg too.
 #   .dev/nvjpeg2k/  include/ and lib/ of the PyPI wheel nvidia-nvjpeg2k-cu13 (kept in .whl/)
@@ -27,7 +28,7 @@ with_frames=1
 
 PEER_PKGS="libopenjp2-tools libopenjp2-7 grokj2k-tools libgrokj2k1 liblcms2-2 libtiff6
  libpng16-16 libjpeg62-turbo libjpeg-turbo-progs zlib1g libwebp7 libzstd1 liblzma5 liblerc4
- libjbig0 libdeflate0 libperl5.36 libcrypt1"
+ libjbig0 libdeflate0 libperl5.36 libcrypt1 openjph-tools libopenjph0.9"
 NVJ_WHEEL=nvidia-nvjpeg2k-cu13==0.11.0.51
 
 mkdir -p "$DEV/peers" "$DEV/frames" "$ROOT/.whl"
@@ -46,7 +47,8 @@ for pkg in $PEER_PKGS; do
     deb=$(ls "$DEBS/${pkg}_"*.deb | head -n 1)
     dpkg -x "$deb" "$tmp/x"
 done
-for b in opj_compress opj_decompress opj_dump grk_compress grk_decompress grk_dump djpeg; do
+for b in opj_compress opj_decompress opj_dump grk_compress grk_decompress grk_dump ojph_compress \
+         ojph_expand djpeg; do
     cp "$tmp/x/usr/bin/$b" "$DEV/peers/bin/"
 done
 # shared libraries only (no perl modules, no docs): the tools load nothing else at run time
@@ -66,6 +68,8 @@ if [ -n "$bad" ]; then
 fi
 env -i LD_LIBRARY_PATH="$DEV/peers/lib" "$DEV/peers/bin/opj_compress" -h 2>&1 | head -n 3 | grep -q . ||
     { echo "fetch-peers: opj_compress does not start" >&2; exit 1; }
+env -i LD_LIBRARY_PATH="$DEV/peers/lib" "$DEV/peers/bin/ojph_compress" 2>&1 | grep -q -- -reversible ||
+    { echo "fetch-peers: ojph_compress does not start" >&2; exit 1; }
 
 echo "fetch-peers: nvJPEG2000 wheel ($NVJ_WHEEL) into .whl and .dev/nvjpeg2k"
 if ! ls "$ROOT"/.whl/nvidia_nvjpeg2k_cu13-*.whl >/dev/null 2>&1; then
