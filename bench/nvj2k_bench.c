@@ -8,11 +8,19 @@
  * preferring the closest value at or above T. PSNR is over every sample of every component:
  * 10*log10((2^depth-1)^2 * nb_samples / sum of squared errors) (same as bench/psnr.py).
  *
+ * HTJ2K (--ht): the High-Throughput block coder of ISO/IEC 15444-15 (Rsiz bit 14 set,
+ * code-block style 0x40). nvJPEG2000 0.11 refuses TARGET_PSNR with it and has no byte budget:
+ * --bytes B searches the QUANTIZATION_STEP value (the step all sub-band steps derive from) for the
+ * codestream size closest to B bytes (log-log secant steps, within 0.5 % or the closest of 12
+ * tries); --qstep Q uses a given step. The comparison with j2kcuda's exact budget is then made at
+ * about the same bytes, and the PSNR of both reported.
+ *
  * Host to host: the frame starts in pinned host memory (the best case for nvJPEG2000, which
  * takes device planes only), the copy up is timed, and the codestream ends in host memory.
  * With --streams K, K encode states on K CUDA streams keep K frames in flight.
  *
- * Usage: nvj2k_bench -i FILE [-f yuv422p10le -s WxH] (--psnr T | --quality Q | --lossless)
+ * Usage: nvj2k_bench -i FILE [-f yuv422p10le -s WxH]
+ *        (--psnr T | --quality Q | --bytes B | --qstep Q | --lossless) [--ht]
  *        [--levels L] [--cblk 32|64] [--dci] [--mct 0|1] [-n N] [-t SEC] [-l L] [--streams K]
  *        [-o OUT.j2k]
  * Prints one "RESULT key=value ..." line.
@@ -33,6 +41,9 @@
 
 #define MAX_SLOTS 8
 #define MAX_REPS 1000
+/* --bytes search: tries, and the relative size error that ends it early */
+#define BYTES_SEARCH_TRIES 12
+#define BYTES_SEARCH_TOL 0.005
 
 #define CK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(1); } } while (0)
@@ -92,11 +103,13 @@ static void finish(Bench *b, int s)
     sl->out_size = len;
 }
 
-static void set_quality(Bench *b, int lossless, double q)
+/* q: the TARGET_PSNR value, or with qstep the QUANTIZATION_STEP value (HT takes only steps) */
+static void set_quality(Bench *b, int lossless, int qstep, double q)
 {
     CK_NVJ(nvjpeg2kEncodeParamsSetEncodeConfig(b->params, &b->cfg));
     if (!lossless)
-        CK_NVJ(nvjpeg2kEncodeParamsSpecifyQuality(b->params, NVJPEG2K_QUALITY_TYPE_TARGET_PSNR, q));
+        CK_NVJ(nvjpeg2kEncodeParamsSpecifyQuality(b->params, qstep ? NVJPEG2K_QUALITY_TYPE_QUANTIZATION_STEP
+                                                                   : NVJPEG2K_QUALITY_TYPE_TARGET_PSNR, q));
 }
 
 /* decodes slot 0's codestream with nvJPEG2000 and returns its PSNR against the source, NAN when
@@ -149,7 +162,8 @@ int main(int argc, char **argv)
     uint32_t w = 0, h = 0;
     double target = 0.0, quality = 0.0, tmax = 20.0, lat[MAX_REPS], t0, t1, psnr = NAN;
     int lossless = 0, levels = 5, cblk = 64, dci = 0, mct = -1, n = 100, reps = 11;
-    int search = 0, nb_slots = 1, iters = 0;
+    int search = 0, nb_slots = 1, iters = 0, ht = 0, use_qstep = 0;
+    double target_bytes = 0.0;
     Bench b;
     nvjpeg2kHandle_t dh;
     nvjpeg2kDecodeState_t ds;
@@ -160,6 +174,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--lossless")) { lossless = 1; continue; }
         if (!strcmp(a, "--dci")) { dci = 1; continue; }
+        if (!strcmp(a, "--ht")) { ht = 1; continue; }
         i++;
         if (!strcmp(a, "-i")) in = v;
         else if (!strcmp(a, "-f")) fmt = v;
@@ -170,13 +185,19 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-l")) reps = atoi(v);
         else if (!strcmp(a, "--psnr")) { target = atof(v); search = 1; }
         else if (!strcmp(a, "--quality")) quality = atof(v);
+        else if (!strcmp(a, "--qstep")) { quality = atof(v); use_qstep = 1; }
+        else if (!strcmp(a, "--bytes")) { target_bytes = atof(v); use_qstep = 1; }
         else if (!strcmp(a, "--levels")) levels = atoi(v);
         else if (!strcmp(a, "--cblk")) cblk = atoi(v);
         else if (!strcmp(a, "--mct")) mct = atoi(v);
         else if (!strcmp(a, "--streams")) nb_slots = atoi(v);
         else { fprintf(stderr, "unknown option %s (see the comment at the top of nvj2k_bench.c)\n", a); return 2; }
     }
-    if (!in || (!lossless && !search && quality <= 0) || nb_slots < 1 || nb_slots > MAX_SLOTS ||
+    if (ht && search) {
+        fprintf(stderr, "nvj2k_bench: nvJPEG2000 refuses TARGET_PSNR with HT: use --bytes or --qstep\n");
+        return 2;
+    }
+    if (!in || (!lossless && !search && quality <= 0 && target_bytes <= 0) || nb_slots < 1 || nb_slots > MAX_SLOTS ||
         reps < 1 || reps > MAX_REPS || n < 1) {
         fprintf(stderr, "usage: nvj2k_bench -i FILE [-f FMT -s WxH] (--psnr T|--quality Q|--lossless) ...\n");
         return 2;
@@ -221,6 +242,10 @@ int main(int argc, char **argv)
     b.cfg.code_block_w = (uint32_t)cblk;
     b.cfg.code_block_h = (uint32_t)cblk;
     b.cfg.irreversible = lossless ? 0 : 1;
+    if (ht) {
+        b.cfg.rsiz = NVJPEG2K_RSIZ_HT;
+        b.cfg.encode_modes = NVJPEG2K_MODE_HT;
+    }
     if (dci) { /* DCI: 256x256 precincts, 128x128 at the lowest resolution */
         b.cfg.num_precincts_init = (uint32_t)levels + 1;
         for (int r = 0; r <= levels; r++)
@@ -247,7 +272,7 @@ int main(int argc, char **argv)
         double q = target, best_q = target, best_p = -1.0, best_err = 1e9;
         for (iters = 1; iters <= 8; iters++) {
             double p, err;
-            set_quality(&b, 0, q);
+            set_quality(&b, 0, 0, q);
             issue(&b, 0);
             finish(&b, 0);
             p = decode_psnr(&b, dh, ds, js);
@@ -267,7 +292,32 @@ int main(int argc, char **argv)
         quality = best_q;
         (void)best_p;
     }
-    set_quality(&b, lossless, quality);
+    /* byte search on the quantisation step: size ~ step^-k, k from the last two tries */
+    if (target_bytes > 0 && !lossless) {
+        double q = 1.0 / 64, k = 1.0, best_err = 1e30, lq0 = 0.0, lb0 = 0.0;
+        for (iters = 1; iters <= BYTES_SEARCH_TRIES; iters++) {
+            double lb, err;
+            set_quality(&b, 0, 1, q);
+            issue(&b, 0);
+            finish(&b, 0);
+            lb = log((double)b.slot[0].out_size);
+            err = fabs((double)b.slot[0].out_size / target_bytes - 1.0);
+            fprintf(stderr, "nvj2k_bench: qstep %.6g -> %zu bytes (target %.0f)\n", q, b.slot[0].out_size,
+                    target_bytes);
+            if (err < best_err) { best_err = err; quality = q; }
+            if (err < BYTES_SEARCH_TOL)
+                break;
+            if (iters > 1 && fabs(log(q) - lq0) > 1e-9) {
+                double k2 = -(lb - lb0) / (log(q) - lq0);
+                if (k2 > 0.1 && k2 < 10.0)
+                    k = k2;
+            }
+            lq0 = log(q);
+            lb0 = lb;
+            q = exp(lq0 + (lb - log(target_bytes)) / k);
+        }
+    }
+    set_quality(&b, lossless, use_qstep, quality);
 
     /* warm-up and check */
     for (int i = 0; i < 3; i++) {
@@ -311,10 +361,10 @@ int main(int argc, char **argv)
 
     printf("RESULT backend=nvjpeg2k width=%u height=%u comps=%d depth=%d bytes=%zu frames=%d fps=%.3f "
            "ms_per_frame=%.4f latency_ms=%.4f latency_min_ms=%.4f latency_reps=%d streams=%d "
-           "quality=%.4f psnr_nvj=%.4f search_iters=%d\n",
+           "quality=%.6g qstep=%d ht=%d psnr_nvj=%.4f search_iters=%d\n",
            b.fr.width, b.fr.height, b.fr.nb_comps, b.fr.depth, b.slot[0].out_size, n,
            n * 1e3 / (t1 - t0), (t1 - t0) / n, lat[reps / 2], lat[0], reps, nb_slots,
-           lossless ? 0.0 : quality, psnr, iters);
+           lossless ? 0.0 : quality, use_qstep, ht, psnr, iters);
 
     nvjpeg2kStreamDestroy(js);
     nvjpeg2kDecodeStateDestroy(ds);
