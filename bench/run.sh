@@ -8,7 +8,8 @@
 # Without a GPU (or without a CUDA build) the GPU rows are skipped with a message.
 #
 # Environment:
-#   BENCH_CASES   frames to run, default "dci4k dci2k grain imf4k" ("none": none)
+#   BENCH_CASES   frames to run, default "dci4k dci2k grain imf4k" ("none": none); the HTJ2K
+#                 cases "ht-imf4k ht-dci4k" (issue 29) on request
 #   BENCH_CLASSES content classes (bench/classes.sh; "all" or a list), default none;
 #                 BENCH_CLASS_FRAMES, BENCH_CLASS_CBLK, BENCH_CLASS_BUDGETS, BENCH_CLASS_FULL,
 #                 BENCH_CLASS_THREADS
@@ -82,6 +83,15 @@ else
     PLD=
 fi
 
+# OpenJPH (HTJ2K only): from .dev/peers when tools/fetch-peers.sh put it there, else the system's
+if [ -x "$PEERS/bin/ojph_compress" ]; then
+    OJPH="env LD_LIBRARY_PATH=$PEERS/lib $PEERS/bin/ojph_compress"
+elif command -v ojph_compress >/dev/null; then
+    OJPH=ojph_compress
+else
+    OJPH=
+fi
+
 # ---- frames ----------------------------------------------------------------------------
 if [ "$CASES" = none ]; then
     CASES=
@@ -94,6 +104,7 @@ F=$SCR/frames
 # per case: file, j2kbench format args, our params, peer args, nvj args, label
 case_setup() {
     C_FILE= ; C_FMT= ; C_OURS= ; C_OURS_FALLBACK= ; C_OPJ= ; C_GRK= ; C_NVJ= ; C_LABEL=
+    C_OJPH= ; C_BYTES= ; C_LOSSLESS=0
     case $1 in
     dci4k)
         C_FILE=$(ls "$F"/dci4k_*.ppm 2>/dev/null | head -n 1)
@@ -124,6 +135,27 @@ case_setup() {
         C_OURS_FALLBACK="lossless=1"
         C_OPJ="-F 4096,2160,3,10,u@1x1:2x1:2x1"; C_GRK=
         C_NVJ="--lossless --levels 5 --cblk 64" ;;
+    # HTJ2K (ISO/IEC 15444-15, issue 29): the same frames with the High-Throughput block coder,
+    # 5 levels and 64x64 code-blocks everywhere; OpenJPEG and Grok 10 do not encode HT
+    ht-imf4k)
+        C_FILE=$(ls "$F"/imf4k_*.yuv 2>/dev/null | head -n 1)
+        C_FMT="-f yuv422p10le -s 4096x2160"
+        C_LABEL="4K IMF 4096x2160 10-bit 4:2:2 lossless, HTJ2K"
+        C_OURS="profile=imf_ht_r lossless=1"
+        C_OURS_FALLBACK="ht=1 lossless=1"
+        C_LOSSLESS=1
+        # ojph_compress reads the planes (16-bit little-endian words) under a .yuv name; its raw
+        # input takes no colour transform, so none is asked
+        C_OJPH="-num_comps 3 -dims {4096,2160} -signed false,false,false -bit_depth 10,10,10 -downsamp {1,1},{2,1},{2,1} -reversible true"
+        C_NVJ="--ht --lossless --levels 5 --cblk 64" ;;
+    ht-dci4k)
+        C_FILE=$(ls "$F"/dci4k_*.ppm 2>/dev/null | head -n 1)
+        C_LABEL="4K 4096x2160 12-bit 4:4:4 X'Y'Z', HTJ2K at 1302083 B"
+        C_BYTES=1302083
+        C_OURS="ht=1 bytes=$C_BYTES cblk=64x64"
+        C_OURS_FALLBACK=$C_OURS
+        C_OJPH="-reversible false"
+        C_NVJ="--ht --levels 5 --cblk 64" ;;
     esac
 }
 
@@ -291,9 +323,14 @@ print(*(int(x) for x in f[1:]), pos + 1)' "$1" 2>/dev/null
 pcie_row() {
     local cs=$1 g bytes l
     [ $HAVE_PCIE = 1 ] || return 0
-    g=$(ppm_geom "$C_FILE") || { say "  pcie_floor: $C_FILE is not a P6 PPM"; return 0; }
-    set -- $g
-    bytes=$(($1 * $2 * 3 * ($3 > 255 ? 2 : 1)))
+    if [ -n "$C_FMT" ]; then
+        # planar raw frames (yuv422p10le) are the library's 16-bit samples already
+        bytes=$(stat -c %s "$C_FILE")
+    else
+        g=$(ppm_geom "$C_FILE") || { say "  pcie_floor: $C_FILE is not a P6 PPM"; return 0; }
+        set -- $g
+        bytes=$(($1 * $2 * 3 * ($3 > 255 ? 2 : 1)))
+    fi
     if ! l=$("$SCR/bin/pcie_floor" "$bytes" 2> "$SCR/pf.err") || [ -z "$l" ]; then
         say "  pcie_floor FAILED: $(tail -n 1 "$SCR/pf.err" | cut -c1-200)"
         row "$cs" pcie-h2d floor - - "$bytes" - "failed: $(tail -n 1 "$SCR/pf.err" | cut -c1-120)"
@@ -406,7 +443,118 @@ peer_parallel() {
     rm -f "$SCR"/cs/${cs}_${name}_p*.j2k
 }
 
+# ---- OpenJPH (HTJ2K cases) -------------------------------------------------------------
+# ojph_run OUT [extra args]: one ojph_compress of the case's frame (single-threaded: OpenJPH's
+# tool codes a frame on one thread)
+ojph_run() { local o=$1; shift; $OJPH -i "$C_FILE" -o "$o" $C_OJPH "$@" > "$SCR/ojph.log" 2>&1 && [ -s "$o" ]; }
+# ojph_qstep_search BYTES -> the -qstep whose codestream is closest to BYTES (size ~ qstep^-k,
+# log-log secant steps; within 0.5 % or the closest of 10 tries)
+ojph_qstep_search() {
+    local target=$1 q=0.05 k=1.0 it b best= berr=1e30 lq0= lb0= err o=$SCR/cs/ojph_search.j2c
+    for it in 1 2 3 4 5 6 7 8 9 10; do
+        ojph_run "$o" -qstep "$q" || return 1
+        b=$(stat -c %s "$o")
+        err=$(awk -v b="$b" -v t="$target" 'BEGIN { e = b / t - 1; print (e < 0 ? -e : e) }')
+        say "  OpenJPH qstep $q -> $b B (target $target)" >&2
+        awk -v e="$err" -v be="$berr" 'BEGIN { exit !(e < be) }' && { berr=$err; best=$q; }
+        awk -v e="$err" 'BEGIN { exit !(e < 0.005) }' && break
+        read -r q k lq0 lb0 < <(awk -v q="$q" -v b="$b" -v t="$target" -v k="$k" -v lq0="$lq0" -v lb0="$lb0" 'BEGIN {
+            lq = log(q); lb = log(b)
+            if (lq0 != "" && lq != lq0) { k2 = -(lb - lb0) / (lq - lq0); if (k2 > 0.1 && k2 < 10) k = k2 }
+            nq = exp(lq + (lb - log(t)) / k)
+            if (nq > 0.5) nq = 0.5
+            if (nq < 0.00001) nq = 0.00001
+            printf "%.6g %.6g %.9g %.9g\n", nq, k, lq, lb }')
+    done
+    rm -f "$o"
+    echo "$best"
+}
+# ojph_rows CASE BYTES|lossless: OpenJPH, one process on one frame (median of 3), then one
+# single-threaded process per core started together (as peer_parallel)
+ojph_rows() {
+    local cs=$1 target=$2 q= extra=() out=$SCR/cs/${1}_ojph.j2c t0 t1 i times=() reps=3 med ps n=$NPROC ok dt note
+    [ "$QUICK" = 1 ] && reps=1
+    if [ -z "$OJPH" ]; then
+        row "$cs" ojph "1 proc" - - - - "skip: no ojph_compress (tools/fetch-peers.sh, or Debian openjph-tools)"
+        return 0
+    fi
+    if [ "$target" != lossless ]; then
+        q=$(ojph_qstep_search "$target")
+        if [ -z "$q" ]; then
+            say "  OpenJPH failed: $(tail -n 1 "$SCR/ojph.log" | cut -c1-200)"
+            row "$cs" ojph "1 proc" - - - - "failed: $(tail -n 1 "$SCR/ojph.log" | cut -c1-120)"
+            return 0
+        fi
+        extra=(-qstep "$q")
+        note="qstep $q searched for about $target B; "
+    else
+        note="-reversible true; "
+    fi
+    for i in $(seq $reps); do
+        rm -f "$out"
+        t0=$(now)
+        if ! ojph_run "$out" "${extra[@]}"; then
+            say "  OpenJPH failed: $(tail -n 1 "$SCR/ojph.log" | cut -c1-200)"
+            row "$cs" ojph "1 proc" - - - - "failed: $(tail -n 1 "$SCR/ojph.log" | cut -c1-120)"
+            return 0
+        fi
+        t1=$(now)
+        times+=("$(sub "$t0" "$t1")")
+    done
+    med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+    row "$cs" ojph "1 proc" "$(awk -v t="$med" 'BEGIN { printf "%.3f", 1 / t }')" \
+        "$(awk -v t="$med" 'BEGIN { printf "%.1f", t * 1000 }')" "$(stat -c %s "$out")" "$ps" \
+        "${note}median of $reps, one thread, process start and file I/O (tmpfs) included"
+    say "  OpenJPH 1 process: $(awk -v t="$med" 'BEGIN { printf "%.3f", 1 / t }') fps, $(stat -c %s "$out") B, PSNR $ps"
+    t0=$(now)
+    for i in $(seq $n); do
+        $OJPH -i "$C_FILE" -o "$SCR/cs/${cs}_ojph_p$i.j2c" $C_OJPH "${extra[@]}" > /dev/null 2>&1 &
+    done
+    wait
+    t1=$(now)
+    dt=$(sub "$t0" "$t1")
+    ok=0
+    for i in $(seq $n); do cmp -s "$out" "$SCR/cs/${cs}_ojph_p$i.j2c" && ok=$((ok + 1)); done
+    row "$cs" ojph "${n}x1 procs" "$(awk -v n="$ok" -v t="$dt" 'BEGIN { printf "%.3f", n / t }')" \
+        "$(awk -v t="$dt" 'BEGIN { printf "%.1f", t * 1000 }')" "$(stat -c %s "$out")" "$ps" \
+        "${note}$ok of $n frames equal to the 1-process codestream in ${dt}s; latency = wall time of the batch"
+    say "  OpenJPH $n x 1-thread processes: $ok frames in ${dt}s = $(awk -v n="$ok" -v t="$dt" 'BEGIN { printf "%.3f", n / t }') fps"
+    rm -f "$SCR"/cs/${cs}_ojph_p*.j2c
+}
+
 # ---- nvJPEG2000 ------------------------------------------------------------------------
+# nvj_ht CASE BYTES|lossless: nvJPEG2000's HT encoder, which takes no rate or PSNR target: its
+# quantisation step is searched for about BYTES (nvj2k_bench --bytes), then timed at that step
+nvj_ht() {
+    local cs=$1 target=$2 l s out=$SCR/cs/${1}_nvj.j2k q= ps A=$C_NVJ
+    local n=300 t=3; [ "$QUICK" = 1 ] && { n=30; t=2; }
+    local NVB=$SCR/bin/nvj2k_bench qa=()
+    if [ "$target" != lossless ]; then
+        l=$("$NVB" -i "$C_FILE" $C_FMT $A --bytes "$target" -n 1 -l 1 -t 1 -o "$out" 2> "$SCR/nverr")
+        q=$(kv "$l" quality)
+        if [ -z "$q" ]; then
+            say "  nvJPEG2000 HT step search FAILED: $(tail -n 2 "$SCR/nverr" | tr '\n' ' ' | cut -c1-300)"
+            row "$cs" nvjpeg2k-ht "streams=1" - - - - "failed: $(tail -n 1 "$SCR/nverr" | cut -c1-120)"
+            return 0
+        fi
+        say "  nvJPEG2000 HT: qstep $q -> $(kv "$l" bytes) B (target $target, $(kv "$l" search_iters) tries)"
+        qa=(--qstep "$q")
+    fi
+    for s in 1 4; do
+        l=$("$NVB" -i "$C_FILE" $C_FMT $A "${qa[@]}" --streams $s -n $n -t $t -o "$out" 2> "$SCR/nverr")
+        if [ -z "$l" ]; then
+            say "  nvJPEG2000 HT streams=$s FAILED: $(tail -n 3 "$SCR/nverr" | tr '\n' ' ' | cut -c1-300)"
+            row "$cs" nvjpeg2k-ht "streams=$s" - - - - "failed: $(tail -n 1 "$SCR/nverr" | cut -c1-120)"
+            continue
+        fi
+        ps=$(psnr_of "$C_FILE" "$C_FMT" "$out")
+        row "$cs" nvjpeg2k-ht "streams=$s" "$(kv "$l" fps)" "$(printf %.2f "$(kv "$l" latency_ms)")" "$(kv "$l" bytes)" "$ps" \
+            "$([ -n "$q" ] && echo "QUANTIZATION_STEP $q searched for about $target B" || echo "reversible 5/3"); 64x64 blocks; nvJPEG2000's own decode: $(kv "$l" psnr_nvj) dB; pinned input"
+        say "  nvJPEG2000 HT streams=$s: $(kv "$l" fps) fps, latency $(kv "$l" latency_ms) ms, $(kv "$l" bytes) B, PSNR $ps"
+    done
+}
+
 nvj() {
     local cs=$1 target=$2 l s out=$SCR/cs/${cs}_nvj.j2k q= ps it
     local n=300 t=3; [ "$QUICK" = 1 ] && { n=30; t=2; }
@@ -451,6 +599,55 @@ nvj() {
     done
 }
 
+# ---- the HTJ2K cases (issue 29, point 5) ------------------------------------------------
+# ht_case CASE: ours on the GPU (8 and 16 in flight) and on the reference backend, their
+# codestreams compared, the lossless ones checked sample by sample (PSNR inf), then OpenJPH and
+# nvJPEG2000's HT encoder at about our bytes (lossless: reversible, no search)
+ht_case() {
+    local cs=$1 n t l reps mode a b tgt ps r
+    if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
+        n=300 t=4 l=21; [ "$QUICK" = 1 ] && { n=30; t=2; l=5; }
+        export OURS_TIMEOUT=${BENCH_CUDA_TIMEOUT:-60}
+        pcie_row "$cs"
+        # a refused configuration (no CUDA HT coder in this build) leaves a failed row
+        ours "$cs" cuda normal "$C_OURS async_depth=${BENCH_ASYNC:-8}" -n $n -t $t -l $l -w 5 &&
+            ours "$cs" cuda depth16 "$C_OURS async_depth=16" -n $n -t $t -l $l -w 5
+        unset OURS_TIMEOUT
+    fi
+    if [ $HAVE_OURS = 1 ] && [ "$DO_REF" = 1 ]; then
+        if [ $GPU = 1 ]; then
+            OURS_TIMEOUT=${BENCH_REF_TIMEOUT:-60} ours "$cs" ref normal "$C_OURS" -n 0 -l 1 -w 0 -t 100
+        else
+            reps=3; [ "$QUICK" = 1 ] && reps=1
+            ours "$cs" ref normal "$C_OURS" -n 0 -l $reps -w 0 -t 60
+        fi
+    fi
+    a=$SCR/cs/${cs}_ours_cuda_normal.j2k b=$SCR/cs/${cs}_ours_ref_normal.j2k
+    if [ -s "$a" ] && [ -s "$b" ]; then
+        if cmp -s "$a" "$b"; then
+            say "  CUDA and reference HT codestreams are byte-identical"; BYTE_EXACT="$BYTE_EXACT $cs:identical"
+            row "$cs" cmp normal - - "$(stat -c %s "$a")" - identical
+        else
+            say "  WARNING: CUDA and reference HT codestreams DIFFER ($(cmp "$a" "$b" 2>&1 | head -n 1))"
+            BYTE_EXACT="$BYTE_EXACT $cs:DIFFER"
+            row "$cs" cmp normal - - "$(stat -c %s "$a")" - DIFFER
+        fi
+    fi
+    # the target of the peers: our bytes (the CUDA row's, else the reference one's)
+    tgt=lossless
+    if [ "$C_LOSSLESS" != 1 ]; then
+        tgt=$(awk -F'\t' -v c="$cs" '$1 == c && ($2 == "j2kcuda-cuda" || $2 == "j2kcuda-ref") && $3 == "normal" && $6 != "-" { print $6; exit }' "$RES")
+        [ -n "$tgt" ] || tgt=$C_BYTES
+    fi
+    if [ "${BENCH_PEERS:-1}" = 1 ]; then ojph_rows "$cs" "$tgt"; fi
+    if [ $HAVE_NVJ = 1 ]; then nvj_ht "$cs" "$tgt"; fi
+    # lossless: every codestream must decode to the source exactly (j2kpsnr: PSNR inf)
+    if [ "$C_LOSSLESS" = 1 ]; then
+        awk -F'\t' -v c="$cs" '$1 == c && $6 != "-" && $7 != "inf" && $2 != "cmp" && $2 != "pcie-h2d" { print $2 " " $3 ": PSNR " $7 }' "$RES" |
+            while read -r r; do say "  WARNING: lossless row not exact: $r"; done
+    fi
+}
+
 # ---- the runs --------------------------------------------------------------------------
 # Warm-up, not reported: the first GPU row of a run on a machine that had been idle comes out
 # slower than the rows after it, so one throw-away encode of the first case comes first
@@ -470,6 +667,7 @@ for cs in $CASES; do
     if [ -z "$C_FILE" ]; then say "$cs: no frame, skipped"; continue; fi
     say "== $cs: $C_LABEL ($(basename "$C_FILE"))"
     echo "$cs	$C_LABEL	$(basename "$C_FILE")" >> "$OUTD/cases.tsv.tmp"
+    case $cs in ht-*) ht_case "$cs"; continue ;; esac
     LAST_PSNR=-
     CUDA_PSNR=
     if [ $HAVE_OURS = 1 ] && [ $GPU = 1 ]; then
@@ -558,7 +756,7 @@ for p in python3 /usr/bin/python3; do command -v $p >/dev/null 2>&1 && { PY=$p; 
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(commit_id)"
     echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') x $NPROC"
     [ $GPU = 1 ] && echo "- gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)" || echo "- gpu: none (GPU rows skipped)"
-    echo "- peers: OpenJPEG $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), Grok $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2) (Debian bookworm); nvJPEG2000 $(awk '/NVJPEG2K_VER_(MAJOR|MINOR|PATCH|BUILD)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$NVJ/include/nvjpeg2k_version.h" 2>/dev/null) (PyPI nvidia-nvjpeg2k-cu13)"
+    echo "- peers: OpenJPEG $(grep -o 'libopenjp2-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), Grok $(grep -o 'grokj2k-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2), OpenJPH $(grep -o 'openjph-tools_[^_]*' "$PEERS/PACKAGES" 2>/dev/null | cut -d_ -f2) (Debian bookworm); nvJPEG2000 $(awk '/NVJPEG2K_VER_(MAJOR|MINOR|PATCH|BUILD)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$NVJ/include/nvjpeg2k_version.h" 2>/dev/null) (PyPI nvidia-nvjpeg2k-cu13)"
     echo
     [ -n "$BYTE_EXACT" ] && echo "- CUDA vs reference backend codestreams:$BYTE_EXACT" && echo
     $PY bench/report.py "$RES" "$OUTD/cases.tsv" "$OUTD/classes.tsv"
