@@ -95,6 +95,23 @@ CREATE_MS_MAX = 300.0      # encoder creation at 4K with 8 frames in flight
 FIRST_MS_MAX = 500.0       # the first packet after creation
 NVJ_RATIO_MIN = 2.0        # frame rate against nvJPEG2000's best at equal PSNR
 
+# issue 29's targets (point 5), HTJ2K on one GPU, host to host (8 or 16 in flight, the better)
+HT_IMF4K_FPS = 1200        # 4K 4:2:2 10-bit lossless HT
+HT_DCI4K_FPS = 1000        # 4K 12-bit 4:4:4 HT at the exact budget ...
+HT_DCI4K_BYTES = 1302083   # ... of 250 Mb/s at 24 fps
+HT_BYTES_SLACK = 0.005     # exact budget: never over it, within 0.5 % under it
+HT_LATENCY_MS = 3.0        # a 4K HT frame alone, submit to codestream
+HT_CASES = ("ht-imf4k", "ht-dci4k")
+
+# per case of the stage tables: (lone-frame latency budget ms, frame-rate target, the only
+# frames-in-flight column the frame-rate target applies to, or None for every column)
+STAGE_LIMITS = {
+    "dci4k": (DCI4K_LATENCY_MS, DCI4K_FPS, DCI4K_FPS_DEPTH),
+    "dci2k": (None, DCI2K_FPS, None),
+    "ht-imf4k": (HT_LATENCY_MS, HT_IMF4K_FPS, None),
+    "ht-dci4k": (HT_LATENCY_MS, HT_DCI4K_FPS, None),
+}
+
 # results.tsv rows that are not an encoder's: the PCIe floor and the byte comparisons
 PSEUDO = ("pcie-h2d", "cmp")
 STAGES = ("up", "mct+dwt", "t1", "rc", "t2", "down")
@@ -237,13 +254,12 @@ def stage_table(out, case, get):
         name = {"wall": "wall (lone: latency; D in flight: D x 1000 / fps)"}.get(k, k)
         out.append(f"| {name} | " + " | ".join(row) + " |")
     budget = []
+    lat_max, f, only_depth = STAGE_LIMITS.get(case, (None, None, None))
     for n, _, dd in cols:
         if dd == 1:
-            b = DCI4K_LATENCY_MS if case == "dci4k" else None
-            budget += [fmt(b, 2), "-"]
+            budget += [fmt(lat_max, 2), "-"]
         else:
-            f = DCI4K_FPS if case == "dci4k" else DCI2K_FPS if case == "dci2k" else None
-            if f and (case != "dci4k" or dd == DCI4K_FPS_DEPTH):
+            if f and (only_depth is None or dd == only_depth):
                 budget += [f"{dd * 1000.0 / f:.2f}", f"{1000.0 / f:.3f}", f"{1000.0 / f / floor:.2f}x" if floor else "-"]
             else:
                 budget += ["-", "-", "-"]
@@ -259,13 +275,15 @@ def targets(out, order, by_case, get):
     def verdict(ok):
         return "n/a" if ok is None else ("MET" if ok else "NOT MET")
 
-    tabled = [c for c in ("dci4k", "dci2k") if c in order]
+    tabled = [c for c in ("dci4k", "dci2k") + HT_CASES if c in order]
     for c in tabled:
         stage_table(out, c, get)
     if tabled:
         out.append("Throughput: with D frames kept in flight a frame spends D x 1000 / fps ms in its slot "
                    f"(Little's law), and a target of F fps allows D x 1000 / F (4K: {DCI4K_FPS_DEPTH} x 1000/"
-                   f"{DCI4K_FPS} = {DCI4K_FPS_DEPTH * 1000 / DCI4K_FPS:.0f} ms, {1000 / DCI4K_FPS:.2f} ms a frame); "
+                   f"{DCI4K_FPS} = {DCI4K_FPS_DEPTH * 1000 / DCI4K_FPS:.0f} ms, {1000 / DCI4K_FPS:.2f} ms a frame; "
+                   f"HT 4K lossless: {1000 / HT_IMF4K_FPS:.3f} ms a frame, HT 4K at 1.3 MB: "
+                   f"{1000 / HT_DCI4K_FPS:.2f} ms a frame); "
                    "the part with the largest share of the slot time holds a missed target, by the slot time "
                    "minus the allowance.  ")
         out.append("Latency: the lone frame's wall time against its budget; the largest part of its serial path "
@@ -373,6 +391,7 @@ def targets(out, order, by_case, get):
         out.append(f"| {c}: >= {NVJ_RATIO_MIN:g}x nvJPEG2000 at equal PSNR | {fmt(rr, 2)}x ({fmt(fc)} vs {fmt(best)} fps; "
                    f"PSNR {ours_p[6] if ours_p else '-'} vs {nvr[0][6]} dB; bytes {ours_p[5] if ours_p else '-'} vs {nvr[0][5]}) | "
                    f"{verdict(None if rr is None else rr >= NVJ_RATIO_MIN)} |")
+    ht_targets(out, order, by_case, get)
     for c in order:
         for be in ("cuda", "ref"):
             n = get(c, f"j2kcuda-{be}", "noprofile") or get(c, f"j2kcuda-{be}", "normal")
@@ -386,6 +405,77 @@ def targets(out, order, by_case, get):
             out.append(f"| {c} ({be}): BYPASS speed-up and cost | {sp:.2f}x faster; size {fmt(size, 2)} %; "
                        f"PSNR {fmt(dp, 3)} dB (vs mode '{n[2]}') | report |")
 
+
+
+def ht_targets(out, order, by_case, get):
+    """Issue 29's speed targets on the HT cases, and the HT peers at about the same bytes."""
+    def verdict(ok):
+        return "n/a" if ok is None else ("MET" if ok else "NOT MET")
+
+    def best_of(case):
+        cand = [r for r in (get(case, "j2kcuda-cuda", "normal"), get(case, "j2kcuda-cuda", "depth16"))
+                if r and num(r[3]) is not None]
+        return cand, (max(cand, key=lambda r: num(r[3])) if cand else None)
+
+    def inexact(case):
+        """Lossless rows whose codestream does not decode to the source exactly."""
+        return [f"{r[1]} {r[2]} (PSNR {r[6]})" for r in by_case.get(case, [])
+                if r[1] not in PSEUDO and num(r[5]) is not None and r[6] != "inf"]
+
+    for case, fps_min, what in (("ht-imf4k", HT_IMF4K_FPS, "4K 4:2:2 10-bit lossless HT"),
+                                ("ht-dci4k", HT_DCI4K_FPS, "4K 12-bit 4:4:4 HT at an exact 1.3 MB")):
+        if case not in order:
+            continue
+        cand, best = best_of(case)
+        ok = None if best is None else num(best[3]) >= fps_min
+        extra = ""
+        if best is not None and case == "ht-imf4k" and best[6] != "inf":
+            ok, extra = False, f"; not lossless (PSNR {best[6]})"
+        if best is not None and case == "ht-dci4k":
+            b = num(best[5])
+            if b is None or b > HT_DCI4K_BYTES or b < HT_DCI4K_BYTES * (1 - HT_BYTES_SLACK):
+                ok, extra = False, f"; {best[5]} B against the budget of {HT_DCI4K_BYTES} B"
+        v = verdict(ok)
+        if v == "MET":
+            v = f"MET with {depth_of(best)} in flight"
+        elif v == "NOT MET" and num(best[3]) < fps_min:
+            v += ": " + hold_throughput(best, fps_min)
+        ref = get(case, "j2kcuda-ref", "normal")
+        out.append(f"| {what} >= {fps_min:,} fps | "
+                   + ("; ".join(f"{fmt(num(r[3]))} fps with {depth_of(r)} in flight, {r[5]} B, PSNR {r[6]}"
+                                for r in cand) or
+                      f"- (no CUDA rows; reference backend: {ref[3] + ' fps, ' + ref[5] + ' B, PSNR ' + ref[6] if ref else '-'})")
+                   + f"{extra} | {v} |")
+    for case in HT_CASES:
+        if case not in order:
+            continue
+        r = get(case, "j2kcuda-cuda", "normal")
+        lat = num(r[4]) if r else None
+        v = verdict(None if lat is None else lat <= HT_LATENCY_MS)
+        if v == "NOT MET":
+            v += ": " + hold_latency(r, HT_LATENCY_MS)
+        out.append(f"| {case}: lone-frame latency <= {HT_LATENCY_MS:g} ms | {fmt(lat, 2)} ms (median) | {v} |")
+    if "ht-imf4k" in order:
+        bad = inexact("ht-imf4k")
+        n = sum(1 for r in by_case.get("ht-imf4k", []) if r[1] not in PSEUDO and num(r[5]) is not None)
+        out.append(f"| ht-imf4k: every lossless codestream decodes to the source exactly | "
+                   + ("; ".join(bad) if bad else f"{n} rows, PSNR inf") + f" | {verdict(None if not n else not bad)} |")
+    # the HT peers at about our bytes: frame rate against ours, and the PSNR of both
+    for case in HT_CASES:
+        if case not in order:
+            continue
+        _, best = best_of(case)
+        ours_r, ours_name = (best, "CUDA") if best else (get(case, "j2kcuda-ref", "normal"), "ref")
+        if not ours_r or num(ours_r[3]) is None:
+            continue
+        for enc, label in (("nvjpeg2k-ht", "nvJPEG2000 HT"), ("ojph", "OpenJPH")):
+            rs = [r for r in by_case.get(case, []) if r[1] == enc and num(r[3])]
+            if not rs:
+                continue
+            top = max(rs, key=lambda r: num(r[3]))
+            out.append(f"| {case}: j2kcuda ({ours_name}) against {label} ({top[2]}) at about the same bytes | "
+                       f"{num(ours_r[3]) / num(top[3]):.2f}x ({fmt(num(ours_r[3]))} vs {fmt(num(top[3]))} fps); "
+                       f"bytes {ours_r[5]} vs {top[5]}; PSNR {ours_r[6]} vs {top[6]} dB | report |")
 
 
 def main():
@@ -421,7 +511,7 @@ def main():
         out.append("|---|---|---:|---:|---:|---:|---:|---|")
         for r in rs:
             f = num(r[3])
-            ratio = f"{base / f:.1f}x" if base and f else "-"
+            ratio = (f"{base / f:.1f}x" if base / f >= 0.1 else f"{base / f:.3f}x") if base and f else "-"
             out.append(f"| {r[1]} | {r[2]} | {fmt(f, 2)} | {r[4]} | {r[5]} | {r[6]} | {ratio} | {r[7]} |")
         out.append("")
 
