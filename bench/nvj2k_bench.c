@@ -44,6 +44,9 @@
 /* --bytes search: tries, and the relative size error that ends it early */
 #define BYTES_SEARCH_TRIES 12
 #define BYTES_SEARCH_TOL 0.005
+/* the first step tried: a size near the raw frame when the step is in sample units, a small one
+ * when it is relative to the full range (the header does not say which) */
+#define BYTES_SEARCH_Q0 1.0
 
 #define CK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_)); exit(1); } } while (0)
@@ -216,7 +219,8 @@ int main(int argc, char **argv)
         CK_CUDA(cudaMallocHost((void **)&b.h_in, total * 2));
         for (int c = 0; c < b.fr.nb_comps; c++)
             memcpy(b.h_in + b.plane_off[c], b.fr.plane[c], (size_t)b.fr.comp_w[c] * b.fr.comp_h[c] * 2);
-        b.out_cap = total * 2 + (1 << 20);
+        /* room for a step search that starts fine (up to 1.5x the 16-bit frame) */
+        b.out_cap = total * 3 + (1 << 20);
     }
 
     /* coding parameters: as close to the j2kcuda run as nvJPEG2000 allows */
@@ -294,7 +298,7 @@ int main(int argc, char **argv)
     }
     /* byte search on the quantisation step: size ~ step^-k, k from the last two tries */
     if (target_bytes > 0 && !lossless) {
-        double q = 1.0 / 64, k = 1.0, best_err = 1e30, lq0 = 0.0, lb0 = 0.0;
+        double q = BYTES_SEARCH_Q0, k = 1.0, best_err = 1e30, lq0 = 0.0, lb0 = 0.0;
         for (iters = 1; iters <= BYTES_SEARCH_TRIES; iters++) {
             double lb, err;
             set_quality(&b, 0, 1, q);
