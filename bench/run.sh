@@ -91,6 +91,7 @@ elif command -v ojph_compress >/dev/null; then
 else
     OJPH=
 fi
+[ -n "$OJPH" ] && say "OpenJPH: ${OJPH##* } (HTJ2K cases)" || say "OpenJPH: none (tools/fetch-peers.sh): its HTJ2K rows say skip"
 
 # ---- frames ----------------------------------------------------------------------------
 if [ "$CASES" = none ]; then
