@@ -110,7 +110,7 @@ static int build_tables(void)
     for (int t = 0; t < 2; t++)
         for (int c = 0; c < 8; c++)
             for (int rho = 0; rho < 16; rho++) {
-                uint16_t e = t ? j2ki_ht_vlc1_u0[(c << 4) | rho] : j2ki_ht_vlc0_u0[(c << 4) | rho];
+                uint16_t e = t ? J2KI_HT_VLC(j2ki_ht_vlc1_u0)[(c << 4) | rho] : J2KI_HT_VLC(j2ki_ht_vlc0_u0)[(c << 4) | rho];
                 if (e && add_cw(t, c, e, rho, 0, 0) < 0)
                     return -1;
                 if (!e && !(c == 0 && rho == 0))
@@ -118,7 +118,7 @@ static int build_tables(void)
                 for (int ts = 1; ts < 16; ts++) {
                     if (ts & ~rho)
                         continue;
-                    e = t ? j2ki_ht_vlc1_u1[(c << 8) | (rho << 4) | ts] : j2ki_ht_vlc0_u1[(c << 8) | (rho << 4) | ts];
+                    e = t ? J2KI_HT_VLC(j2ki_ht_vlc1_u1)[(c << 8) | (rho << 4) | ts] : J2KI_HT_VLC(j2ki_ht_vlc0_u1)[(c << 8) | (rho << 4) | ts];
                     if (!e)
                         return -3;
                     if (J2KI_HT_VLC_EK(e) & ~rho)

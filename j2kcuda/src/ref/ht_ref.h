@@ -30,7 +30,4 @@ void    j2ki_ht_free(J2kiHt **ht);
 int j2ki_ht_encode_cblk_ref(J2kiHt *ht, const int32_t *coefs, ptrdiff_t stride, int w, int h,
                             int nb_mag_bits, int frac_bits, int p, J2kiCblk *cb);
 
-/** The most significant bit-plane of the block's indices plus 1 (0 for a block of zeros). */
-int j2ki_ht_top_planes(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits);
-
 #endif
