@@ -135,12 +135,11 @@ refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --
 refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
 refuse profile-imf2k-levels-0   'decomposition levels' -i "$I/ok12.ppm" --profile imf2k --fps 24 --levels 0
 refuse profile-imf4k_r-levels-0 'decomposition levels' -i "$I/ok12.ppm" --profile imf4k_r --fps 24 --levels 0
-# HTJ2K (ht=1): DCI is Part 1 only, no other code-block style, no CUDA port yet, byte targets only
+# HTJ2K (ht=1): DCI is Part 1 only, no other code-block style, byte targets only
 refuse ht-dci2k                 'DCI'        -i "$I/ok12.ppm" --ht --profile dci2k --fps 24
 refuse ht-imf2k                 'IMF'        -i "$I/ok12.ppm" --ht --profile imf2k --fps 24
 refuse ht-bypass                'bypass'     -i "$I/ok8.ppm" --ht --bypass
 refuse ht-quality               'quality'    -i "$I/ok8.ppm" --ht --quality 40
-refuse ht-backend-cuda          'cuda'       -i "$I/ok8.ppm" --ht --backend cuda
 refuse ht-bytes-50              'header'     -i "$I/ok8.ppm" --ht --bytes 50
 # values at the ends of their types (no undefined behaviour: the sanitizer build runs these)
 refuse bytes-2^64-1             'bytes'      -i "$I/ok8.ppm" --bytes 18446744073709551615
