@@ -73,7 +73,7 @@ static void usage(FILE *f)
         "coding:  --levels N --cblk WxH --prec WxH[,WxH..] --order lrcp|rlcp|rpcl|pcrl|cprl --poc SPEC\n"
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
-        "         --ht (HTJ2K block coder, ISO/IEC 15444-15; reference backend)\n"
+        "         --ht (HTJ2K block coder, ISO/IEC 15444-15)\n"
         "run:     --backend ref|cuda|auto --gpu N --threads N (CPU threads of the ref backend,\n"
         "         0 = one per available CPU [0]) --bench N -q -v --help-params\n");
 }

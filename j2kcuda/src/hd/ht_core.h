@@ -1,6 +1,6 @@
 /*
  * HT block coder (Rec. ITU-T T.814 | ISO/IEC 15444-15, clause 7): the encoder of one HT set
- * of one code-block, on plain arrays, for the host (ref/ht_ref.c) and later the device.
+ * of one code-block, on plain arrays, for the host (ref/ht_ref.c) and the device (cuda/ht_kern.cu).
  *
  * One HT set at bit-plane p codes three passes:
  *  - cleanup (7.3): every sample's magnitude index mu = |q| >> p, in 2x2 quads, with three
