@@ -141,6 +141,7 @@ refuse ht-imf2k                 'IMF'        -i "$I/ok12.ppm" --ht --profile imf
 refuse ht-bypass                'bypass'     -i "$I/ok8.ppm" --ht --bypass
 refuse ht-quality               'quality'    -i "$I/ok8.ppm" --ht --quality 40
 refuse ht-bytes-50              'header'     -i "$I/ok8.ppm" --ht --bytes 50
+refuse ht-refine-without-ht     'ht_refine'  -i "$I/ok8.ppm" --ht-refine 0
 # values at the ends of their types (no undefined behaviour: the sanitizer build runs these)
 refuse bytes-2^64-1             'bytes'      -i "$I/ok8.ppm" --bytes 18446744073709551615
 refuse bytes-2^53+1             'bytes'      -i "$I/ok8.ppm" --bytes 9007199254740993

@@ -169,6 +169,8 @@ static const Cfg cfgs[] = {
     { "ht-signed16-97",    2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "ht=1 levels=5 mct=0 bytes=12000" },
     { "ht-16bit-53",       1,  300,  200, 0, 0, 16, 0, 0, 0, 0, "ht=1 lossless=1 levels=3" },
     { "ht-try-97",         3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "ht=1 levels=5 bytes=5530 qstep_try=1" },
+    { "ht-cleanup-97",     3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "ht=1 ht_refine=0 levels=4 bytes=50000" },
+    { "ht-cleanup-422-53", 3,  640,  360, 0, 0, 10, 0, 1, 6, 0, "ht=1 ht_refine=0 lossless=1 levels=5 mct=0" },
     { "ht-try-again-97",   3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "ht=1 levels=5 bytes=200 qstep_try=5", 1 },
 };
 
@@ -688,7 +690,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         J2kiCblk *cb = &plan->cblks[i];
         const J2kiBand *band = &plan->bands[cb->band_idx];
         rret[i] = j2ki_ht_encode_cblk_ref(ht, s + h[i].buf, h[i].stride, h[i].w, h[i].h, band->nb_mag_bits,
-                                          band->frac_bits, p[i], cb);
+                                          band->frac_bits, p[i], cp->ht_refine, cb);
         planes_above0 += p[i] > 0 && cb->nb_passes > 0;
     }
     j2ki_ht_free(&ht);
@@ -698,7 +700,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     CK(cudaMemset(d_flag, 0, 4));
     CK(cudaMemset(d_data, 0xA5, data_off + 1));
     CK(cudaMemcpy(d_s, s, plan->nb_samples * 4, cudaMemcpyHostToDevice));
-    CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+    CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, cp->ht_refine, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
     CK(cudaDeviceSynchronize());
     uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
     J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
@@ -729,7 +731,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
             CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
             CK(cudaMemset(d_flag, 0, 4));
             CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
-            CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+            CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, cp->ht_refine, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
             CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));

@@ -4,7 +4,8 @@
  * passes, results and bytes of the reference (ref/ht_plane.c's plane choice, ref/ht_ref.c's
  * coding) on random plans: 1 to 3 components, subsampling, tiles, 0 to 5 levels, every legal
  * code-block shape from 4x4, both wavelets, random budgets (from nearly nothing to more than
- * everything) or none, random samples whose magnitudes reach every band's M_b. The code-block
+ * everything) or none, random samples whose magnitudes reach every band's M_b, with and
+ * without the refinement passes (ht_refine; without: one pass per block). The code-block
  * descriptors are laid out as backend_cuda.cu lays them out (j2ki_cblk_offset, 16-byte
  * aligned buffers), and the per-block kernels run with a few threads (HT_MAX_THREADS), so
  * each thread takes several blocks with one scratch. A run fails unless some case chose
@@ -67,7 +68,7 @@ extern "C" {
 static uint32_t rnd_state = 2463534242u;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
 
-static long g_planes_above0, g_measured_blocks, g_refined;
+static long g_planes_above0, g_measured_blocks, g_refined, g_cleanup_only;
 
 static void random_cp(J2kiCodingParams *cp)
 {
@@ -93,6 +94,7 @@ static void random_cp(J2kiCodingParams *cp)
     cp->guard_bits = 1 + (int)(rnd() % 3);
     cp->nb_layers = 1 + (int)(rnd() % 3);
     cp->cblk_style = J2KI_CBLK_HT;
+    cp->ht_refine = rnd() % 4 != 0;
     for (int r = 0; r < J2KI_MAX_RES; r++)
         cp->prec_log2_w[r] = cp->prec_log2_h[r] = 15;
 }
@@ -158,9 +160,17 @@ static int run(int iter, J2kiPool *pool)
         const J2kiBand *band = &pl->bands[cb->band_idx];
         ref_ret[i] = j2ki_ht_encode_cblk_ref(ht, samples.data() + j2ki_cblk_offset(pl, cb), j2ki_cblk_tc(pl, cb)->w,
                                              (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0), band->nb_mag_bits,
-                                             band->frac_bits, p[i], cb);
+                                             band->frac_bits, p[i], cp.ht_refine, cb);
         g_planes_above0 += p[i] > 0 && cb->nb_passes;
         g_refined += cb->nb_passes == 3 && cb->passes[2].rate > cb->passes[0].rate;
+        g_cleanup_only += !cp.ht_refine && cb->numbps > 1;
+        if (!cp.ht_refine && cb->nb_passes > 1) {
+            printf("FAIL ht_emu: iteration %d: ht_refine=0 and code-block %u has %d passes\n", iter, i,
+                   cb->nb_passes);
+            j2ki_ht_free(&ht);
+            j2ki_plan_free(&pl);
+            return 1;
+        }
     }
     j2ki_ht_free(&ht);
 
@@ -194,6 +204,7 @@ static int run(int iter, J2kiPool *pool)
     uint32_t flag = 0;
     CUresult e = j2ki_ht_cuda(samples.data(), hc.data(), weight.data(), pl->nb_cblks, budget,
                               j2ki_ht_plane_target32(cp.frame_bytes, j2ki_main_header_size(pl), pl->nb_cblks),
+                              cp.ht_refine,
                               data.data(), passes.data(), res.data(), &flag, scratch.data(), scratch.size(), 0);
     int fail = 0;
     if (e != CUDA_SUCCESS) {
@@ -248,16 +259,17 @@ int main(int argc, char **argv)
         failed += r;
     }
     j2ki_pool_free(&pool);
-    if (!failed && (!g_planes_above0 || !g_refined || !g_measured_blocks)) {
-        printf("FAIL ht_emu: the cases never reached a plane above 0 (%ld), a refinement (%ld) or a budget (%ld)\n",
-               g_planes_above0, g_refined, g_measured_blocks);
+    if (!failed && (!g_planes_above0 || !g_refined || !g_measured_blocks || !g_cleanup_only)) {
+        printf("FAIL ht_emu: the cases never reached a plane above 0 (%ld), a refinement (%ld), a budget (%ld) "
+               "or a cleanup-only set above plane 0 (%ld)\n", g_planes_above0, g_refined, g_measured_blocks,
+               g_cleanup_only);
         failed = 1;
     }
     if (failed) {
         printf("FAIL ht_emu: %d of %d configurations differ\n", failed, done);
         return 1;
     }
-    printf("ok ht_emu: %d configurations, %ld launches, %ld blocks at planes above 0, %ld refined, equal to ref\n",
-           done, g_launches, g_planes_above0, g_refined);
+    printf("ok ht_emu: %d configurations, %ld launches, %ld blocks at planes above 0, %ld refined, %ld cleanup-only "
+           "above plane 0, equal to ref\n", done, g_launches, g_planes_above0, g_refined, g_cleanup_only);
     return 0;
 }

@@ -48,7 +48,7 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
         /* the HT block coder, its planes chosen under the budget as ref's (ht_cuda.h) */
         ret = SCU(j2ki_ht_cuda(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, d ? b->d_weight_try[d] : b->d_weight,
                                plan->nb_cblks, cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes != 0,
-                               b->ht_target32[d], s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
+                               b->ht_target32[d], cp->ht_refine, s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                s->t1_scratch_size, s->st));
     else
         ret = SCU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,

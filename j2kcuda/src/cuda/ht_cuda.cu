@@ -23,7 +23,7 @@ extern "C" size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks)
 }
 
 extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, const double *d_weight,
-                                 uint32_t nb_cblks, int budget, int64_t target32, uint8_t *d_data,
+                                 uint32_t nb_cblks, int budget, int64_t target32, int refine, uint8_t *d_data,
                                  J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, void *d_scratch,
                                  size_t scratch_size, CUstream st)
 {
@@ -49,6 +49,7 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.nb_cblks = nb_cblks;
     p.threads = ht_threads(nb_cblks);
     p.budget = budget;
+    p.refine = refine;
     grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
     if (budget &&
         ((e = j2ki_cuda_launch(J2KI_K_HT_STATS, grid, HT_THREADS, 0, st, &p)) != CUDA_SUCCESS ||

@@ -24,11 +24,11 @@ size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks);
  * pass_off and its result in d_res, and raises *d_flag when a block fails, as
  * j2ki_t1_cuda_variant does. With budget (a byte budget, J2KI_RC_BYTES) the set's plane of each
  * block is chosen at the slope that fills target32 (j2ki_ht_plane_target32) with its band's
- * weight d_weight[i]; without, every block codes plane 0. d_scratch: j2ki_ht_cuda_scratch_size
- * bytes.
+ * weight d_weight[i]; without, every block codes plane 0. refine: SigProp and MagRef after
+ * each cleanup (ht_refine). d_scratch: j2ki_ht_cuda_scratch_size bytes.
  */
 CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, const double *d_weight,
-                      uint32_t nb_cblks, int budget, int64_t target32, uint8_t *d_data,
+                      uint32_t nb_cblks, int budget, int64_t target32, int refine, uint8_t *d_data,
                       J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, void *d_scratch,
                       size_t scratch_size, CUstream st);
 

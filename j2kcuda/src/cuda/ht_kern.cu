@@ -18,7 +18,7 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
         return;
     for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
         HT_BLOCK(p, i);
-        j2ki_ht_plane_stats(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits);
+        j2ki_ht_plane_stats(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.refine);
     }
 }
 
@@ -93,7 +93,7 @@ __device__ __forceinline__ void ht_code(const J2kiHtParams &p)
         HT_BLOCK(p, i);
         J2kiCblkRes r;
         int plane = lambda == 0.0 ? 0 : j2ki_ht_plane_final(&p.st[i], p.weight[i], lambda);
-        r.err = j2ki_ht_encode_set(coefs, cb.stride, cb.w, cb.h, cb.nb_mag_bits, cb.frac_bits, plane,
+        r.err = j2ki_ht_encode_set(coefs, cb.stride, cb.w, cb.h, cb.nb_mag_bits, cb.frac_bits, plane, p.refine,
                                    &p.scratch[t], p.data + cb.data_off, cb.data_cap, p.passes + cb.pass_off,
                                    cb.max_passes, &r.nb_passes, &r.numbps, &r.len);
         if (r.err) {

@@ -28,6 +28,7 @@ typedef struct J2kiHtParams {
     uint32_t           nb_cblks;
     uint32_t           threads;
     int                budget;      /* CODE: 0, plane 0 everywhere; 1, the pick at *lambda */
+    int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtParams;
 
 /** Threads per thread block of the per-block kernels. */

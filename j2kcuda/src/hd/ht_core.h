@@ -661,14 +661,15 @@ J2KI_HD void j2ki_ht_pass(J2kiPass *ps, uint32_t rate, double dist, int term)
 
 /**
  * One code-block's HT set at bit-plane p (clamped to its top plane) into data[0..cap): the
- * cleanup, and for p > 0 SigProp and MagRef in the second segment, as truncation points
- * passes[0..*nb_passes) (cleanup and MagRef terminate a segment: the two lengths of the
- * packet header). A block of zeros codes nothing (*nb_passes = *numbps = 0). Both backends'
+ * cleanup, and for p > 0 with refine SigProp and MagRef in the second segment, as truncation
+ * points passes[0..*nb_passes) (cleanup and MagRef terminate a segment: the two lengths of the
+ * packet header). Without refine the set is its cleanup alone: one pass, one segment (a
+ * decoder that reads no refinement pass, nvJPEG2000's, takes it). A block of zeros codes nothing (*nb_passes = *numbps = 0). Both backends'
  * tier-1 with ht=1 (ref/ht_ref.c, cuda/ht_kern.cu). Returns 0, J2KC_ERR_BUFSIZE (cap or
  * max_passes too small), J2KC_ERR_INVAL (shape) or J2KC_ERR_INTERNAL (more planes than M_b).
  */
 J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, int h, int nb_mag_bits,
-                               int frac_bits, int p, J2kiHtScratch *s, uint8_t *data, uint32_t cap,
+                               int frac_bits, int p, int refine, J2kiHtScratch *s, uint8_t *data, uint32_t cap,
                                J2kiPass *passes, int max_passes, int *nb_passes, int *numbps,
                                uint32_t *len)
 {
@@ -688,22 +689,23 @@ J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, in
     if (top > nb_mag_bits || top > 31)
         return J2KC_ERR_INTERNAL;
     p = j2ki_imin(p, top - 1);
-    if (max_passes < (p ? 3 : 1))
+    refine = refine && p > 0;
+    if (max_passes < (refine ? 3 : 1))
         return J2KC_ERR_BUFSIZE;
     ret = j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, p, s, data, cap, &lcup);
     if (ret < 0)
         return ret;
-    if (p > 0) {
+    if (refine) {
         ret = j2ki_ht_refine(coefs, stride, w, h, frac_bits, p, s, data + lcup, cap - lcup, &lsp, &lmr);
         if (ret < 0)
             return ret;
     }
-    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, s->sig, d);
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, s->sig, d);   /* d[0] alone without refine */
     *numbps = p + 1;
-    *nb_passes = p ? 3 : 1;
+    *nb_passes = refine ? 3 : 1;
     *len = lcup + lsp + lmr;
     j2ki_ht_pass(&passes[0], lcup, d[0], 1);
-    if (p) {
+    if (refine) {
         j2ki_ht_pass(&passes[1], lcup + lsp, d[1], 0);
         j2ki_ht_pass(&passes[2], lcup + lsp + lmr, d[2], 1);
     }

@@ -63,19 +63,21 @@ typedef struct J2kiHtPlaneStat {
     double   sdist[J2KI_HT_PLANE_SETS][3];  /* their cumulative distortion decreases */
     int32_t  top;                       /* magnitude planes (0: a block of zeros) */
     int32_t  lo, hi;                    /* the measured planes (lo > hi: none) */
+    int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtPlaneStat;
 
 /** The model's statistics of a w x h block (values as t1_ref.h describes): per plane b < top,
  *  q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1
- *  units); nothing measured yet. */
+ *  units); nothing measured yet. refine: the sets will have refinement passes (ht_refine). */
 J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
-                                 int frac_bits)
+                                 int frac_bits, int refine)
 {
     const int top = j2ki_ht_top_planes(coefs, stride, w, h, frac_bits);
     double unit = 1.0;
     st->top = top;
     st->lo = 1;
     st->hi = 0;
+    st->refine = refine;
     for (int i = 0; i < frac_bits; i++)
         unit *= 0.5;
     for (int b = 0; b < top; b++) {
@@ -114,7 +116,8 @@ J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrd
 }
 
 /** The block's best point at slope lambda (weighted distortion per byte) over every plane:
- *  the measured sets' three points where measured, the model's cleanup elsewhere. Returns the
+ *  the measured sets' points where measured (three, or the cleanup alone without refinement),
+ *  the model's cleanup elsewhere. Returns the
  *  set's plane, or top when coding nothing is best; its bytes in 1/32 units in *bytes32. */
 J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double lambda, uint64_t *bytes32)
 {
@@ -123,7 +126,7 @@ J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double
     *bytes32 = 0;
     for (int b = 0; b < st->top; b++) {
         if (b >= st->lo && b <= st->hi) {
-            for (int k = 0; k < (b ? 3 : 1); k++) {
+            for (int k = 0; k < (b && st->refine ? 3 : 1); k++) {
                 double v = weight * st->sdist[b - st->lo][k] - lambda * (double)st->rate[b - st->lo][k];
                 if (v > best_v) {
                     best_v = v;
@@ -164,7 +167,7 @@ J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, pt
         uint32_t lcup, lsp = 0, lmr = 0;
         double d[3];
         if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, s, out, cap, &lcup) < 0 ||
-            (b > 0 && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, s, out + lcup, cap - lcup, &lsp, &lmr) < 0))
+            (b > 0 && st->refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, s, out + lcup, cap - lcup, &lsp, &lmr) < 0))
             return;     /* lo > hi still: the model's cleanup-only points stay */
         j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, s->sig, d);
         st->rate[b - lo][0] = lcup;

@@ -27,7 +27,7 @@ static void stat_item(void *opaque, uint32_t i, int worker)
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
     (void)worker;
     j2ki_ht_plane_stats(&job->st[i], job->samples + j2ki_cblk_offset(job->plan, cb), j2ki_cblk_tc(job->plan, cb)->w,
-                        (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0), band->frac_bits);
+                        (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0), band->frac_bits, job->plan->cp->ht_refine);
 }
 
 /* The sets are coded into the block's own buffer; its tier-1 overwrites them. */

@@ -24,9 +24,9 @@ void j2ki_ht_free(J2kiHt **ht)
 }
 
 int j2ki_ht_encode_cblk_ref(J2kiHt *ht, const int32_t *coefs, ptrdiff_t stride, int w, int h,
-                            int nb_mag_bits, int frac_bits, int p, J2kiCblk *cb)
+                            int nb_mag_bits, int frac_bits, int p, int refine, J2kiCblk *cb)
 {
     uint32_t len;
-    return j2ki_ht_encode_set(coefs, stride, w, h, nb_mag_bits, frac_bits, p, &ht->s, cb->data, cb->data_cap,
+    return j2ki_ht_encode_set(coefs, stride, w, h, nb_mag_bits, frac_bits, p, refine, &ht->s, cb->data, cb->data_cap,
                               cb->passes, cb->max_passes, &cb->nb_passes, &cb->numbps, &len);
 }
