@@ -9,7 +9,8 @@
  *   throughput: N frames (or until -t seconds), keeping async_depth frames in flight, timed
  *              from the first submit to the last receive.
  * "Host to host": the frame starts in host memory (malloc, or pinned with --pinned) and the
- * codestream ends in host memory (J2kcPacket.data); nothing else is copied.
+ * codestream ends in host memory (J2kcPacket.data); nothing else is copied. With -p gpu=all
+ * or a list, devices=D:N,... says how many frames each device coded (all phases).
  *
  * Prints one "RESULT key=value ..." line (bench/run.sh parses it) and writes the first
  * codestream with -o. Start-up: create_ms, the encoder's creation; first_ms, the first warm-up
@@ -26,7 +27,10 @@
  * first (identical=1).
  *
  * Usage: j2kbench -i FILE [-i FILE2 ...] [-f yuv422p10le -s 4096x2160] [-p key=value]...
- *                 [-n N] [-t SEC] [-l L] [-w W] [-o OUT.j2k|OUT%d.j2k] [--pinned] [--packed] [-v]
+ *                 [-n N] [-t SEC] [-l L] [-w W] [-o OUT.j2k|OUT%d.j2k] [--pinned] [--held] [--packed]
+ *                 [-v]
+ * --held: the frames are submitted with J2KC_FRAME_HELD (their planes never change here), so a
+ * page-locked frame's submit does not wait for its upload.
  * --packed: the components interleaved in one plane, as FFmpeg's rgb48 / xyz12 frames are
  * (three components of one size; step 3).
  */
@@ -98,7 +102,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: j2kbench -i FILE [-i FILE2 ...] [-f yuv422p10le -s WxH] [-p key=value]... [-n N]\n"
-            "                [-t SEC] [-l L] [-w W] [-o OUT.j2k|OUT%%d.j2k] [--pinned] [--packed] [-v]\n");
+            "                [-t SEC] [-l L] [-w W] [-o OUT.j2k|OUT%%d.j2k] [--pinned] [--held] [--packed]\n"
+            "                [-v]\n");
 }
 
 /* The codestream of frame k of a sequence for -o: the pattern's one %d replaced by k
@@ -132,7 +137,7 @@ int main(int argc, char **argv)
     const char *in[MAX_FRAMES], *fmt = NULL, *out = NULL;
     const char *keys[64], *vals[64];
     char *kv_copy[64];
-    int nb_in = 0, nb_kv = 0, n = 100, reps = 11, warmup = 3, pinned = 0, packed = 0, ret = 1, err;
+    int nb_in = 0, nb_kv = 0, n = 100, reps = 11, warmup = 3, pinned = 0, held = 0, packed = 0, ret = 1, err;
     double tmax = 30.0;
     uint32_t w = 0, h = 0;
     BenchFrame fr[MAX_FRAMES];
@@ -159,6 +164,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--pinned")) { pinned = 1; continue; }
+        if (!strcmp(a, "--held")) { held = 1; continue; }
         if (!strcmp(a, "--packed")) { packed = 1; continue; }
         if (!strcmp(a, "-v")) { g_verbose = 1; continue; }
         if (!v) { usage(); return 2; }
@@ -208,6 +214,7 @@ int main(int argc, char **argv)
     memset(jf, 0, sizeof(jf));
     for (int k = 0; k < nb_in; k++) {
         jf[k].mem = J2KC_MEM_HOST;
+        jf[k].flags = held ? J2KC_FRAME_HELD : 0;
         for (int c = 0; c < fr[k].nb_comps; c++) {
             img.depth[c] = fr[k].depth;
             img.dx[c] = fr[k].dx[c];
@@ -436,11 +443,11 @@ int main(int argc, char **argv)
     qsort(lat_sub, (size_t)reps, sizeof(double), cmp_double);
     printf("RESULT backend=%s width=%u height=%u comps=%d depth=%d bytes=%zu frames=%d fps=%.3f "
            "ms_per_frame=%.4f latency_ms=%.4f latency_min_ms=%.4f latency_max_ms=%.4f latency_submit_ms=%.4f "
-           "latency_reps=%d identical=%d pinned=%d packed=%d cpu_cores=%.2f seq_frames=%d recoded=%d "
+           "latency_reps=%d identical=%d pinned=%d held=%d packed=%d cpu_cores=%.2f seq_frames=%d recoded=%d "
            "recoded_frames=%s load_recoded=%d create_ms=%.1f first_ms=%.1f",
            j2kc_encoder_backend(enc), fr[0].width, fr[0].height, fr[0].nb_comps, fr[0].depth, first_size[0], n,
            n > 0 ? n * 1e3 / (t1 - t0) : 0.0, n > 0 ? (t1 - t0) / n : 0.0, lat[reps / 2], lat[0], lat_max,
-           lat_sub[reps / 2], reps, same, pinned, packed, t1 > t0 ? (c1 - c0) / (t1 - t0) : 0.0, nb_in,
+           lat_sub[reps / 2], reps, same, pinned, held, packed, t1 > t0 ? (c1 - c0) / (t1 - t0) : 0.0, nb_in,
            nb_recoded, nb_recoded ? list : "-", load_recoded, create_ms, first_ms);
     if (nb_in > 1) {
         size_t tot = 0;
@@ -458,6 +465,14 @@ int main(int argc, char **argv)
         printf(" load_upload=%.4f load_mct_dwt=%.4f load_t1=%.4f load_rc=%.4f load_t2=%.4f "
                "load_download=%.4f load_total=%.4f", ld_up / nb_load, ld_mct_dwt / nb_load, ld_t1 / nb_load,
                ld_rc / nb_load, ld_t2 / nb_load, ld_down / nb_load, ld_total / nb_load);
+    {   /* frames each device coded (gpu=all or a list: several) */
+        int devs[16];
+        uint64_t nf[16];
+        int nd = j2kc_encoder_device_frames(enc, devs, nf, 16);
+        printf(" devices=");
+        for (int k = 0; k < nd && k < 16; k++)
+            printf("%s%d:%llu", k ? "," : "", devs[k], (unsigned long long)nf[k]);
+    }
     printf("\n");
     ret = same ? 0 : 3;
     if (!same)

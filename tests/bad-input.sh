@@ -98,6 +98,12 @@ refuse pgx-9bit-sample-above    'range'         -i "$I/pgx9-over.pgx"
 refuse bytes-50                 ''  -i "$I/ok8.ppm" --bytes 50
 refuse bytes-0                  ''  -i "$I/ok8.ppm" --bytes 0
 refuse lossless-with-bytes      ''  -i "$I/ok8.ppm" --lossless --bytes 10000
+# gpu lists (one encoder over several devices): malformed, duplicate, out of 0..1023, too many
+refuse gpu-list-duplicate       'twice'         -i "$I/ok8.ppm" --gpu 0,1,0
+refuse gpu-list-trailing-comma  "'gpu'"         -i "$I/ok8.ppm" --gpu 0,
+refuse gpu-list-out-of-range    "'gpu'"         -i "$I/ok8.ppm" --gpu 0,1024
+refuse gpu-list-too-many        'more than 16'  -i "$I/ok8.ppm" --gpu 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+J2KC_MULTI_STANDIN=2 refuse gpu-list-no-such-device 'device 2 does not exist' -i "$I/ok8.ppm" --backend ref --gpu 0,2
 refuse lossless-dci2k           ''  -i "$I/ok12.ppm" --lossless --profile dci2k --fps 24
 refuse quality-with-bytes       ''  -i "$I/ok8.ppm" --quality 40 --bytes 10000
 refuse cblk-2048x2              ''  -i "$I/ok8.ppm" --cblk 2048x2
@@ -142,6 +148,33 @@ refuse ht-bypass                'bypass'     -i "$I/ok8.ppm" --ht --bypass
 refuse ht-quality               'quality'    -i "$I/ok8.ppm" --ht --quality 40
 refuse ht-bytes-50              'header'     -i "$I/ok8.ppm" --ht --bytes 50
 refuse ht-refine-without-ht     'ht_refine'  -i "$I/ok8.ppm" --ht-refine 0
+# IMF App 2E's HT profiles (imf_ht = APP2.HT.IRV, imf_ht_r = APP2.HT.REV, ST 2067-21:2023 Annex I)
+head -c 6144 /dev/zero > "$I/yuv420-64.yuv"
+"$T/gen" -o "$I/wide-8193.pgm" --size 8193x8 --depth 10 --comps 1 --noise 0
+refuse ht-broadcast             'broadcast'  -i "$I/ok8.ppm" --ht --profile broadcast
+refuse ht-dci4k                 'DCI'        -i "$I/ok12.ppm" --ht --profile dci4k --fps 24
+refuse ht-imf4k_r               'imf_ht'     -i "$I/ok12.ppm" --ht --profile imf4k_r --fps 24
+refuse imf_ht-cblk-16x16        'code-blocks' -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --cblk 16x16
+refuse imf_ht-cblk-32x128       'code-blocks' -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --cblk 32x128
+refuse imf_ht_r-cblk-256x16     'code-blocks' -i "$I/ok12.ppm" --profile imf_ht_r --cblk 256x16
+refuse imf_ht-bypass            '0x40'       -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --bypass
+refuse imf_ht_r-vcausal         '0x40'       -i "$I/ok12.ppm" --profile imf_ht_r --vcausal
+refuse imf_ht-ht-0              'HT block coder' -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --set ht=0
+refuse imf_ht-order-cprl        'RPCL'       -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --order cprl
+refuse imf_ht-layers-2          'layer'      -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --layers 2
+refuse imf_ht-tiles             'tile'       -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --tiles 32x32
+refuse imf_ht-tile-parts-C      'tile-part'  -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --tile-parts C
+refuse imf_ht-prec              'precinct'   -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --prec 64x64
+refuse imf_ht-levels-0          'decomposition levels' -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --levels 0
+refuse imf_ht_r-levels-6-2k     'decomposition levels' -i "$I/ok12.ppm" --profile imf_ht_r --levels 6
+refuse imf_ht-lossless          'lossless'   -i "$I/ok12.ppm" --profile imf_ht --lossless
+refuse imf_ht_r-transform-97    '5/3'        -i "$I/ok12.ppm" --profile imf_ht_r --transform 97
+refuse imf_ht_r-guard-3         'guard'      -i "$I/ok12.ppm" --profile imf_ht_r --guard 3
+refuse imf_ht-sublevel          'level'      -i "$I/ok12.ppm" --profile imf_ht --bytes 4000 --sublevel 2
+refuse imf_ht-quality           'quality'    -i "$I/ok12.ppm" --profile imf_ht --quality 40
+refuse imf_ht-bytes-100         'header'     -i "$I/ok12.ppm" --profile imf_ht --bytes 100
+refuse imf_ht-yuv420            'YRsiz'      -i "$I/yuv420-64.yuv" --raw 64x64:yuv420p --profile imf_ht --bytes 4000
+refuse imf_ht-too-wide          'maximum'    -i "$I/wide-8193.pgm" --profile imf_ht --bytes 40000
 # values at the ends of their types (no undefined behaviour: the sanitizer build runs these)
 refuse bytes-2^64-1             'bytes'      -i "$I/ok8.ppm" --bytes 18446744073709551615
 refuse bytes-2^53+1             'bytes'      -i "$I/ok8.ppm" --bytes 9007199254740993

@@ -86,7 +86,7 @@ if [ $# -eq 0 ]; then
     fi
     # GPU faults survived (tests/cuda_faults.cu): each mode in a process of its own, since
     # trap leaves its context unusable
-    for m in alloc pinned submit threads devfull trap syncrace; do
+    for m in alloc pinned submit threads devfull trap syncrace codeload smemrace; do
         timeout 600 "$B/tests/cuda_faults" $m || { echo "FAIL cuda_faults $m (exit $?)"; rc=1; }
     done
 fi

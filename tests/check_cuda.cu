@@ -925,27 +925,29 @@ static int encode_api_run(const Cfg *cfg, const char *backend, int dev_frames, F
 
 /* dev_frames: 0 host frames, 1 device frames, 2 device frames with the caller's context and
  * stream, 3 host frames in page-locked memory (cudaHostRegister: the upload reads them
- * directly). Host frames are overwritten after submit returns and restored at the end: the
- * API lets the caller reuse its planes then, so the codestreams must not change. */
+ * directly), 4 the same flagged J2KC_FRAME_HELD (submit does not wait for the upload). Host
+ * frames are overwritten after submit returns (held ones after their packet is received) and
+ * restored at the end: the API lets the caller reuse its planes then, so the codestreams must
+ * not change. */
 static int encode_api(const Cfg *cfg, const char *backend, int dev_frames, Frame *frames, int nb,
                       uint8_t **out, size_t *sizes, J2kcStats *st, double *wall_ms)
 {
     uint8_t *keep[8][J2KC_MAX_COMPS];
     memset(keep, 0, sizeof(keep));
     /* (not when timing: the bench measures the encoder, not these copies) */
-    for (int i = 0; i < nb && i < 8 && ((dev_frames == 0 && !wall_ms) || dev_frames == 3); i++)
+    for (int i = 0; i < nb && i < 8 && ((dev_frames == 0 && !wall_ms) || dev_frames >= 3); i++)
         for (int c = 0; c < J2KC_MAX_COMPS; c++)
             if (frames[i].buf[c]) {
                 keep[i][c] = (uint8_t *)malloc(frames[i].size[c]);
                 memcpy(keep[i][c], frames[i].buf[c], frames[i].size[c]);
-                if (dev_frames == 3)
+                if (dev_frames >= 3)
                     CK(cudaHostRegister(frames[i].buf[c], frames[i].size[c], cudaHostRegisterDefault));
             }
     int r = encode_api_run(cfg, backend, dev_frames, frames, nb, out, sizes, st, wall_ms, keep);
     for (int i = 0; i < nb && i < 8; i++)
         for (int c = 0; c < J2KC_MAX_COMPS; c++)
             if (keep[i][c]) {
-                if (dev_frames == 3)
+                if (dev_frames >= 3)
                     CK(cudaHostUnregister(frames[i].buf[c]));
                 memcpy(frames[i].buf[c], keep[i][c], frames[i].size[c]);
                 free(keep[i][c]);
@@ -982,9 +984,11 @@ static int encode_api_run(const Cfg *cfg, const char *backend, int dev_frames, F
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < nb || got < nb;) {
         if (i < nb) {
-            ret = j2kc_encoder_submit(enc, dev_frames == 1 || dev_frames == 2 ? &frames[i].fd : &frames[i].f);
+            J2kcFrame hf = frames[i].f;
+            hf.flags = dev_frames == 4 ? J2KC_FRAME_HELD : 0;
+            ret = j2kc_encoder_submit(enc, dev_frames == 1 || dev_frames == 2 ? &frames[i].fd : &hf);
             if (ret == 0) {
-                for (int c = 0; i < 8 && c < J2KC_MAX_COMPS; c++)
+                for (int c = 0; dev_frames != 4 && i < 8 && c < J2KC_MAX_COMPS; c++)
                     if (keep[i][c])
                         memset(frames[i].buf[c], 0x5A, frames[i].size[c]);
                 i++;
@@ -1002,6 +1006,9 @@ static int encode_api_run(const Cfg *cfg, const char *backend, int dev_frames, F
         if (ret < 0) break;
         out[got] = (uint8_t *)malloc(pkt.size);
         memcpy(out[got], pkt.data, pkt.size);
+        for (int c = 0; dev_frames == 4 && got < 8 && c < J2KC_MAX_COMPS; c++)
+            if (keep[got][c])
+                memset(frames[got].buf[c], 0x5A, frames[got].size[c]);
         sizes[got++] = pkt.size;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1199,7 +1206,10 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         uint8_t *cup[3] = { 0 };
         size_t cps[3];
         int r5 = encode_api(cfg, "cuda", 3, frames, nb_frames, cup, cps, NULL, NULL);
-        int same = r1 == 0 && r2 == 0 && r3 == 0 && r4 == 0 && r5 == 0;
+        uint8_t *cuh[3] = { 0 };
+        size_t chs[3];
+        int r6 = encode_api(cfg, "cuda", 4, frames, nb_frames, cuh, chs, NULL, NULL);
+        int same = r1 == 0 && r2 == 0 && r3 == 0 && r4 == 0 && r5 == 0 && r6 == 0;
         for (int i = 0; same && i < nb_frames; i++) {
             if (rs[i] != cs[i] || memcmp(ref[i], cu[i], rs[i])) {
                 size_t k = 0;
@@ -1214,6 +1224,10 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
             } else if (rs[i] != cps[i] || memcmp(ref[i], cup[i], rs[i])) {
                 printf("FAIL %s end-to-end: frame %d: page-locked host frames differ (ref %zu bytes, cuda %zu)\n",
                        cfg->name, i, rs[i], cps[i]);
+                same = 0;
+            } else if (rs[i] != chs[i] || memcmp(ref[i], cuh[i], rs[i])) {
+                printf("FAIL %s end-to-end: frame %d: held page-locked host frames differ (ref %zu bytes, cuda %zu)\n",
+                       cfg->name, i, rs[i], chs[i]);
                 same = 0;
             } else if (rs[i] != cds[i] || memcmp(ref[i], cud[i], rs[i])) {
                 printf("FAIL %s end-to-end: frame %d: device frames differ (ref %zu bytes, cuda %zu)\n", cfg->name, i,
@@ -1237,9 +1251,9 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
         if (!same)
             test_failures++;
         else
-            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host, device, caller ctx+stream; qstep_try %s\n",
+            printf("ok   %s end-to-end: %d frame(s), codestreams identical (%zu bytes first): host, page-locked host (waited, held), device, caller ctx+stream; qstep_try %s\n",
                    cfg->name, nb_frames, rs[0], path);
-        for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); free(cup[i]); }
+        for (int i = 0; i < 3; i++) { free(ref[i]); free(cu[i]); free(cud[i]); free(cux[i]); free(cup[i]); free(cuh[i]); }
     }
 
 done:

@@ -259,6 +259,79 @@ else
     t_fail checker/own-sop-plt "j2kc could not encode the SOP/PLT base stream"
 fi
 
+# ---- IMF App 2E HTJ2K (imf_ht = APP2.HT.IRV, imf_ht_r = APP2.HT.REV): our own encoder's ----
+# output passes with --profile; each mutation breaks one ST 2067-21:2023 Annex I rule
+if [ -x "$J2KC" ] && "$T/gen" -o "$W/ht.ppm" --size 256x192 --depth 10 --seed 29 &&
+   "$J2KC" -q -i "$W/ht.ppm" -o "$W/ht-irv.j2c" --profile imf_ht --bytes 20000 2>/dev/null &&
+   "$J2KC" -q -i "$W/ht.ppm" -o "$W/ht-rev.j2c" --profile imf_ht_r 2>/dev/null &&
+   "$J2KC" -q -i "$W/ht.ppm" -o "$W/ht-plain.j2c" --ht --bytes 20000 2>/dev/null &&
+   "$J2KC" -q -i "$W/ht.ppm" -o "$W/imf2k.j2c" --profile imf2k --fps 24 2>/dev/null; then
+    expect_pass checker/imf_ht-own "$W/ht-irv.j2c" --profile imf_ht
+    expect_pass checker/imf_ht_r-own "$W/ht-rev.j2c" --profile imf_ht_r
+    expect_pass checker/imf_ht-own-unnamed "$W/ht-irv.j2c"
+    # at full rate the 9/7 steps would reach B = 15 here (10-bit): the encoder keeps the
+    # bound of 11 (IMFHT.MAGB is among the rules checked); 16-bit: 18 with the ICT
+    "$T/gen" -o "$W/ht16.ppm" --size 96x64 --depth 16 --seed 30
+    if "$J2KC" -q -i "$W/ht.ppm" -o "$W/ht-irv-full.j2c" --profile imf_ht 2>/dev/null &&
+       "$J2KC" -q -i "$W/ht16.ppm" -o "$W/ht-irv-full16.j2c" --profile imf_ht 2>/dev/null; then
+        expect_pass checker/imf_ht-own-full-rate "$W/ht-irv-full.j2c" --profile imf_ht
+        expect_pass checker/imf_ht-own-full-rate-16bit "$W/ht-irv-full16.j2c" --profile imf_ht
+    else
+        t_fail checker/imf_ht-own-full-rate "j2kc could not encode imf_ht at full rate"
+    fi
+    expect_rule checker/imf_ht_r-given-irv "$W/ht-irv.j2c" IMFHT.transform --profile imf_ht_r
+    expect_rule checker/imf_ht-given-rev "$W/ht-rev.j2c" IMFHT.transform --profile imf_ht
+    expect_rule checker/imf_ht-plain-ht "$W/ht-plain.j2c" IMFHT.order --profile imf_ht
+    expect_rule checker/imf_ht-plain-ht-tlm "$W/ht-plain.j2c" IMFHT.TLM --profile imf_ht
+    expect_rule checker/imf_ht-part1-imf2k "$W/imf2k.j2c" IMFHT.Rsiz --profile imf_ht
+    # B of the 10-bit 5/3 stream with the RCT at 5 levels is the bound, 14 (MAGB 6): the
+    # mutation to 15 below must fail
+    b=$(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(d[d.find(b"\xff\x50") + 9] & 31)' "$W/ht-rev.j2c" 2>&1)
+    if [ "$b" = 6 ]; then t_ok checker/imf_ht_r-own-magb "MAGB 6, B = 14"
+    else t_fail checker/imf_ht_r-own-magb "MAGB $b, 6 (B = 14) expected"; fi
+    while IFS='|' read -r name base op rule prof; do
+        [ -n "$name" ] || continue
+        if ! "$T/mutate" "$W/$base.j2c" "$W/mh-$name.j2c" $op 2>"$W/mh-$name.err"; then
+            t_fail "checker/imf_ht-mutation-$name" "mutate failed: $(cat "$W/mh-$name.err")"
+            continue
+        fi
+        expect_rule "checker/imf_ht-mutation-$name" "$W/mh-$name.j2c" "$rule" --profile $prof
+    done <<'EOF'
+rsiz-no-ht|ht-irv|set16 FF51 4 0x0000|IMFHT.Rsiz|imf_ht
+pcap-extra-bit|ht-irv|set32 FF50 4 0x00020002|IMFHT.CAP|imf_ht
+ccap15-bit12|ht-irv|set16 FF50 8 0x1021|IMFHT.Ccap15|imf_ht
+magb-above-bound|ht-irv|set16 FF50 8 0x0024|IMFHT.MAGB|imf_ht
+magb-at-bound|ht-irv|set16 FF50 8 0x0023|!IMFHT.MAGB|imf_ht
+magb-above-31|ht-irv|set16 FF50 8 0x0038|IMFHT.MAGB|imf_ht
+rev-magb-15|ht-rev|set16 FF50 8 0x0007|IMFHT.MAGB|imf_ht_r
+rev-htirv|ht-rev|set16 FF50 8 0x0026|IMFHT.Ccap15|imf_ht_r
+origin|ht-irv|set32 FF51 14 1|IMFHT.origin|imf_ht
+tiles-64|ht-irv|set32 FF51 22 64|IMFHT.tiles|imf_ht
+chroma-vertical|ht-irv|set8 FF51 45 2|IMFHT.subsampling|imf_ht
+chroma-one-422|ht-irv|set8 FF51 44 2|IMFHT.subsampling|imf_ht
+depth-differs|ht-rev|set8 FF51 43 11|IMFHT.depth|imf_ht_r
+signed|ht-irv|set8 FF51 40 0x89|IMFHT.depth|imf_ht
+style-0x41|ht-irv|set8 FF52 12 0x41|IMFHT.cblk_style|imf_ht
+style-0x48|ht-rev|set8 FF52 12 0x48|IMFHT.cblk_style|imf_ht_r
+cblk-16-wide|ht-irv|set8 FF52 10 2|IMFHT.cblk|imf_ht
+cblk-128-high|ht-irv|set8 FF52 11 5|IMFHT.cblk|imf_ht
+cblk-128x64-wide-ok|ht-irv|set8 FF52 10 5|!IMFHT.cblk|imf_ht
+levels-0|ht-irv|set8 FF52 9 0|IMFHT.levels|imf_ht
+levels-6-below-2k|ht-rev|set8 FF52 9 6|IMFHT.levels|imf_ht_r
+layers-2|ht-irv|set16 FF52 6 2|IMFHT.layers|imf_ht
+order-cprl|ht-irv|set8 FF52 5 4|IMFHT.order|imf_ht
+order-lrcp|ht-rev|set8 FF52 5 0|IMFHT.order|imf_ht_r
+precinct-128-at-r1|ht-irv|set8 FF52 15 0x77|precincts|imf_ht
+transform-53|ht-irv|set8 FF52 13 1|IMFHT.transform|imf_ht
+transform-97|ht-rev|set8 FF52 13 0|IMFHT.transform|imf_ht_r
+poc|ht-irv|insert-poc|IMFHT.POC|imf_ht
+no-tlm|ht-irv|delete FF55|IMFHT.TLM|imf_ht
+tile-parts-merged|ht-rev|merge-tp 1|IMFHT.tile_parts|imf_ht_r
+EOF
+else
+    t_fail checker/imf_ht-own "j2kc could not encode the IMF HT base streams"
+fi
+
 # ---- generic syntax on hand-made streams ---------------------------------------------------
 printf 'not a codestream' > "$W/garbage.j2k"
 expect_rule checker/garbage "$W/garbage.j2k" SOC

@@ -39,10 +39,11 @@ fi
 "$J2KC" -i "$W/in.ppm" -o "$W/ref.j2c" --backend ref --bytes 20000 > /dev/null 2>&1 ||
     { t_fail cuda-driver/ref "the reference backend failed"; exit 1; }
 
-# fallback NAME DRIVER WANT: --backend auto with DRIVER encodes on the reference backend
+# fallback NAME DRIVER WANT [ARGS]: --backend auto with DRIVER encodes on the reference backend
 fallback() {
     local name=$1 drv=$2 want=$3 rc
-    J2KC_CUDA_DRIVER=$drv "$J2KC" -i "$W/in.ppm" -o "$W/$name.j2c" --backend auto --bytes 20000 \
+    shift 3
+    J2KC_CUDA_DRIVER=$drv "$J2KC" -i "$W/in.ppm" -o "$W/$name.j2c" --backend auto --bytes 20000 "$@" \
         > "$W/$name.out" 2> "$W/$name.err"
     rc=$?
     if [ $rc != 0 ]; then
@@ -56,10 +57,11 @@ fallback() {
     fi
 }
 
-# refuse NAME DRIVER WANT: --backend cuda with DRIVER fails cleanly, naming WANT
+# refuse NAME DRIVER WANT [ARGS]: --backend cuda with DRIVER fails cleanly, naming WANT
 refuse() {
     local name=$1 drv=$2 want=$3 rc msg
-    J2KC_CUDA_DRIVER=$drv "$J2KC" -i "$W/in.ppm" -o "$W/$name.j2c" --backend cuda --bytes 20000 \
+    shift 3
+    J2KC_CUDA_DRIVER=$drv "$J2KC" -i "$W/in.ppm" -o "$W/$name.j2c" --backend cuda --bytes 20000 "$@" \
         > "$W/$name.out" 2> "$W/$name.err"
     rc=$?
     msg=$(head -c 400 "$W/$name.err" | tr '\n' ' ')
@@ -80,6 +82,9 @@ refuse() {
 
 fallback no-driver-auto "$NODRV" 'no usable CUDA device: encoding on the reference'
 refuse no-driver-cuda "$NODRV" "no NVIDIA driver: cannot load $NODRV \(.+\)"
+# a gpu list or all: the same fallback and the same message as one device
+fallback no-driver-auto-gpu-all "$NODRV" 'no usable CUDA device: encoding on the reference' --gpu all
+refuse no-driver-cuda-gpu-list "$NODRV" "no NVIDIA driver: cannot load $NODRV \(.+\)" --gpu 0,1
 
 # the stub, as an old driver (CUDA 12.2) and as a new one without the functions
 CC=${CC:-cc}

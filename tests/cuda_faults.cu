@@ -29,6 +29,14 @@
  *                         frame is the reference's (the slots' graphs are never captured off the
  *                         application's calls)
  *
+ *   cuda_faults codeload  the embedded code's load fails once (out of device memory at its
+ *                         second image): that creation fails with J2KC_ERR_DEVMEM, the next
+ *                         loads the code again and codes the reference's bytes, a third loads
+ *                         nothing
+ *   cuda_faults smemrace  encoders of 64x64 and 64x32 code-blocks on the shared-memory tier-1
+ *                         kernel (above the 48 KiB default, different sizes) code at once,
+ *                         four rounds: every frame equals the one coded alone
+ *
  * trap leaves the context unusable, so each mode runs in a process of its own. Every mode prints ok/FAIL lines and exits 1 on
  * a failure, 77 without a device.
  */
@@ -529,6 +537,73 @@ static int mode_threads(void)
     return nb_fail != 0;
 }
 
+/* ---- the shared-memory limit of kernels shared by encoders ---- */
+
+/** Encoders of different code-block sizes on the shared-memory tier-1 kernel (8 lanes,
+ *  J2KC_CUDA_T1_VARIANT=72): 64x64 blocks launch it with 135,168 bytes of dynamic shared
+ *  memory, 64x32 blocks with 67,584, both above the 48 KiB default. The limit is the kernel's
+ *  on the device (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): set per launch to the
+ *  encoder's own size, a 64x32 encoder could lower it between a 64x64 one's set and launch.
+ *  Each encoder's frames coded beside the others must equal its frames coded alone. */
+static const Case SMEMRACE[4] = {
+    { "smem-64x64-a", 1920, 1080, 3, 12, 0, "cblk=64x64 bytes=600000 async_depth=4" },
+    { "smem-64x32-a", 1920, 1080, 3, 12, 0, "cblk=64x32 bytes=600000 async_depth=4" },
+    { "smem-64x64-b", 1280, 720, 3, 12, 0, "cblk=64x64 bytes=300000 async_depth=3" },
+    { "smem-64x32-b", 1280, 720, 3, 12, 0, "cblk=64x32 bytes=300000 async_depth=3" },
+};
+
+static int mode_smemrace(void)
+{
+    enum { NJ = 4, ROUNDS = 4 };
+    static Job jobs[NJ];
+    pthread_t th[NJ];
+    pthread_barrier_t start;
+    int ret;
+
+    /* read at each creation (hooks.h): every encoder of this process runs the variant */
+    setenv("J2KC_CUDA_T1_VARIANT", "72", 1);
+    pthread_barrier_init(&start, NULL, NJ);
+    for (int t = 0; t < NJ; t++) {
+        Job *j = &jobs[t];
+        j->c = &SMEMRACE[t];
+        j->start = &start;
+        for (int i = 0; i < NB_THREAD_FRAMES; i++)
+            frame_make(&j->fr[i], j->c, 500 + 10 * t + i);
+        if ((ret = encode(j->c, "cuda", j->fr, NB_THREAD_FRAMES, j->alone)) < 0) {
+            report(0, "smemrace: %s alone: %s", j->c->name, j2kc_strerror(ret));
+            return 1;
+        }
+    }
+    /* several rounds: the race needs one encoder's attribute set to fall between another's
+     * set and launch */
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int t = 0; t < NJ; t++)
+            pthread_create(&th[t], NULL, job_run, &jobs[t]);
+        for (int t = 0; t < NJ; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 0; t < NJ; t++) {
+            Job *j = &jobs[t];
+            int same = j->ret == 0;
+            for (int i = 0; i < NB_THREAD_FRAMES; i++) {
+                same &= bytes_eq(&j->alone[i], &j->together[i]);
+                free(j->together[i].p);
+                j->together[i].p = NULL;
+                j->together[i].n = 0;
+            }
+            report(same, "smemrace: round %d: %s, %d frames coded beside 3 encoders of other block sizes equal "
+                   "its frames coded alone (%s)", r, j->c->name, NB_THREAD_FRAMES, j2kc_strerror(j->ret));
+        }
+    }
+    for (int t = 0; t < NJ; t++)
+        for (int i = 0; i < NB_THREAD_FRAMES; i++) {
+            frame_free(&jobs[t].fr[i]);
+            free(jobs[t].alone[i].p);
+        }
+    pthread_barrier_destroy(&start);
+    unsetenv("J2KC_CUDA_T1_VARIANT");
+    return nb_fail != 0;
+}
+
 /* ---- the device taken by another process ---- */
 
 /** The other process of devfull: holds all but HOLD_LEFT of the device's free memory, says so
@@ -863,6 +938,56 @@ static int mode_trap(void)
     return nb_fail != 0;
 }
 
+/** The embedded code's load failing (J2KI_FAULT_CODE_LOAD: from the second image on out of
+ *  device memory, the first one loaded; the context thread's load and the creation's own both
+ *  fail): the creation fails with J2KC_ERR_DEVMEM, naming the load;
+ *  the next creation loads the code again (every image asked for) and codes the reference's
+ *  bytes; a third loads nothing (a success stays). Runs first in its process: no CUDA encoder
+ *  has loaded the code before. */
+static int mode_codeload(void)
+{
+    enum { N = 3 };
+    Frame fr[N];
+    Bytes ref[N] = { { 0 } }, got[N] = { { 0 } };
+    J2kcEncoder *enc = NULL;
+    Log log;
+    int ret, images, again, same = 1;
+
+    for (int i = 0; i < N; i++)
+        frame_make(&fr[i], &SMALL, 400 + i);
+    if ((ret = encode(&SMALL, "ref", fr, N, ref)) < 0) {
+        report(0, "codeload: setup: %s", j2kc_strerror(ret));
+        return 1;
+    }
+    j2ki_cuda_fault_arm(J2KI_FAULT_CODE_LOAD, 2);
+    ret = create(&enc, &SMALL, "cuda", &log);
+    report(ret == J2KC_ERR_DEVMEM && strstr(log.all, "cannot load the library's GPU code") != NULL &&
+           strstr(log.all, "frame slot") == NULL,
+           "codeload: the failed load fails the creation with %s (\"%s\")", j2kc_strerror(ret), log.last);
+    j2kc_encoder_free(&enc);
+    j2ki_cuda_fault_arm(J2KI_FAULT_CODE_LOAD, 0);
+    ret = create(&enc, &SMALL, "cuda", &log);
+    images = j2ki_cuda_fault_events(J2KI_FAULT_CODE_LOAD);
+    if (ret == 0)
+        ret = encode_on(enc, fr, N, got);
+    for (int i = 0; ret == 0 && i < N; i++)
+        same &= bytes_eq(&got[i], &ref[i]);
+    report(ret == 0 && images >= 2 && same, "codeload: the next creation loads the %d images again and codes the "
+           "reference's bytes (%s)", images, ret < 0 ? j2kc_strerror(ret) : same ? "same" : "differ");
+    j2kc_encoder_free(&enc);
+    ret = create(&enc, &SMALL, "cuda", NULL);
+    again = j2ki_cuda_fault_events(J2KI_FAULT_CODE_LOAD) - images;
+    report(ret == 0 && again == 0, "codeload: a third creation loads nothing (%d images asked for, %s)", again,
+           j2kc_strerror(ret));
+    j2kc_encoder_free(&enc);
+    for (int i = 0; i < N; i++) {
+        frame_free(&fr[i]);
+        free(ref[i].p);
+        free(got[i].p);
+    }
+    return nb_fail != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -887,6 +1012,10 @@ int main(int argc, char **argv)
         return mode_trap();
     if (!strcmp(mode, "syncrace"))
         return mode_syncrace();
-    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap|syncrace\n");
+    if (!strcmp(mode, "codeload"))
+        return mode_codeload();
+    if (!strcmp(mode, "smemrace"))
+        return mode_smemrace();
+    fprintf(stderr, "usage: cuda_faults alloc|pinned|submit|threads|devfull|trap|syncrace|codeload|smemrace\n");
     return 2;
 }

@@ -11,7 +11,8 @@
 # host files make no CUDA runtime call (the driver table of cu_driver.h only);
 # plus: every include names its folder; no include cycle (tsort on the include graph); only
 # public j2kc_* functions are defined in core/encoder.c, so no file needs it to log; the library
-# never changes the process environment (no setenv/putenv/unsetenv).
+# never changes the process environment (no setenv/putenv/unsetenv); launches are typed
+# (j2ki_launch: a wrong parameter struct does not compile).
 #   tests/layering.sh [BUILD_DIR]   (BUILD_DIR unused: the check reads the sources only)
 . "$(dirname "$0")/gen/common.sh"
 SRC="$REPO_DIR/j2kcuda/src"
@@ -66,6 +67,42 @@ defined=$(cat $kern | tr '\n' ' ' |
 if [ -n "$listed" ] && [ "$listed" = "$defined" ]; then t_ok layering/kernels-listed "$(echo "$listed" | wc -l) entries"
 else t_fail layering/kernels-listed "kernels.def and the *_kern.cu entries differ:\
  $(diff <(echo "$listed") <(echo "$defined") | grep '^[<>]' | tr '\n' ' ')"; fi
+
+# typed launches (cuda_launch.h): the call sites launch through j2ki_launch, whose kernel id
+# carries its kernels.def parameter struct, never through the untyped j2ki_cuda_launch; and
+# a launch with another kernel's struct, or a choice between kernels of different structs,
+# does not compile while the right one does (g++ -fsyntax-only on the CUDA headers)
+bad=$(grep -nE '\bj2ki_cuda_launch[[:space:]]*\(' $(ls cuda/*.cu cuda/*.cuh cuda/*.h | grep -v '^cuda/cuda_launch\.') |
+      grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)')
+if [ -n "$bad" ]; then t_fail layering/launch-typed "untyped launches: $(echo "$bad" | head -n 5 | tr '\n' ' ')"
+else t_ok layering/launch-typed "no j2ki_cuda_launch outside the launch module"; fi
+CUINC=${CUDA_HOME:-/usr/local/cuda}/include
+if [ ! -f "$CUINC/cuda.h" ] || ! command -v "${CXX:-g++}" > /dev/null; then
+    t_skip layering/launch-types "no C++ compiler or no CUDA headers ($CUINC/cuda.h)"
+else
+    # tc ARG: compiles a launch of J2KI_K_QUANT (a J2kiQuantParams kernel) with ARG
+    tc() {
+        printf '%s\n' '#include "cuda/cuda_launch.h"' '#include "cuda/quant_kern.h"' '#include "cuda/dwt_kern.h"' \
+            'CUresult f(CUstream st, int c);' \
+            'CUresult f(CUstream st, int c) { J2kiQuantParams q = {}; J2kiDwtParams d = {}; (void)q; (void)d;' \
+            "    return $1; }" |
+            "${CXX:-g++}" -std=c++17 -fsyntax-only -I. -I../include -I"$CUINC" -x c++ - 2>/dev/null
+    }
+    Q='j2ki_kernel<J2KI_K_QUANT>'
+    if ! tc "j2ki_launch($Q, 1, 1, 0, st, q)"; then
+        t_fail layering/launch-types "a launch with the kernel's own struct does not compile"
+    elif ! tc "j2ki_launch(c ? $Q : j2ki_kernel<J2KI_K_QUANT_HIST>, 1, 1, 0, st, q)"; then
+        t_fail layering/launch-types "a choice between kernels of one struct does not compile"
+    elif tc "j2ki_launch($Q, 1, 1, 0, st, d)"; then
+        t_fail layering/launch-types "a launch with another kernel's struct compiles"
+    elif tc "j2ki_launch(c ? $Q : j2ki_kernel<J2KI_K_DWT53_VER>, 1, 1, 0, st, q)"; then
+        t_fail layering/launch-types "a choice between kernels of different structs compiles"
+    elif tc "j2ki_launch($Q, 1, 1, 0, st, &q)"; then
+        t_fail layering/launch-types "a launch with a pointer to the struct compiles"
+    else
+        t_ok layering/launch-types "the right struct compiles; another's, a mixed choice or a pointer does not"
+    fi
+fi
 
 # no include cycle: every edge "includer included" to tsort, which reports a loop
 edges=$(for f in $files; do for inc in $(includes "$f"); do

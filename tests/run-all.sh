@@ -3,7 +3,7 @@
 # kernels, tier-2, rate control and the HT coder emulated on the host (make check-t1p-emu,
 # check-dwt-emu, check-t2-emu, check-rc-emu, check-ht-emu, when configured with CUDA), then
 # checker.sh, threads.sh,
-# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, quality.sh (when present), scaling.sh,
+# conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, ht-profiles.sh, quality.sh (when present), scaling.sh,
 # tests/ffmpeg/*.sh, layering.sh and clang-cuda.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
 #   tests/run-all.sh BUILD_DIR [SANITIZED_BUILD_DIR]
@@ -83,7 +83,7 @@ run_script() {  # run_script NAME PATH: streams its result lines, counts them
     fi
 }
 
-for s in checker conformance bad-input threads cuda-driver ht quality fuzz-smoke longrun bench-classes bench-report scaling; do
+for s in checker conformance bad-input threads cuda-driver ht ht-profiles quality fuzz-smoke longrun bench-classes bench-report scaling; do
     case $s in quality|fuzz-smoke|longrun|bench-classes|bench-report)   # optional (other owners)
         [ -f "$TESTS_DIR/$s.sh" ] || continue ;;
     esac

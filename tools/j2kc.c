@@ -66,7 +66,8 @@ static void usage(FILE *f)
         "usage: j2kc -i IN -o OUT.j2c [options]\n"
         "input:   PNM (P5/P6), PGX (NAME_0.pgx reads NAME_1.pgx.. too), or --raw WxH:FMT\n"
         "         (gray, gray10le, gray16le, yuv420p, yuv422p10le, yuv444p12le, rgbp, gbrp12le, rgb24, rgb48le, xyz12le ...)\n"
-        "profile: --profile dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast  --fps N[/D]\n"
+        "profile: --profile dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi\n"
+        "         |broadcast_multi_r|imf_ht|imf_ht_r (IMF App 2E HTJ2K, imply --ht)  --fps N[/D]\n"
         "         --mainlevel N --sublevel N\n"
         "rate:    --bytes N | --bitrate MBPS | --comp-bytes N | --quality DB | --lossless\n"
         "         --layers N --layer-bytes a,b,c   (reversible profiles without a rate: lossless)\n"
@@ -74,7 +75,8 @@ static void usage(FILE *f)
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
         "         --ht (HTJ2K block coder, ISO/IEC 15444-15) --ht-refine 0|1 (0: cleanup passes only)\n"
-        "run:     --backend ref|cuda|auto --gpu N --threads N (CPU threads of the ref backend,\n"
+        "run:     --backend ref|cuda|auto --gpu N|all|N,M,.. (frames spread over several GPUs)\n"
+        "         --threads N (CPU threads of the ref backend,\n"
         "         0 = one per available CPU [0]) --bench N -q -v --help-params\n");
 }
 
@@ -334,6 +336,13 @@ int main(int argc, char **argv)
         if (bench)
             printf(", %.2f frames/s (%d frames, create %.1f ms)", nb_frames / (t2 - t1), nb_frames,
                    (t1 - t0) * 1e3);
+        {
+            int devs[16];
+            uint64_t nf[16];
+            int nd = j2kc_encoder_device_frames(enc, devs, nf, 16);
+            for (int k = 0; nd > 1 && k < nd && k < 16; k++)
+                printf("%s%d:%llu", k ? "," : ", frames per GPU ", devs[k], (unsigned long long)nf[k]);
+        }
         if (cli.info[0])
             printf(" | %s", cli.info);
         printf("\n");

@@ -1,7 +1,7 @@
 /*
  * j2kc-check: judges JPEG 2000 codestreams against the DCI, IMF and broadcast profile rules
  * of doc profiles.md (DCI: ISO 15444-1 Amd1 + SMPTE 429-2 / RDD 52; IMF: Amd8 / ST 2067-21;
- * broadcast: Amd3) and the generic Part-1 syntax (through csparse, which knows nothing of
+ * broadcast: Amd3; IMF HT: ST 2067-21:2023 Annex I with --profile imf_ht|imf_ht_r) and the generic Part-1 syntax (through csparse, which knows nothing of
  * the encoder). Prints one line per violation: "FILE: RULE: explanation with the values".
  *
  *   j2kc-check FILE... [--fps N[/D]] [--profile NAME] [-v] [-q]
@@ -102,7 +102,8 @@ static void usage(void)
             "usage: j2kc-check FILE... [--fps N[/D]] [--profile NAME] [-v] [-q]\n"
             "  checks the Part-1 syntax and the rules of the profile Rsiz declares (or NAME:\n"
             "  none dci2k dci4k imf2k imf4k imf8k imf2k_r imf4k_r imf8k_r broadcast\n"
-            "  broadcast_multi broadcast_multi_r). --fps enables the frame-rate dependent limits\n"
+            "  broadcast_multi broadcast_multi_r imf_ht imf_ht_r; the IMF HT profiles, Rsiz 0x4000,\n"
+            "  are checked only when named). --fps enables the frame-rate dependent limits\n"
             "  (DCI frame/component sizes (24 fps assumed without it), IMF mainlevel/sublevel rates).\n"
             "  exit 0: clean, 1: violations, 2: usage or I/O error\n");
 }

@@ -12,7 +12,7 @@
 #include "csparse.h"
 
 enum { P_NONE = 0, P_DCI2K, P_DCI4K, P_IMF2K, P_IMF4K, P_IMF8K, P_IMF2K_R, P_IMF4K_R, P_IMF8K_R,
-       P_BC_SINGLE, P_BC_MULTI, P_BC_MULTI_R, P_PART1 };
+       P_BC_SINGLE, P_BC_MULTI, P_BC_MULTI_R, P_PART1, P_IMF_HT, P_IMF_HT_R };
 
 static const struct { const char *name; int id; uint16_t rsiz; } profiles[] = {
     { "none", P_PART1, 0x0000 },
@@ -22,6 +22,7 @@ static const struct { const char *name; int id; uint16_t rsiz; } profiles[] = {
     { "imf8k_r", P_IMF8K_R, 0x0900 },
     { "broadcast", P_BC_SINGLE, 0x0100 }, { "broadcast_multi", P_BC_MULTI, 0x0200 },
     { "broadcast_multi_r", P_BC_MULTI_R, 0x0300 },
+    { "imf_ht", P_IMF_HT, 0x4000 }, { "imf_ht_r", P_IMF_HT_R, 0x4000 },
 };
 
 #if defined(__GNUC__)
@@ -479,6 +480,113 @@ static void check_ht(Checker *k, const CsStream *cs, int imf)
         printf("%s: note: IMF HT prefers RPCL (progression is %s)\n", k->file, order_name(cs->order));
 }
 
+/*
+ * ---- IMF App 2E HTJ2K: APP2.HT.IRV / APP2.HT.REV (SMPTE ST 2067-21:2023 Annex I) ----------
+ * Only with --profile imf_ht / imf_ht_r: Rsiz 0x4000 does not tell plain HTJ2K from the IMF
+ * profiles. The rules are those Netflix photon's ST 2067-21 checks apply to the codestream
+ * (doc profiles.md), plus TLM and one tile-part per resolution as the encoder writes them.
+ */
+static int imf_ht_max_magb(int depth, int rev, int mct, int nl)
+{
+    int b = depth + 1;
+    if (rev)
+        b += 2 + (mct ? 1 : 0) + (nl > 5 ? 1 : 0);
+    else if (mct && depth > 10)
+        b += 1;
+    return b;
+}
+
+static void check_imf_ht(Checker *k, const CsStream *cs, int p)
+{
+    const int rev = p == P_IMF_HT_R;
+    const char *pfx = rev ? "IMF HT (APP2.HT.REV)" : "IMF HT (APP2.HT.IRV)";
+    int nc = nb_comps_kept(cs);
+    uint32_t w = cs->xsiz - cs->xosiz, h = cs->ysiz - cs->yosiz;
+    uint32_t m = w > h ? w : h;
+    int max_nl = m <= 2048 ? 5 : m <= 4096 ? 6 : 7;
+
+    if (!(cs->rsiz & 0x4000))
+        viol(k, "IMFHT.Rsiz", "%s: Rsiz = 0x%04X lacks bit 14 (HTJ2K, 0x4000)", pfx, cs->rsiz);
+    else if ((cs->rsiz & 0x3FFF) && k->verbose)
+        printf("%s: note: Rsiz 0x%04X also declares a Part 1 profile\n", k->file, cs->rsiz);
+    if (!cs->have_cap || cs->pcap != 0x00020000 || !cs->have_ccap15)
+        viol(k, "IMFHT.CAP", "%s: CAP %s Pcap 0x%08X; Pcap = 0x00020000 (Part 15 only) with one Ccap15 required",
+             pfx, cs->have_cap ? "with" : "missing,", cs->pcap);
+    if (cs->have_ccap15 && (cs->ccap15 & 0xF000))
+        viol(k, "IMFHT.Ccap15", "%s: Ccap15 = 0x%04X, bits 12-15 must be 0 (HTONLY, SINGLEHT, RGNFREE, HOMOGENEOUS)",
+             pfx, cs->ccap15);
+    if (cs->have_ccap15 && rev && (cs->ccap15 & 0x20))
+        viol(k, "IMFHT.Ccap15", "%s: Ccap15 bit 5 set (HTIRV), clear (HTREV) required", pfx);
+    if (cs->xosiz || cs->yosiz || cs->xtosiz || cs->ytosiz)
+        viol(k, "IMFHT.origin", "%s: XOsiz %u YOsiz %u XTOsiz %u YTOsiz %u, all 0 required", pfx,
+             cs->xosiz, cs->yosiz, cs->xtosiz, cs->ytosiz);
+    if (cs->xtsiz < cs->xsiz || cs->ytsiz < cs->ysiz)
+        viol(k, "IMFHT.tiles", "%s: %ux%u tiles (XTsiz %u YTsiz %u), one tile required", pfx,
+             cs->nb_tiles_x, cs->nb_tiles_y, cs->xtsiz, cs->ytsiz);
+    if (cs->csiz < 1 || cs->csiz > 4)
+        viol(k, "IMFHT.components", "%s: Csiz = %d, 1 to 4 required", pfx, cs->csiz);
+    if (m > 8192)
+        viol(k, "IMFHT.size", "%s: image %ux%u, at most 8192 wide and high", pfx, w, h);
+    for (int c = 0; c < nc; c++) {
+        if ((cs->ssiz[c] & 0x80) || cs->ssiz[c] < 7 || cs->ssiz[c] > 15)
+            viol(k, "IMFHT.depth", "%s component %d: Ssiz = 0x%02X, 8 to 16-bit unsigned required", pfx, c,
+                 cs->ssiz[c]);
+        else if (cs->ssiz[c] != cs->ssiz[0])
+            viol(k, "IMFHT.depth", "%s component %d: %d-bit, component 0 %d-bit; one depth required", pfx, c,
+                 cs->ssiz[c] + 1, (cs->ssiz[0] & 0x7F) + 1);
+        int x422 = (c == 1 || c == 2) && cs->csiz >= 3 && cs->xrsiz[1] == 2 && cs->xrsiz[2] == 2;
+        if (cs->yrsiz[c] != 1 || (cs->xrsiz[c] != 1 && !x422))
+            viol(k, "IMFHT.subsampling", "%s component %d: XRsiz %d YRsiz %d; YRsiz 1, XRsiz 1 or 2 for components 1 and 2 together",
+                 pfx, c, cs->xrsiz[c], cs->yrsiz[c]);
+    }
+    int max_nl_seen = 0;
+    for (int c = 0; c < nc; c++) {
+        const CsCodStyle *st = cs_cod_for(cs, c);
+        if (st->nb_levels > max_nl_seen)
+            max_nl_seen = st->nb_levels;
+        if (c > 0 && st == &cs->cod)
+            continue;   /* judged once for the COD */
+        if (st->cblk_style != 0x40)
+            viol(k, "IMFHT.cblk_style", "%s component %d: code-block style 0x%02X, exactly 0x40 (HT only) required",
+                 pfx, c, st->cblk_style);
+        if (st->xcb < 5 || st->xcb > 7 || st->ycb < 5 || st->ycb > 6)
+            viol(k, "IMFHT.cblk", "%s component %d: code-block %dx%d; 32 to 128 wide, 32 to 64 high required",
+                 pfx, c, pw2(st->xcb), pw2(st->ycb));
+        if (st->nb_levels < 1 || st->nb_levels > max_nl)
+            viol(k, "IMFHT.levels", "%s component %d: %d decomposition levels, 1 to %d for %ux%u", pfx, c,
+                 st->nb_levels, max_nl, w, h);
+        if (st->transform != (rev ? 1 : 0))
+            viol(k, "IMFHT.transform", "%s component %d: %s filter, %s required", pfx, c,
+                 st->transform ? "5/3" : "9/7", rev ? "5/3 reversible" : "9/7 irreversible");
+        check_precincts(k, pfx, st, c);
+    }
+    if (cs->nb_layers != 1)
+        viol(k, "IMFHT.layers", "%s: %d layers, 1 required", pfx, cs->nb_layers);
+    if (cs->order != 2)
+        viol(k, "IMFHT.order", "%s: progression %s, RPCL required", pfx, order_name(cs->order));
+    int nb_poc_tp = 0;
+    for (int i = 0; i < cs->nb_tp; i++)
+        nb_poc_tp += cs->tp[i].nb_poc;
+    if (cs->nb_poc || nb_poc_tp)
+        viol(k, "IMFHT.POC", "%s: %d POC entries, none allowed", pfx, cs->nb_poc + nb_poc_tp);
+    if (!cs->nb_tlm_seg)
+        viol(k, "IMFHT.TLM", "%s: no TLM marker in the main header", pfx);
+    /* RPCL in one tile: a tile-part per resolution is NL + 1 of them, in order */
+    if (cs->nb_tp != max_nl_seen + 1)
+        viol(k, "IMFHT.tile_parts", "%s: %d tile-parts, %d required (one per resolution)", pfx, cs->nb_tp,
+             max_nl_seen + 1);
+    if (cs->have_ccap15) {
+        int pm = cs->ccap15 & 0x1F, b = pm + 8;
+        int depth = (cs->ssiz[0] & 0x7F) + 1;
+        int maxb = imf_ht_max_magb(depth, cs->cod.transform == 1, cs->mct, cs->cod.nb_levels);
+        if (b > 31)
+            viol(k, "IMFHT.MAGB", "%s: Ccap15 MAGB %d gives B = %d, above 31", pfx, pm, b);
+        else if (b > maxb)
+            viol(k, "IMFHT.MAGB", "%s: Ccap15 MAGB %d gives B = %d, above the %d of ST 2067-21 Annex I for %d-bit %s%s",
+                 pfx, pm, b, maxb, depth, cs->cod.transform == 1 ? "5/3" : "9/7", cs->mct ? " with MCT" : "");
+    }
+}
+
 static void print_summary(const Checker *k, const CsStream *cs)
 {
     printf("%s: %zu bytes%s, Rsiz 0x%04X (%s), %ux%u+%u+%u, %d comps", k->file, cs->size,
@@ -518,7 +626,8 @@ int pc_check(Checker *k, const uint8_t *buf, size_t size, int forced)
     if (r == 0 && cs.have_siz && cs.have_cod) {
         int declared = profile_of_rsiz(cs.rsiz);
         int p = forced ? forced : declared;
-        if (forced && forced != declared)
+        int forced_ht = forced == P_IMF_HT || forced == P_IMF_HT_R;
+        if (forced && forced != declared && !forced_ht)
             viol(k, "profile.Rsiz", "--profile %s but Rsiz = 0x%04X declares %s", profile_name(forced),
                  cs.rsiz, profile_name(declared));
         if (k->verbose)
@@ -529,9 +638,12 @@ int pc_check(Checker *k, const uint8_t *buf, size_t size, int forced)
             check_imf(k, &cs, p);
         else if (p >= P_BC_SINGLE && p <= P_BC_MULTI_R)
             check_broadcast(k, &cs, p);
-        if (cs.rsiz & 0x4000)
-            check_ht(k, &cs, p >= P_IMF2K && p <= P_IMF8K_R);
-        else if (cs.have_cap && (cs.pcap & 0x00020000))
+        if (forced_ht)
+            check_imf_ht(k, &cs, p);
+        if (cs.rsiz & 0x4000) {
+            if (!forced_ht)
+                check_ht(k, &cs, p >= P_IMF2K && p <= P_IMF8K_R);
+        } else if (cs.have_cap && (cs.pcap & 0x00020000))
             viol(k, "HT.Rsiz", "CAP declares Part 15 but Rsiz bit 14 is clear");
         if (!k->quiet && k->nb_viol == before)
             printf("%s: ok (%s, %zu bytes%s)\n", k->file, profile_name(p), cs.size,

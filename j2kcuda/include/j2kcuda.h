@@ -82,6 +82,11 @@ void j2kc_params_free(J2kcParams **p);
  *
  * Keys (see j2kc_params_help() for the full list with defaults):
  *   profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r
+ *               |imf_ht|imf_ht_r: IMF App 2E's HTJ2K profiles APP2.HT.IRV (9/7) and APP2.HT.REV (5/3,
+ *               lossless without a rate target), SMPTE ST 2067-21:2023 Annex I: HT block coder
+ *               (code-block style 0x40 only), Rsiz 0x4000, one tile, one layer, RPCL, precincts
+ *               128/256, code-blocks 32..128 wide and 32..64 high [64x64], 1 to 5/6/7 levels up
+ *               to 2K/4K/8K, TLM and one tile-part per resolution; no fps or levels needed
  *   fps         frame rate (rational "24", "24000/1001") for profile rules and "bitrate"
  *   bytes       exact byte budget per frame (never exceeded, markers included; with format=jp2
  *               the budget is the file's, JP2 boxes included; likewise bitrate and layer_bytes)
@@ -107,12 +112,16 @@ void j2kc_params_free(J2kcParams **p);
  *   mainlevel sublevel   IMF/broadcast levels (0 = computed from the image and rate)
  *   format      j2k|jp2 ; color  auto|srgb|gray|sycc (JP2 colour box)
  *   comment     text of a COM marker (default: none)
- *   backend     auto|ref|cuda ; gpu  device index or "any" ; async_depth frames in flight
+ *   backend     auto|ref|cuda ; async_depth frames in flight (per device)
+ *   gpu         device index, "any", "all" or a list "0,1": frames spread over the devices
+ *               (the least busy first), packets still in submission order, the same bytes;
+ *               j2kc_encoder_device_frames counts each device's frames
  *               (the CUDA backend runs fastest with CUDA_DEVICE_MAX_CONNECTIONS=max(8, async_depth)
  *               in the environment before the process's first CUDA call; the library never sets it)
  *   threads     CPU threads of the reference backend: 0 = one per CPU the process may run on
  *               (default), 1..256
- *   ht          0|1 the HT block coder (ISO/IEC 15444-15, HTJ2K) instead of Part 1's MQ coder
+ *   ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K); with no profile or imf_ht*
+ *               (which imply it); DCI, Part 1 IMF and broadcast profiles refuse it
  *   ht_refine   0|1 with ht=1: SigProp and MagRef after each cleanup (1, default), or the
  *               cleanup pass alone (0: one pass per code-block, for decoders that read no
  *               refinement pass, such as nvJPEG2000's; lower PSNR at equal bytes)
@@ -129,6 +138,8 @@ void j2kc_params_set_log(J2kcParams *p, J2kcLogFn fn, void *opaque, int max_leve
  * Makes the CUDA backend use the caller's CUDA driver context (a CUcontext) and enqueue the
  * frame uploads after the work already queued on cu_stream (a CUstream, may be NULL).
  * Without this call the backend uses the primary context of the device chosen by "gpu".
+ * With "gpu" a list or "all", the listed device that holds the context codes in it (frames
+ * in that context are read in place there), and the other devices use their primary contexts.
  */
 void j2kc_params_set_cuda(J2kcParams *p, void *cu_ctx, void *cu_stream);
 
@@ -155,7 +166,8 @@ typedef struct J2kcImageDesc {
 /** Where frame planes live. */
 enum J2kcMemType {
     J2KC_MEM_HOST = 0, /**< ordinary host memory (pinned or not) */
-    J2KC_MEM_CUDA = 1, /**< CUDA device memory in the encoder's context (CUDA backend only) */
+    J2KC_MEM_CUDA = 1, /**< CUDA device memory (CUDA backend only): in the encoder's context, or
+                            in the context J2kcFrame.cu_ctx names */
 };
 
 /**
@@ -166,6 +178,14 @@ enum J2kcMemType {
  * memory is first copied into the encoder's page-locked staging area. Both hold for planar
  * frames (step 0 or 1) and for components interleaved in one plane (packed RGB / XYZ, one
  * step and stride for all): those are uploaded as they are and split on the GPU.
+ * CUDA backend, device frames (J2KC_MEM_CUDA): the planes must stay untouched until the
+ * frame's packet is received. A device coding in the frame's context reads them in place; one
+ * coding in another context (an encoder over several devices spreading its frames, or a
+ * frame of another context given to a one-device encoder) first copies them device to device
+ * (cuMemcpy3DPeerAsync) into its own memory; rows that go upwards (a negative stride) cannot be
+ * copied so and are refused. Several-device encoders pick, among the devices with the fewest
+ * frames in flight, the one that holds the frame, so frames stay where they are unless
+ * spreading them evens the load.
  */
 typedef struct J2kcFrame {
     const void *data[J2KC_MAX_COMPS]; /**< first sample of each component plane */
@@ -176,7 +196,17 @@ typedef struct J2kcFrame {
     void       *cu_stream;              /**< J2KC_MEM_CUDA: CUstream the data was produced on (waited on), or
                                              NULL: the context's legacy default stream (waited on) */
     uint64_t    tag;                    /**< returned unchanged with this frame's packet */
+    void       *cu_ctx;                 /**< J2KC_MEM_CUDA: the CUcontext the planes belong to (cu_stream
+                                             is of it), or NULL: the caller's (j2kc_params_set_cuda) */
+    unsigned    flags;                  /**< J2KC_FRAME_* bits, 0 for none */
 } J2kcFrame;
+
+/** J2kcFrame.flags: the caller leaves the host planes unchanged until this frame's packet is
+ *  received (or the encoder is reset or freed), so submit need not wait for their upload. The
+ *  CUDA backend then returns from submit of a page-locked frame as soon as its upload is
+ *  queued; one thread submitting to an encoder over several GPUs keeps their uploads in flight
+ *  together instead of one after the other. Other frames and the reference backend ignore it. */
+#define J2KC_FRAME_HELD 1u
 
 /** One finished codestream. data stays valid until the next submit, receive, reset or free on
  *  that encoder (its slot's buffer is then reused): copy it out before submitting more. */
@@ -205,8 +235,8 @@ void j2kc_encoder_free(J2kcEncoder **enc);
 /**
  * Submits a frame. The reference backend encodes it before returning; the CUDA backend
  * copies it (or its device planes) on the slot's stream and returns. Host planes may be
- * reused as soon as submit returns. Returns J2KC_ERR_AGAIN when async_depth frames are
- * already in flight (receive one first).
+ * reused as soon as submit returns, unless the frame is flagged J2KC_FRAME_HELD. Returns
+ * J2KC_ERR_AGAIN when async_depth frames are already in flight (receive one first).
  */
 int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *frame);
 
@@ -239,6 +269,14 @@ typedef struct J2kcStats {
                                          stage times are then the sums of both codings) */
 } J2kcStats;
 int j2kc_encoder_stats(const J2kcEncoder *enc, J2kcStats *st);
+
+/**
+ * Frames each device of the encoder has coded so far (codestreams handed back): fills up to
+ * max entries of devices[] (the CUDA device index; -1: the one CUDA picked, or none for the
+ * reference backend) and frames[], returns the number of devices (1 unless "gpu" was a list or
+ * "all" and several devices were found), or J2KC_ERR_INVAL.
+ */
+int j2kc_encoder_device_frames(const J2kcEncoder *enc, int *devices, uint64_t *frames, int max);
 
 /**
  * Lists CUDA devices through the log callback of p (one line each). Returns the number of

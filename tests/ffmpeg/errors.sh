@@ -107,7 +107,7 @@ if have_gpu; then
     expect_error gpu-7 'device|GPU|gpu' $O $SRC -c:v jpeg2000_cuda -gpu 7
     skip backend-cuda-no-gpu "a GPU is present"
 else
-    expect_error gpu-7 'built without CUDA|no usable GPU|device|-gpu selects the CUDA backend' $O $SRC -c:v jpeg2000_cuda -gpu 7
+    expect_error gpu-7 'built without CUDA|no usable GPU|device|-gpu naming devices selects the CUDA backend' $O $SRC -c:v jpeg2000_cuda -gpu 7
     expect_error backend-cuda-no-gpu 'built without CUDA|no usable GPU|no CUDA device|no NVIDIA driver' $O $SRC -c:v jpeg2000_cuda -backend cuda
 fi
 

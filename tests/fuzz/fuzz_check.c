@@ -13,7 +13,7 @@
 
 static const char *const profile_names[] = {
     "none", "dci2k", "dci4k", "imf2k", "imf4k", "imf8k", "imf2k_r", "imf4k_r", "imf8k_r",
-    "broadcast", "broadcast_multi", "broadcast_multi_r",
+    "broadcast", "broadcast_multi", "broadcast_multi_r", "imf_ht", "imf_ht_r",
 };
 
 /* fps_num / fps_den pairs (0/0: no --fps); j2kc-check accepts 1..1000000 for each. */

@@ -36,6 +36,8 @@ extern const J2kiBackendOps j2ki_backend_cuda;
 /** Number of CUDA devices, logging one line per device; <0 on error (J2KC_ERR_NODEV when the
  *  driver is missing). Used by backend=auto and j2kc_cuda_devices(). */
 int j2ki_cuda_device_count(const J2kiLog *log, int verbose);
+/** The device index of CUDA context cu_ctx (a CUcontext), or a negative error (logged). */
+int j2ki_cuda_ctx_device(const J2kiLog *log, void *cu_ctx);
 /** Once per encoder, before its first CUDA call: where CUDA_DEVICE_MAX_CONNECTIONS is unset
  *  or below one hardware work queue per frame slot (nb_slots, at least 8, at most 32), logs
  *  (J2KC_LOG_VERBOSE) the value that keeps the slots' streams from queueing behind each

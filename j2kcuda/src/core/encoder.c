@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "core/backend_multi.h"
 #include "core/clock.h"
 #include "core/markers.h"
 #include "core/j2ki.h"
@@ -21,9 +22,11 @@ struct J2kcEncoder {
     J2kiLog          log;
     J2kiPlan        *plan;          /* geometry for sizing and JP2 boxes (backends own their own) */
     const J2kiBackendOps *ops;
+    const J2kiBackendOps *child_ops;    /* gpu list: the devices' backend (ops: multi) */
     void            *priv;
     int              nb_slots;
     uint64_t         nb_submitted, nb_received;
+    uint64_t         nb_frames_ok;  /* codestreams handed back (j2kc_encoder_device_frames) */
     uint64_t        *tags;          /* per slot */
     uint8_t         *jp2_buf;       /* JP2 wrapping of the last received codestream */
     size_t           max_cs, max_out;
@@ -59,8 +62,81 @@ static size_t codestream_bound(const J2kiPlan *plan)
     return n > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
 }
 
+/* gpu=all or a list (cp->nb_gpus != 0) for the backend picked (enc->ops): the devices of a
+ * multi-device encoder into devs, their number into *n (0: one device, cp->gpu; a one-device
+ * result is made that), and into *ctx_dev the device of the caller's context (-1: none; with
+ * stand-ins, the last listed). The reference backend has no devices (the list is ignored)
+ * unless J2KC_MULTI_STANDIN gives it stand-ins. Indices past the devices present are refused;
+ * a one-device result with the caller's context is that context's device. */
+static int resolve_devices(J2kcEncoder *enc, int *devs, int *n, int *ctx_dev)
+{
+    J2kiCodingParams *cp = &enc->cp;
+    int count = 0;
+    *n = 0;
+    *ctx_dev = -1;
+    if (cp->nb_gpus == 0)
+        return 0;
+    if (cp->hooks.multi_standin > 0) {
+        enc->ops = &j2ki_backend_ref;
+        count = cp->hooks.multi_standin;
+        j2ki_log(&enc->log, J2KC_LOG_INFO, "J2KC_MULTI_STANDIN: %d reference backends stand in "
+                 "for CUDA devices", count);
+    } else if (enc->ops == &j2ki_backend_ref) {
+        j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "gpu: the reference backend uses no device");
+        return 0;
+    } else {
+#if J2KC_HAVE_CUDA
+        count = j2ki_cuda_device_count(&enc->log, 0);
+        if (count < 0)
+            count = 0;
+        if (count > 0 && cp->cu_ctx) {
+            int ret = j2ki_cuda_ctx_device(&enc->log, cp->cu_ctx);
+            if (ret < 0)
+                return ret;
+            *ctx_dev = ret;
+        }
+#endif
+    }
+    if (count == 0)
+        return 0;       /* no driver or no device: the backend's own error says which */
+    if (cp->nb_gpus == J2KI_GPUS_ALL) {
+        *n = count < J2KI_MAX_GPUS ? count : J2KI_MAX_GPUS;
+        for (int i = 0; i < *n; i++)
+            devs[i] = i;
+    } else {
+        for (int i = 0; i < cp->nb_gpus; i++)
+            if (cp->gpus[i] >= count) {
+                j2ki_log(&enc->log, J2KC_LOG_ERROR, "gpu: device %d does not exist (%d CUDA "
+                         "device%s: 0..%d)", cp->gpus[i], count, count == 1 ? "" : "s", count - 1);
+                return J2KC_ERR_NODEV;
+            }
+        *n = cp->nb_gpus;
+        memcpy(devs, cp->gpus, sizeof(*devs) * (size_t)*n);
+    }
+    if (cp->hooks.multi_standin > 0 && cp->cu_ctx)
+        *ctx_dev = devs[*n - 1];
+    if (*n == 1) {
+        if (cp->cu_ctx && *ctx_dev != devs[0]) {
+            j2ki_log(&enc->log, J2KC_LOG_ERROR, "gpu: the only device is %d, but the caller's CUDA "
+                     "context (j2kc_params_set_cuda) is on device %d", devs[0], *ctx_dev);
+            return J2KC_ERR_INVAL;
+        }
+        cp->gpu = devs[0];
+        *n = 0;
+    } else if (cp->cu_ctx) {
+        int listed = 0;
+        for (int i = 0; i < *n; i++)
+            listed |= devs[i] == *ctx_dev;
+        j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "gpu: the caller's CUDA context is on device %d%s",
+                 *ctx_dev, listed ? ", which codes in it" : ", not listed: its frames are copied to "
+                 "the listed devices");
+    }
+    return 0;
+}
+
 int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcParams *p)
 {
+    int devs[J2KI_MAX_GPUS], nb_devs = 0, ctx_dev = -1;
     J2kcEncoder *enc;
     int ret;
     /* creation's steps, for the verbose log: parameters and plan, waiting for the CUDA
@@ -151,7 +227,9 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
 #endif
         break;
     }
-    enc->nb_slots = enc->cp.async_depth;
+    if ((ret = resolve_devices(enc, devs, &nb_devs, &ctx_dev)) < 0)
+        goto fail;
+    enc->nb_slots = enc->cp.async_depth * (nb_devs ? nb_devs : 1);
     enc->tags = calloc((size_t)enc->nb_slots, sizeof(*enc->tags));
     if (!enc->tags) {
         ret = J2KC_ERR_NOMEM;
@@ -162,6 +240,18 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
         goto fail;
     }
     t_backend = j2ki_now_ms();
+    if (nb_devs) {
+        /* one backend per device, async_depth slots each (backend_multi.h) */
+        const J2kiMultiSetup su = {
+            .devices = devs, .nb_devices = nb_devs, .slots_per_child = enc->cp.async_depth,
+            .ctx_device = ctx_dev, .fail_device = enc->cp.hooks.multi_fail,
+            .standin = enc->cp.hooks.multi_standin > 0,
+        };
+        enc->child_ops = enc->ops;
+        enc->ops = &j2ki_backend_multi;
+        ret = j2ki_multi_init(&enc->priv, enc->child_ops, &enc->cp, &su, enc->plan, &enc->log,
+                              enc->max_cs);
+    } else
 #if J2KC_HAVE_CUDA
     if (enc->ops == &j2ki_backend_cuda)
         ret = j2ki_cuda_init_warm(&enc->priv, &enc->cp, enc->plan, &enc->log, enc->nb_slots, enc->max_cs,
@@ -184,8 +274,8 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
         enc->priv = NULL;
         goto fail;
     }
-    j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "encoder ready: backend %s, %u tiles, %u code-blocks, %d slot(s)",
-             enc->ops->name, enc->plan->nb_tiles, enc->plan->nb_cblks, enc->nb_slots);
+    j2ki_log(&enc->log, J2KC_LOG_VERBOSE, "encoder ready: backend %s%s, %u tiles, %u code-blocks, %d slot(s)",
+             j2kc_encoder_backend(enc), nb_devs ? " on several devices" : "", enc->plan->nb_tiles, enc->plan->nb_cblks, enc->nb_slots);
     {
         char drv[64] = "";
 #if J2KC_HAVE_CUDA
@@ -234,8 +324,15 @@ int j2kc_encoder_submit(J2kcEncoder *enc, const J2kcFrame *f)
             j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame: component %d has no data or a bad step/shift", c);
             return J2KC_ERR_INVAL;
         }
-    if (f->mem == J2KC_MEM_CUDA && strcmp(enc->ops->name, "cuda")) {
-        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to the %s backend", enc->ops->name);
+    if (f->mem == J2KC_MEM_CUDA && !(enc->cp.hooks.multi_standin > 0 && enc->child_ops) &&
+        strcmp(j2kc_encoder_backend(enc), "cuda")) {
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to the %s backend",
+                 j2kc_encoder_backend(enc));
+        return J2KC_ERR_INVAL;
+    }
+    if (f->mem == J2KC_MEM_CUDA && enc->child_ops && !f->cu_ctx && !enc->cp.cu_ctx) {
+        j2ki_log(&enc->log, J2KC_LOG_ERROR, "frame in CUDA memory given to an encoder over several "
+                 "devices without its context: set J2kcFrame.cu_ctx or j2kc_params_set_cuda");
         return J2KC_ERR_INVAL;
     }
     int slot = (int)(enc->nb_submitted % (uint64_t)enc->nb_slots);
@@ -270,6 +367,7 @@ int j2kc_encoder_receive(J2kcEncoder *enc, J2kcPacket *pkt, int block)
         return ret;
     }
     pkt->tag = enc->tags[slot];
+    enc->nb_frames_ok++;
     if (enc->cp.jp2) {
         int64_t n = j2ki_jp2_write(enc->plan, data, size, enc->jp2_buf, enc->max_out);
         if (n < 0)
@@ -304,7 +402,23 @@ int j2kc_encoder_reset(J2kcEncoder *enc)
 
 const char *j2kc_encoder_backend(const J2kcEncoder *enc)
 {
+    if (enc && enc->child_ops)
+        return enc->child_ops->name;
     return enc && enc->ops ? enc->ops->name : "none";
+}
+
+int j2kc_encoder_device_frames(const J2kcEncoder *enc, int *devices, uint64_t *frames, int max)
+{
+    if (!enc || max < 0 || (max && (!devices || !frames)))
+        return J2KC_ERR_INVAL;
+    if (enc->child_ops)
+        return j2ki_multi_frames(enc->priv, devices, frames, max);
+    if (max) {
+        /* the reference backend uses no device (but stand-ins do) */
+        devices[0] = enc->ops == &j2ki_backend_ref && enc->cp.hooks.multi_standin <= 0 ? -1 : enc->cp.gpu;
+        frames[0] = enc->nb_frames_ok;
+    }
+    return 1;
 }
 
 size_t j2kc_encoder_max_size(const J2kcEncoder *enc)

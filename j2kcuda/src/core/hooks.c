@@ -16,6 +16,8 @@ void j2ki_hooks_read(J2kiHooks *h)
     h->t1_variant = env_int("J2KC_CUDA_T1_VARIANT", -1);
     h->smem_optin = env_int("J2KC_CUDA_SMEM_OPTIN", 0);
     h->rc_probes = env_int("J2KC_RC_PROBES", J2KI_TUNE_RC_PROBES);
+    h->multi_standin = env_int("J2KC_MULTI_STANDIN", 0);
+    h->multi_fail = env_int("J2KC_MULTI_FAIL", -1);
 }
 
 const char *j2ki_hooks_cuda_driver(void)

@@ -24,6 +24,15 @@ typedef struct J2kiHooks {
     /** J2KC_RC_PROBES: thresholds sized per guided step of a byte-budget search (rc_ref.h), 1 by
      *  default (J2KI_TUNE_RC_PROBES); both backends read this field, so they decide alike. */
     int rc_probes;
+    /** J2KC_MULTI_STANDIN=N: N reference backends stand in for N CUDA devices when gpu is a
+     *  list or all (core/backend_multi.h), so that the multi-device layer (dispatch, order,
+     *  per-device counts, a device's failure) is tested without GPUs; 0: off. The stand-ins
+     *  read frames marked J2KC_MEM_CUDA as host memory, and the caller's context
+     *  (j2kc_params_set_cuda, never used) is taken to be on the last listed device. */
+    int multi_standin;
+    /** J2KC_MULTI_FAIL=D: in a multi-device encoder, device D fails every frame at its wait,
+     *  as a device lost mid-stream does; -1: none. */
+    int multi_fail;
 } J2kiHooks;
 
 /** Fills every field of *h from the environment (the defaults where a variable is unset or

@@ -23,6 +23,8 @@
 #define J2KI_MAX_RES        (J2KI_MAX_LEVELS + 1)
 #define J2KI_MAX_LAYERS     64
 #define J2KI_MAX_POC        32
+#define J2KI_MAX_GPUS       16      /* devices of one encoder's gpu list (backend_multi.h) */
+#define J2KI_GPUS_ALL       (-1)    /* nb_gpus: gpu=all */
 #define J2KI_MAX_BANDS      (1 + 3 * J2KI_MAX_LEVELS)
 
 /* Fractional bits kept below the integer quantisation index for distortion estimation
@@ -58,7 +60,8 @@ enum { J2KI_TP_NONE = 0, J2KI_TP_RES = 'R', J2KI_TP_COMP = 'C' };
 enum { J2KI_PROFILE_NONE = 0, J2KI_PROFILE_DCI2K, J2KI_PROFILE_DCI4K,
        J2KI_PROFILE_IMF2K, J2KI_PROFILE_IMF4K, J2KI_PROFILE_IMF8K,
        J2KI_PROFILE_IMF2K_R, J2KI_PROFILE_IMF4K_R, J2KI_PROFILE_IMF8K_R,
-       J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R };
+       J2KI_PROFILE_BC_SINGLE, J2KI_PROFILE_BC_MULTI, J2KI_PROFILE_BC_MULTI_R,
+       J2KI_PROFILE_IMF_HT, J2KI_PROFILE_IMF_HT_R };
 
 enum { J2KI_COLOR_AUTO = 0, J2KI_COLOR_SRGB, J2KI_COLOR_GRAY, J2KI_COLOR_SYCC };
 
@@ -93,6 +96,7 @@ typedef struct J2kiCodingParams {
     int sop, eph;
     /* QCD */
     int guard_bits;
+    int max_mag_bits;                 /* 9/7: cap on M_b, so on Ccap15's B (IMF HT profiles); 0: none */
     /* POC */
     int nb_poc;
     J2kiPoc poc[J2KI_MAX_POC];
@@ -131,7 +135,10 @@ typedef struct J2kiCodingParams {
     char comment[256];                /* empty: no COM marker */
     /* execution */
     int backend;
-    int gpu;                          /* -1 = any */
+    int gpu;                          /* -1 = any; with a list, its first device */
+    int nb_gpus;                      /* 0: one device (gpu); J2KI_GPUS_ALL: every device;
+                                         >= 2: the devices in gpus[] (backend_multi.h) */
+    int gpus[J2KI_MAX_GPUS];
     int async_depth;
     int threads;                      /* CPU worker threads of the reference backend; 0 = one per
                                          online CPU (threadpool.h) */

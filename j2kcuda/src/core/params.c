@@ -27,14 +27,15 @@ static const char *const key_names[J2KI_KEY_NB] = {
 
 static const char help_text[] =
     "j2kcuda parameters (j2kc_params_set key value):\n"
-    "  profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r [none]\n"
+    "  profile     none|dci2k|dci4k|imf2k|imf4k|imf8k|imf2k_r|imf4k_r|imf8k_r|broadcast|broadcast_multi|broadcast_multi_r\n"
+    "              |imf_ht|imf_ht_r (IMF App 2E HTJ2K: APP2.HT.IRV, APP2.HT.REV; imply ht=1) [none]\n"
     "  fps         frame rate, N or N/D (profiles, bitrate) [unset]\n"
     "  bytes       exact byte budget per frame, markers (and JP2 boxes) included, 1..2^53 [none]\n"
     "  bitrate     Mbit/s; needs fps; gives bytes = floor(bitrate*1e6/8/fps) [none]\n"
     "  comp_bytes  byte budget per component's tile-parts (needs tile_parts=C) [none]\n"
     "  quality     target PSNR in dB [none]\n"
     "  slope       fixed log2 distortion-rate slope threshold [none]\n"
-    "  lossless    0|1: reversible 5/3, RCT, every pass kept [0; 1 for imf*_r and broadcast_multi_r\n"
+    "  lossless    0|1: reversible 5/3, RCT, every pass kept [0; 1 for imf*_r, imf_ht_r and broadcast_multi_r\n"
     "              without bytes/bitrate/comp_bytes/quality/slope/layer_bytes]\n"
     "  transform   97|53 [97]\n"
     "  mct         auto|0|1 [auto: on for 3+ components of equal size and depth]\n"
@@ -57,12 +58,13 @@ static const char help_text[] =
     "  color       auto|srgb|gray|sycc: JP2 colour box [auto: sRGB for 3-4 components, grey for 1-2]\n"
     "  comment     text of a COM marker [none]\n"
     "  backend     auto|ref|cuda [auto]\n"
-    "  gpu         CUDA device index or any [any]\n"
+    "  gpu         CUDA device index, any, all, or a list (0,1): frames spread over them [any]\n"
     "  async_depth frames in flight 1..32 [2]\n"
     "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
     "              may run on); the bytes are the same for every count [0]\n"
     "  ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K: code-block style 0x40,\n"
-    "              CAP marker, Rsiz bit 14) instead of Part 1's MQ coder; no profile [0]\n"
+    "              CAP marker, Rsiz bit 14) instead of Part 1's MQ coder; with a profile,\n"
+    "              imf_ht or imf_ht_r only [0; 1 with those]\n"
     "  ht_refine   0|1: with ht=1, each code-block's HT set has its SigProp and MagRef\n"
     "              passes after the cleanup (1), or the cleanup pass alone (0: one pass and\n"
     "              one segment per code-block, what nvJPEG2000's decoder reads; lower PSNR\n"
@@ -180,6 +182,46 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* The gpu key: "any" (the single device CUDA picks), "all" (every device), an index, or a
+ * comma-separated list of distinct indices (one encoder over several devices,
+ * core/backend_multi.h). Returns 0, J2KC_ERR_INVAL for malformed text or an index out of
+ * 0..1023, J2KC_ERR_UNSUPPORTED for a duplicate, J2KC_ERR_NOMEM for too many; cp is changed
+ * only on success. */
+static int parse_gpu(const char *value, J2kiCodingParams *cp)
+{
+    int gpus[J2KI_MAX_GPUS], n = 0;
+    const char *s = value;
+    if (!strcmp(value, "any") || !strcmp(value, "all")) {
+        cp->gpu = -1;
+        cp->nb_gpus = value[1] == 'n' ? 0 : J2KI_GPUS_ALL;
+        return 0;
+    }
+    for (;;) {
+        char item[8];
+        long v;
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof(item))
+            return J2KC_ERR_INVAL;
+        memcpy(item, s, len);
+        item[len] = 0;
+        if (parse_int(item, 0, 1023, &v) < 0)
+            return J2KC_ERR_INVAL;
+        for (int i = 0; i < n; i++)
+            if (gpus[i] == (int)v)
+                return J2KC_ERR_UNSUPPORTED;
+        if (n == J2KI_MAX_GPUS)
+            return J2KC_ERR_NOMEM;
+        gpus[n++] = (int)v;
+        if (!s[len])
+            break;
+        s += len + 1;
+    }
+    cp->gpu = gpus[0];
+    cp->nb_gpus = n > 1 ? n : 0;
+    memcpy(cp->gpus, gpus, sizeof(gpus[0]) * (size_t)n);
+    return 0;
+}
+
 /* A byte budget: 1..J2KI_MAX_BUDGET_BYTES. */
 static int parse_budget(const char *s, uint64_t *out)
 {
@@ -264,6 +306,7 @@ static int parse_profile(const char *s, int *out)
         { "imf2k_r", J2KI_PROFILE_IMF2K_R }, { "imf4k_r", J2KI_PROFILE_IMF4K_R },
         { "imf8k_r", J2KI_PROFILE_IMF8K_R }, { "broadcast", J2KI_PROFILE_BC_SINGLE },
         { "broadcast_multi", J2KI_PROFILE_BC_MULTI }, { "broadcast_multi_r", J2KI_PROFILE_BC_MULTI_R },
+        { "imf_ht", J2KI_PROFILE_IMF_HT }, { "imf_ht_r", J2KI_PROFILE_IMF_HT_R },
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         if (!strcmp(s, t[i].name)) {
@@ -525,8 +568,18 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         else if (!strcmp(value, "cuda")) { cp->backend = J2KI_BACKEND_CUDA; ret = 0; }
         break;
     case J2KI_KEY_GPU:
-        if (!strcmp(value, "any")) { cp->gpu = -1; ret = 0; }
-        else { ret = parse_int(value, 0, 1023, &v); if (!ret) cp->gpu = (int)v; }
+        if ((ret = parse_gpu(value, cp)) < 0) {
+            if (ret == J2KC_ERR_UNSUPPORTED)
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': a device "
+                         "listed twice", value);
+            else if (ret == J2KC_ERR_NOMEM)
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': more than "
+                         "%d devices", value, J2KI_MAX_GPUS);
+            else
+                j2ki_log(&log, J2KC_LOG_ERROR, "invalid value '%s' for parameter 'gpu': any, all, "
+                         "a device index 0..1023, or a list of distinct ones (0,1)", value);
+            return J2KC_ERR_INVAL;
+        }
         break;
     case J2KI_KEY_ASYNC_DEPTH:
         ret = parse_int(value, 1, 32, &v);
@@ -639,6 +692,9 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         cp->lossless = 1;
 
     if (cp->lossless) {
+        if (j2ki_params_is_set(p, J2KI_KEY_TRANSFORM) && !cp->reversible && !j2ki_params_is_set(p, J2KI_KEY_LOSSLESS) &&
+            j2ki_profile_is_reversible(cp->profile))
+            FAIL(J2KC_ERR_PROFILE, "transform=97 with a reversible profile: it requires the 5/3 transform");
         if (j2ki_params_is_set(p, J2KI_KEY_TRANSFORM) && !cp->reversible)
             FAIL(J2KC_ERR_INVAL, "lossless=1 conflicts with transform=97: lossless needs the reversible 5/3");
         if (rate_target_set(p))
@@ -646,18 +702,24 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
         cp->reversible = 1;
     }
 
-    if ((cp->mainlevel || cp->sublevel) && !(cp->profile >= J2KI_PROFILE_IMF2K))
-        FAIL(J2KC_ERR_INVAL, "mainlevel/sublevel apply to the IMF and broadcast profiles only");
+    if ((cp->mainlevel || cp->sublevel) && !(cp->profile >= J2KI_PROFILE_IMF2K && !j2ki_profile_is_ht(cp->profile)))
+        FAIL(J2KC_ERR_INVAL, "mainlevel/sublevel apply to the Part 1 IMF and broadcast profiles only (imf_ht and imf_ht_r have none)");
 
-    /* HT (ISO/IEC 15444-15): DCI allows Part 1 only (SMPTE 429-4); the IMF HT profiles of ST
-     * 2067-21:2023 are not written yet (doc/open-work.md) */
-    if ((cp->cblk_style & J2KI_CBLK_HT) && cp->profile != J2KI_PROFILE_NONE)
-        FAIL(J2KC_ERR_INVAL, cp->profile <= J2KI_PROFILE_DCI4K
+    /* HT (ISO/IEC 15444-15): DCI allows Part 1 only (SMPTE 429-4), as do the IMF profiles of
+     * 15444-1 Amd 8 and broadcast's Amd 3 (Rsiz 0x0100-0x0900 with code-block style 0); IMF
+     * App 2E's HT profiles (imf_ht, imf_ht_r, SMPTE ST 2067-21:2023 Annex I) imply ht=1 */
+    if (j2ki_profile_is_ht(cp->profile) && !j2ki_params_is_set(p, J2KI_KEY_HT))
+        cp->cblk_style |= J2KI_CBLK_HT;
+    if ((cp->cblk_style & J2KI_CBLK_HT) && cp->profile != J2KI_PROFILE_NONE && !j2ki_profile_is_ht(cp->profile))
+        FAIL(J2KC_ERR_PROFILE, cp->profile <= J2KI_PROFILE_DCI4K
              ? "ht=1 with a DCI profile: DCI codestreams are Part 1 only (the HT block coder is ISO/IEC 15444-15)"
-             : "ht=1 with an IMF or broadcast profile: those profiles are Part 1; the IMF HT profiles are not supported yet");
+             : cp->profile <= J2KI_PROFILE_IMF8K_R
+             ? "ht=1 with an IMF Part 1 profile (imf2k..imf8k_r, 15444-1 Amd 8): use profile=imf_ht or imf_ht_r, "
+               "IMF App 2E's HT profiles"
+             : "ht=1 with a broadcast profile: the broadcast profiles (15444-1 Amd 3) are Part 1 only");
     if (!(cp->cblk_style & J2KI_CBLK_HT) && !cp->ht_refine)
         FAIL(J2KC_ERR_INVAL, "ht_refine=0 needs ht=1 (it drops the HT block coder's refinement passes)");
-    if ((cp->cblk_style & J2KI_CBLK_HT) && (cp->cblk_style & ~J2KI_CBLK_HT))
+    if ((cp->cblk_style & J2KI_CBLK_HT) && (cp->cblk_style & ~J2KI_CBLK_HT) && !j2ki_profile_is_ht(cp->profile))
         FAIL(J2KC_ERR_INVAL, "ht=1 with bypass, reset, termall, vcausal, pterm or segmark: the HT block coder "
              "takes no other code-block style (T.814 A.2)");
 
@@ -711,6 +773,23 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
             if (cp->img.depth[c] != cp->img.depth[0] || cp->img.is_signed[c] != cp->img.is_signed[0])
                 FAIL(J2KC_ERR_INVAL, "mct=1 needs components 0-2 of the same depth and signedness; component %d is %d-bit, component 0 %d-bit",
                      c, cp->img.depth[c], cp->img.depth[0]);
+        }
+    }
+
+    /* IMF HT: Ccap15's B within ST 2067-21:2023 Annex I's bound (j2ki_profile_ht_max_magb).
+     * 9/7: the quantiser caps M_b; 5/3: M_b = G + depth + gain + RCT bit - 1 plus the guard
+     * the 5/3 worst case needs (quant_ref.c), so only the guard bits can break it */
+    if (j2ki_profile_is_ht(cp->profile)) {
+        int maxb = j2ki_profile_ht_max_magb(cp);
+        if (!cp->reversible) {
+            cp->max_mag_bits = maxb;
+        } else {
+            int b = cp->img.depth[0] + (cp->mct ? 1 : 0) + j2ki_imax(cp->guard_bits, 2) + 1;
+            if (b > maxb)
+                FAIL(J2KC_ERR_PROFILE, "IMF HT reversible: guard_bits=%d gives B = %d magnitude bit-planes, above "
+                     "the %d of ST 2067-21 Annex I for %d-bit%s at %d levels; at most guard_bits=%d",
+                     cp->guard_bits, b, maxb, cp->img.depth[0], cp->mct ? " with the RCT" : "",
+                     cp->nb_levels, cp->guard_bits - (b - maxb));
         }
     }
 

@@ -47,8 +47,15 @@ int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog 
  *  budget accepted (2^53), so that no conversion goes out of range. */
 uint64_t j2ki_rate_bytes(double mbps, int fps_num, int fps_den);
 
-/** Whether the profile mandates the reversible 5/3 transform (IMF *_r, broadcast_multi_r). */
+/** Whether the profile mandates the reversible 5/3 transform (IMF *_r, broadcast_multi_r,
+ *  imf_ht_r). */
 int j2ki_profile_is_reversible(int profile);
+
+/** Whether the profile is one of IMF App 2E's HTJ2K profiles (imf_ht, imf_ht_r). */
+int j2ki_profile_is_ht(int profile);
+
+/** The largest Ccap15 B an IMF HT profile allows for these parameters (profile.c). */
+int j2ki_profile_ht_max_magb(const J2kiCodingParams *cp);
 
 /** IMF lossless: sets (or checks) the levels in Rsiz from the coded size (profile.c). */
 int j2ki_profile_finish_levels(const J2kiCodingParams *cp, uint8_t *cs, size_t len, const J2kiLog *log);

@@ -1,6 +1,7 @@
 /*
  * Profiles: DCI 2K/4K (Rsiz 3/4, ISO/IEC 15444-1 Amd 1, SMPTE 429-2, RDD 52), IMF
- * (15444-1 Amd 8 as referenced by SMPTE ST 2067-21) and broadcast (Amd 3). A profile fills in
+ * (15444-1 Amd 8 as referenced by SMPTE ST 2067-21), broadcast (Amd 3) and IMF App 2E's
+ * HTJ2K profiles (SMPTE ST 2067-21:2023 Annex I, ISO/IEC 15444-15). A profile fills in
  * the parameters it fixes, refuses explicit parameters that contradict it, checks the image,
  * and derives byte budgets and levels. Rules as listed in the project's profiles notes.
  */
@@ -31,6 +32,10 @@ static const ProfileDesc profiles[] = {
     { J2KI_PROFILE_BC_SINGLE, "broadcast single-tile", 65535, 65535, 5 },
     { J2KI_PROFILE_BC_MULTI,  "broadcast multi-tile",  65535, 65535, 5 },
     { J2KI_PROFILE_BC_MULTI_R,"broadcast multi-tile reversible", 65535, 65535, 5 },
+    /* APP2.HT.IRV / APP2.HT.REV: up to the 8K image characteristics of ST 2067-21:2023
+     * (8192x6224 RGB, 7680x4320 YCbCr); the level cap depends on the size (apply_imf_ht) */
+    { J2KI_PROFILE_IMF_HT,    "IMF HT (APP2.HT.IRV)", 8192, 8192, 7 },
+    { J2KI_PROFILE_IMF_HT_R,  "IMF HT reversible (APP2.HT.REV)", 8192, 8192, 7 },
 };
 
 /* IMF/broadcast main levels: maximum sample rate in Msamples/s for levels 1..11. */
@@ -369,6 +374,127 @@ static int apply_broadcast(J2kiCodingParams *cp, const J2kcParams *p, const J2ki
     return 0;
 }
 
+/*
+ * IMF App 2E with HTJ2K (SMPTE ST 2067-21:2023 Annex I), APP2.HT.IRV (9/7) and APP2.HT.REV
+ * (5/3), with the codestream rules of the validators that check it (Netflix photon's
+ * ST 2067-21 checks, as listed in the project's profiles notes):
+ * - every code-block HT coded, code-block style exactly 0x40 (T.814 A.2, Table A.4), with a
+ *   CAP marker of Pcap = 2^17 (Part 15 only) and one Ccap15 whose bits 12-15 are 0 (HTONLY,
+ *   SINGLEHT, RGNFREE, HOMOGENEOUS); bit 5 (HTIRV) clear for APP2.HT.REV, which then needs
+ *   the 5/3 filter; Ccap15's MAGB within depth + 1 (+1 for 9/7 with the ICT above 10 bits,
+ *   +2 + MCT and +1 above 5 levels for 5/3): markers.c writes the CAP, this file checks
+ *   the bound once the planes are known (j2ki_profile_check_magb);
+ * - one tile, image and tile origins 0; 1 to 4 components of one depth, 8 to 16 bits
+ *   unsigned; YRsiz = 1, XRsiz = 1 but for components 1 and 2 together at 2 (4:2:2);
+ * - one layer, RPCL (other orders are fatal in the 5th edition's checks), precincts 128x128
+ *   at the lowest resolution and 256x256 above;
+ * - code-blocks 32 to 128 wide (xcb 5..7) and 32 to 64 high (ycb 5..6);
+ * - 1 to 5, 6 or 7 decomposition levels for images up to 2048, 4096 or 8192 (the larger of
+ *   width and height, as photon's 5th-edition check reads it);
+ * - TLM and one tile-part per resolution, so a decoder can stop at any resolution.
+ * Rsiz is 0x4000: bit 14 (T.814 A.2) with no Part 1 profile, since RPCL and 64-high
+ * blocks break every Part 1 profile's rules (Amd 8 requires CPRL and 32x32). There is no
+ * main level or sublevel and no byte cap from the profile; APP2.HT.REV codes losslessly
+ * without a rate target, like imf*_r.
+ */
+#define HT_MAX_LOG2_CBLK_W 7
+#define HT_MAX_LOG2_CBLK_H 6
+#define HT_MIN_LOG2_CBLK   5
+
+/* The level cap of APP2.HT for an image whose larger side is m: 5, 6, 7 up to 2K, 4K, 8K. */
+static int imf_ht_max_levels(uint32_t m)
+{
+    return m <= 2048 ? 5 : m <= 4096 ? 6 : 7;
+}
+
+static int apply_imf_ht(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *log, const ProfileDesc *d)
+{
+    const J2kcImageDesc *img = &cp->img;
+    int rev = d->id == J2KI_PROFILE_IMF_HT_R;
+
+    if (img->nb_comps > 4)
+        FAIL(0, "%s: 1 to 4 components, image has %d", d->name, img->nb_comps);
+    for (int c = 0; c < img->nb_comps; c++) {
+        if (img->depth[c] < 8 || img->depth[c] > 16 || img->is_signed[c])
+            FAIL(0, "%s: components must be 8 to 16-bit unsigned; component %d is %d-bit%s", d->name, c,
+                 img->depth[c], img->is_signed[c] ? " signed" : "");
+        if (img->depth[c] != img->depth[0])
+            FAIL(0, "%s: all components must have the same depth; component %d is %d-bit, component 0 %d-bit",
+                 d->name, c, img->depth[c], img->depth[0]);
+        int xr_ok = img->dx[c] == 1 || ((c == 1 || c == 2) && img->nb_comps >= 3 && img->dx[1] == 2 && img->dx[2] == 2);
+        if (img->dy[c] != 1 || !xr_ok)
+            FAIL(0, "%s: YRsiz must be 1 and XRsiz 1, or 2 for components 1 and 2 together (4:2:2); "
+                 "component %d is %dx%d", d->name, c, img->dx[c], img->dy[c]);
+    }
+    if (img->x0 || img->y0)
+        FAIL(0, "%s: image origin must be 0,0 (got %u,%u)", d->name, img->x0, img->y0);
+    if (img->width > d->max_w || img->height > d->max_h)
+        FAIL(0, "%s: image %ux%u exceeds the maximum %ux%u", d->name, img->width, img->height, d->max_w, d->max_h);
+
+    /* the HT block coder with no other style switch */
+    if (j2ki_params_is_set(p, J2KI_KEY_HT) && !(cp->cblk_style & J2KI_CBLK_HT))
+        FAIL(0, "%s: the HT block coder is required (ht=0 given)", d->name);
+    if (cp->cblk_style & ~J2KI_CBLK_HT)
+        FAIL(0, "%s: code-block style must be exactly 0x40 (HT only: no bypass/reset/termall/vcausal/pterm/"
+             "segmark); style 0x%02x requested", d->name, cp->cblk_style | J2KI_CBLK_HT);
+    cp->cblk_style = J2KI_CBLK_HT;
+    if (cp->log2_cblk_w < HT_MIN_LOG2_CBLK || cp->log2_cblk_w > HT_MAX_LOG2_CBLK_W ||
+        cp->log2_cblk_h < HT_MIN_LOG2_CBLK || cp->log2_cblk_h > HT_MAX_LOG2_CBLK_H)
+        FAIL(0, "%s: code-blocks must be 32 to 128 wide and 32 to 64 high (cblk %dx%d)", d->name,
+             1 << cp->log2_cblk_w, 1 << cp->log2_cblk_h);
+
+    REQUIRE(TILES, 0, "%s: single tile only", d->name);
+    cp->tile_w = cp->tile_h = 0;
+    if (rev) {
+        REQUIRE(TRANSFORM, cp->reversible, "%s: the reversible 5/3 transform is required", d->name);
+        cp->reversible = 1;
+    } else {
+        REQUIRE(TRANSFORM, !cp->reversible, "%s: the irreversible 9/7 transform is required", d->name);
+        if (cp->lossless)
+            FAIL(0, "%s: lossless needs the reversible profile (imf_ht_r)", d->name);
+        /* B = G + epsilon_b - 1 is bounded (j2ki_profile_ht_max_magb): one guard bit, as
+         * DCI 2K's RDD 52 uses with 9/7, leaves one more bit-plane to the finest steps */
+        if (!j2ki_params_is_set(p, J2KI_KEY_GUARD_BITS))
+            cp->guard_bits = 1;
+    }
+    int cap = imf_ht_max_levels(img->width > img->height ? img->width : img->height);
+    REQUIRE(LEVELS, cp->nb_levels >= 1 && cp->nb_levels <= cap,
+            "%s: 1 to %d decomposition levels for a %ux%u image (levels=%d)", d->name, cap,
+            img->width, img->height, cp->nb_levels);
+    if (!j2ki_params_is_set(p, J2KI_KEY_LEVELS))
+        cp->nb_levels = cap;
+    REQUIRE(LAYERS, cp->nb_layers == 1, "%s: exactly 1 quality layer (layers=%d)", d->name, cp->nb_layers);
+    REQUIRE(ORDER, cp->order == J2KI_RPCL, "%s: progression order must be RPCL", d->name);
+    REQUIRE(PREC, 0, "%s: precincts are fixed by the profile (128x128 at the lowest resolution, 256x256 above)",
+            d->name);
+    REQUIRE(POC, 0, "%s: POC markers are not allowed", d->name);
+    REQUIRE(TILE_PARTS, cp->tp_split == J2KI_TP_RES, "%s: one tile-part per resolution (tile_parts=R) is required",
+            d->name);
+    REQUIRE(TLM, cp->tlm, "%s: the TLM marker is required", d->name);
+    if (cp->mainlevel || cp->sublevel)
+        FAIL(0, "%s: the HT profiles have no main level or sublevel (Rsiz 0x4000)", d->name);
+    cp->nb_layers = 1;
+    cp->order = J2KI_RPCL;
+    cp->nb_poc = 0;
+    cp->tp_split = J2KI_TP_RES;
+    cp->tlm = 1;
+    set_dci_precincts(cp);
+    cp->rsiz = J2KI_RSIZ_HT;
+    return 0;
+}
+
+/* photon's bound on Ccap15's B for APP2.HT (ST 2067-21:2023 Annex I): depth + 1, plus 2 + MCT
+ * and 1 more above 5 levels for 5/3, or 1 for 9/7 with the ICT above 10 bits. */
+int j2ki_profile_ht_max_magb(const J2kiCodingParams *cp)
+{
+    int b = cp->img.depth[0] + 1;
+    if (cp->reversible)
+        b += 2 + (cp->mct ? 1 : 0) + (cp->nb_levels > 5 ? 1 : 0);
+    else if (cp->mct && cp->img.depth[0] > 10)
+        b += 1;
+    return b;
+}
+
 int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog *log)
 {
     if (cp->profile == J2KI_PROFILE_NONE) {
@@ -385,13 +511,21 @@ int j2ki_profile_apply(J2kiCodingParams *cp, const J2kcParams *p, const J2kiLog 
         return apply_dci(cp, p, log, d);
     if (cp->profile <= J2KI_PROFILE_IMF8K_R)
         return apply_imf(cp, p, log, d);
+    if (j2ki_profile_is_ht(cp->profile))
+        return apply_imf_ht(cp, p, log, d);
     return apply_broadcast(cp, p, log, d);
+}
+
+int j2ki_profile_is_ht(int profile)
+{
+    return profile == J2KI_PROFILE_IMF_HT || profile == J2KI_PROFILE_IMF_HT_R;
 }
 
 int j2ki_profile_is_reversible(int profile)
 {
     return profile == J2KI_PROFILE_IMF2K_R || profile == J2KI_PROFILE_IMF4K_R ||
-           profile == J2KI_PROFILE_IMF8K_R || profile == J2KI_PROFILE_BC_MULTI_R;
+           profile == J2KI_PROFILE_IMF8K_R || profile == J2KI_PROFILE_BC_MULTI_R ||
+           profile == J2KI_PROFILE_IMF_HT_R;
 }
 
 /* Mbit/s allowed by an IMF sublevel (15444-1 Amd 8: 200 * 2^(sublevel - 1)). */

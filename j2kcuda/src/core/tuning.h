@@ -3,10 +3,19 @@
  * line and, where it was timed on a GPU, the section of bench/results/history.md that holds
  * the figures. None of them changes the bytes of a codestream; they set how the work is cut
  * up and scheduled. Changing one for an experiment means rebuilding (bench/ab.sh builds and
- * compares trees); the few run-time switches that remain are test hooks (hooks.h).
+ * compares trees); the few run-time switches that remain are test hooks (hooks.h). The first
+ * section names the hardware limits the defaults work within: facts, not tuned.
  */
 #ifndef J2KI_TUNING_H
 #define J2KI_TUNING_H
+
+/* ---- limits (facts of the hardware, not tuned) ---- */
+
+/* Shared memory, static and dynamic together, that a CUDA thread block gets without opting
+ * in: 48 KiB on every architecture the library builds for (CUDA C++ Programming Guide,
+ * technical specifications per compute capability); more needs
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, which j2ki_cuda_kernels_ready sets. */
+#define J2KI_CUDA_SMEM_DEFAULT (48 * 1024)
 
 /* ---- CUDA backend: host side (cuda/: cuda_env.cu, cuda_upload.cu, stage.c) ---- */
 

@@ -19,6 +19,7 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
     j2ki_cuda_free(s->d_samples);
     j2ki_cuda_free(s->d_tmp);
     j2ki_cuda_free(s->d_stage);
+    j2ki_cuda_free(s->d_peer);
     j2ki_cuda_free(s->d_data);
     j2ki_cuda_free(s->d_passes);
     j2ki_cuda_free(s->d_res);
@@ -35,6 +36,8 @@ static void slot_free(CudaBackend *b, CudaSlot *s)
             J2KI_CUFN(cuEventDestroy)(s->ev[i]);
     if (s->ev_ext)
         J2KI_CUFN(cuEventDestroy)(s->ev_ext);
+    if (s->ev_peer)
+        J2KI_CUFN(cuEventDestroy)(s->ev_peer);
     for (int k = 0; k < NB_TRY_MAX; k++) {
         if (s->g_t1[k])
             J2KI_CUFN(cuGraphExecDestroy)(s->g_t1[k]);
@@ -607,10 +610,11 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
     *priv = b;
     return 0;
 fail:
-    if (ret == J2KC_ERR_DEVMEM) {
+    /* device memory ran out in the context, making the tables or the slots (the code load's
+     * own failure, before the context is entered, has said what it could not load) */
+    if (ret == J2KC_ERR_DEVMEM && entered) {
         size_t mem_free = 0;
-        if (entered)
-            (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
+        (void)J2KI_CUFN(cuMemGetInfo)(&mem_free, &mem_total);
         j2ki_log(&b->log, J2KC_LOG_ERROR, "CUDA: out of device memory while allocating %d frame slot(s) on "
                  "device %d (%.0f of %.0f MiB free): fewer frames in flight (async_depth) need less", nb_slots,
                  b->dev, (double)mem_free / 1048576.0, (double)mem_total / 1048576.0);

@@ -82,6 +82,11 @@ typedef struct CudaSlot {
     CUstream  st;
     CUevent   ev[NB_EV];
     CUevent   ev_ext;          /* recorded on a caller's stream, waited on by st */
+    /* a device frame of another context, copied in (cuda_peer.cu): made at its first such frame */
+    uint8_t      *d_peer;
+    size_t        peer_size;
+    CUevent       ev_peer;         /* of ev_peer_ctx, the frame's context: recorded on its stream */
+    CUcontext     ev_peer_ctx;
     /* device */
     void         *d_samples;
     void         *d_tmp;
@@ -222,6 +227,9 @@ int slot_graphs(CudaBackend *b, CudaSlot *s);
 int enqueue_code(CudaBackend *b, CudaSlot *s, int again);
 int slot_predict(CudaBackend *b, CudaSlot *s);
 int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f);
+/* device frame f of another context (f->cu_ctx) copied into s->d_peer on s's stream, after
+ * its producer; *out: the frame as it lies there (cuda_peer.cu) */
+int peer_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f, J2kcFrame *out);
 int cuda_submit(void *priv, int slot, const J2kcFrame *f);
 void slot_timings(CudaBackend *b, CudaSlot *s, int again);
 int slot_fills(CudaBackend *b, CudaSlot *s);

@@ -4,7 +4,8 @@
  * into fatbins, SASS for every architecture configured and PTX for the newest (or, built by
  * clang, PTX alone for the oldest: doc/ffmpeg.md), which
  * tools/embed-fatbin.sh puts in the library's read-only data (j2ki_cuda_images). They are
- * loaded once per process with cuLibraryLoadData, the driver's context-independent loading
+ * loaded once per process (a failed load is undone and tried again at the next creation)
+ * with cuLibraryLoadData, the driver's context-independent loading
  * (CUDA 12.0), which makes them available in every context, each kernel's code loaded into a
  * context when it is first used there; kernels are found by their extern "C" entry names.
  *
@@ -22,11 +23,11 @@
 extern "C" {
 #endif
 
-/** Loads the embedded images once per process (after j2ki_cu_load); 0, or J2KC_ERR_NODEV
- *  (the driver cannot load the code), J2KC_ERR_DEVMEM (out of memory while loading it) or
- *  J2KC_ERR_INTERNAL (more kernels than the table holds), logged on log at level, as
- *  j2ki_cu_load does. The first call's outcome is kept for the process (doc/open-work.md).
- *  Thread-safe. */
+/** Loads the embedded images (after j2ki_cu_load); 0, or J2KC_ERR_NODEV (the driver cannot
+ *  load the code), J2KC_ERR_DEVMEM (out of memory while loading it) or J2KC_ERR_INTERNAL (more
+ *  images or kernels than the tables hold), logged on log at level, as j2ki_cu_load does. A
+ *  success stays for the process (later calls only return 0); a failure leaves nothing loaded
+ *  and no state behind, and the next call tries again. Thread-safe. */
 int j2ki_cu_code_load(const J2kiLog *log, int level);
 
 /** The kernel of the embedded code whose entry is named entry: CUDA_SUCCESS, or

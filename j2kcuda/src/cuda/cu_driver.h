@@ -59,7 +59,7 @@
     X(cuMemcpyHtoD, 3020)               X(cuMemcpyHtoDAsync, 3020)                                \
     X(cuMemcpyDtoHAsync, 3020)          X(cuMemcpyDtoDAsync, 3020)                                \
     X(cuMemcpy2DAsync, 3020)            X(cuMemsetD8, 3020)                                       \
-    X(cuMemsetD8Async, 3020)                                                                       \
+    X(cuMemsetD8Async, 3020)            X(cuMemcpy3DPeerAsync, 4000)                              \
     X(cuStreamCreate, 2000)             X(cuStreamDestroy, 4000)                                  \
     X(cuStreamSynchronize, 2000)        X(cuStreamWaitEvent, 3020)                                \
     X(cuStreamBeginCapture, 10010)      X(cuStreamEndCapture, 10000)                              \
@@ -68,10 +68,11 @@
     X(cuEventSynchronize, 2000)         X(cuEventElapsedTime, 12080)                              \
     X(cuGraphInstantiateWithFlags, 11040) X(cuGraphDestroy, 10000)                                \
     X(cuGraphExecDestroy, 10000)        X(cuGraphLaunch, 10000)                                   \
-    X(cuLibraryLoadData, 12000)                                                                    \
+    X(cuLibraryLoadData, 12000)         X(cuLibraryUnload, 12000)                                 \
     X(cuLibraryGetKernelCount, 12040)   X(cuLibraryEnumerateKernels, 12040)                       \
     X(cuKernelGetName, 12030)           X(cuKernelGetFunction, 12000)                             \
-    X(cuKernelSetAttribute, 12000)      X(cuLaunchKernel, 4000)                                   \
+    X(cuKernelSetAttribute, 12000)      X(cuKernelGetAttribute, 12000)                            \
+    X(cuLaunchKernel, 4000)                                                                        \
     X(cuLaunchCooperativeKernel, 9000)                                                             \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
 

@@ -62,3 +62,26 @@ extern "C" int j2ki_cuda_device_count(const J2kiLog *log, int verbose)
     }
     return n;
 }
+
+extern "C" int j2ki_cuda_ctx_device(const J2kiLog *log, void *cu_ctx)
+{
+    CUcontext popped;
+    CUdevice d;
+    CUresult e;
+    int ret;
+
+    if ((ret = j2ki_cu_load(log, J2KC_LOG_ERROR)) < 0)
+        return ret;
+    if ((e = J2KI_CUFN(cuCtxPushCurrent)((CUcontext)cu_ctx)) == CUDA_SUCCESS) {
+        e = J2KI_CUFN(cuCtxGetDevice)(&d);
+        J2KI_CUFN(cuCtxPopCurrent)(&popped);
+    }
+    if (e != CUDA_SUCCESS) {
+        const char *ename, *etext;
+        j2ki_cudrv_names(e, &ename, &etext);
+        j2ki_log(log, J2KC_LOG_ERROR, "CUDA: the device of the caller's context: %s (%s)", ename, etext);
+        return J2KC_ERR_CUDA;
+    }
+    /* a CUdevice is the device's ordinal (cuDeviceGet(&d, i) gives d == i) */
+    return (int)d;
+}

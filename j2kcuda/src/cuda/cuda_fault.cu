@@ -7,7 +7,7 @@
 #include "cuda/cuda_util.h"
 #include "cuda/fault_kern.h"
 
-static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails */
+static int fault_at[J2KI_NB_FAULTS];      /* 0: disarmed; n: the n-th event fails (cuda_fault.h) */
 static int fault_events[J2KI_NB_FAULTS];
 
 extern "C" void j2ki_cuda_fault_arm(int kind, int n)
@@ -25,7 +25,7 @@ extern "C" int j2ki_cuda_fault_hit(int kind)
 {
     int at = __atomic_load_n(&fault_at[kind], __ATOMIC_RELAXED);
     int k = __atomic_add_fetch(&fault_events[kind], 1, __ATOMIC_RELAXED);
-    return at > 0 && k == at;
+    return at > 0 && (k == at || (k > at && kind == J2KI_FAULT_CODE_LOAD));
 }
 
 /*
@@ -82,7 +82,7 @@ CUresult j2ki_cuda_fault_enqueue(CUstream st)
 {
     if (j2ki_cuda_fault_hit(J2KI_FAULT_TRAP)) {
         const J2kiFaultTrapParams p = { 0 };
-        return j2ki_cuda_launch(J2KI_K_FAULT_TRAP, 1, 1, 0, st, &p);
+        return j2ki_launch(j2ki_kernel<J2KI_K_FAULT_TRAP>, 1, 1, 0, st, p);
     }
     return j2ki_cuda_fault_hit(J2KI_FAULT_SUBMIT) ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_SUCCESS;
 }

@@ -14,7 +14,13 @@
  *                         error, after which the driver refuses every call of the context;
  *   J2KI_FAULT_HOST_ALLOC the n-th page-locked host allocation (j2ki_cuda_malloc_host) fails
  *                         with CUDA_ERROR_OUT_OF_MEMORY, as when the host cannot lock more
- *                         memory (every slot's on the preparer thread).
+ *                         memory (every slot's on the preparer thread);
+ *   J2KI_FAULT_CODE_LOAD  the n-th image of the embedded device code that a load asks the
+ *                         driver for (cu_code.cu), and every later one until the kind is
+ *                         disarmed, fails with CUDA_ERROR_OUT_OF_MEMORY, the images before it
+ *                         loaded: the load unloads them and fails, and the next load tries
+ *                         again. The fault stays, as a full device's does: the context thread
+ *                         (cuda_warm.cu) and the creation after it both load, and both fail.
  *
  * The counters are process-wide (a test arms them between encoders' calls); every access is
  * atomic, so encoders of other threads may run meanwhile.
@@ -28,7 +34,8 @@
 extern "C" {
 #endif
 
-enum { J2KI_FAULT_DEV_ALLOC, J2KI_FAULT_SUBMIT, J2KI_FAULT_TRAP, J2KI_FAULT_HOST_ALLOC, J2KI_NB_FAULTS };
+enum { J2KI_FAULT_DEV_ALLOC, J2KI_FAULT_SUBMIT, J2KI_FAULT_TRAP, J2KI_FAULT_HOST_ALLOC, J2KI_FAULT_CODE_LOAD,
+       J2KI_NB_FAULTS };
 
 /** Arms fault kind for its n-th event from now (n >= 1), or disarms it (n = 0); either way the
  *  kind's event count restarts at 0. */

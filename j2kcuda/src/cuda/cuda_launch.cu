@@ -6,15 +6,19 @@
  * first used there (j2ki_cuda_kernels_ready does it at creation, so that a GPU the code cannot
  * run on is refused then, not at the first frame). cuLaunchKernel and
  * cuLaunchCooperativeKernel take a CUkernel where they take a CUfunction (CUDA 12.0); the
- * per-device attribute goes through cuKernelSetAttribute, the occupancy query through the
+ * per-device shared-memory limit goes through cuKernelSetAttribute (once per creation, at
+ * j2ki_cuda_kernels_ready), the occupancy query through the
  * context's CUfunction (cuKernelGetFunction). The parameter struct travels as the single
  * kernel argument, so its layout is the kernel header's alone and this module needs none of
  * the stages' types. Host code only.
  */
 #include <pthread.h>
 
+#include "core/tuning.h"
+
 #include "cuda/cu_code.h"
 #include "cuda/cuda_launch.h"
+#include "cuda/cuda_util.h"
 
 typedef struct KernelEntry {
     const char *name;       /* the entry name */
@@ -45,6 +49,47 @@ static void find_once(void)
         handles[i] = k[i];
 }
 
+/*
+ * Lets every kernel use, on the current context's device, all the dynamic shared memory that
+ * a thread block of the device may opt into (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_
+ * OPTIN less the kernel's static shared memory), above the J2KI_CUDA_SMEM_DEFAULT a launch
+ * gets without opting in.
+ *
+ * Why once here and not per launch: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES belongs
+ * to the kernel on the device, for the whole process, so an encoder that set it to its own
+ * launch's size could lower it under another encoder's launch (other code-block sizes)
+ * between that one's set and its launch. The attribute is a permission, not a reservation:
+ * what a launch occupies is the size it passes (cuLaunchKernel's sharedMemBytes, and the
+ * occupancy queries take it too), so allowing the device's maximum costs nothing, and the
+ * callers already size their launches within it (t1_smem_optin). One value per kernel and
+ * device that no one changes afterwards needs no lock and no per-launch driver call, and
+ * holds for graphs replayed later. Every creation on a device sets the same values again,
+ * so concurrent creations agree. A device that allows no more than the default is left as
+ * it is.
+ */
+static int allow_optin_smem(const J2kiLog *log)
+{
+    CUdevice dev;
+    CUresult e;
+    int optin = 0;
+    if ((e = J2KI_CUFN(cuCtxGetDevice)(&dev)) != CUDA_SUCCESS ||
+        (e = J2KI_CUFN(cuDeviceGetAttribute)(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                             dev)) != CUDA_SUCCESS)
+        return j2ki_cudrv_check(log, NULL, e, "the device's opt-in shared memory", __FILE__, __LINE__);
+    if (optin <= J2KI_CUDA_SMEM_DEFAULT)
+        return 0;
+    for (int i = 0; i < J2KI_K_COUNT; i++) {
+        int stat = 0;
+        if ((e = J2KI_CUFN(cuKernelGetAttribute)(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, handles[i], dev)) !=
+            CUDA_SUCCESS)
+            return j2ki_cudrv_check(log, NULL, e, kernels[i].name, __FILE__, __LINE__);
+        if ((e = J2KI_CUFN(cuKernelSetAttribute)(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin - stat,
+                                                 handles[i], dev)) != CUDA_SUCCESS)
+            return j2ki_cudrv_check(log, NULL, e, kernels[i].name, __FILE__, __LINE__);
+    }
+    return 0;
+}
+
 extern "C" int j2ki_cuda_kernels_ready(const J2kiLog *log)
 {
     int ret;
@@ -61,7 +106,7 @@ extern "C" int j2ki_cuda_kernels_ready(const J2kiLog *log)
     for (int i = 0; i < J2KI_K_COUNT; i++)
         if ((ret = j2ki_cu_code_check(log, handles[i])) < 0)
             return ret;
-    return 0;
+    return allow_optin_smem(log);
 }
 
 extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, size_t smem, CUstream st,
@@ -75,17 +120,6 @@ extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, siz
                                                     block.y, block.z, (unsigned)smem, st, args);
     return J2KI_CUFN(cuLaunchKernel)((CUfunction)handles[id], grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                      (unsigned)smem, st, args, NULL);
-}
-
-extern "C" CUresult j2ki_cuda_kernel_max_smem(J2kiKernelId id, int smem)
-{
-    CUdevice dev;
-    CUresult e;
-    if ((unsigned)id >= J2KI_K_COUNT || !handles[id])
-        return CUDA_ERROR_INVALID_HANDLE;
-    if ((e = J2KI_CUFN(cuCtxGetDevice)(&dev)) != CUDA_SUCCESS)
-        return e;
-    return J2KI_CUFN(cuKernelSetAttribute)(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem, handles[id], dev);
 }
 
 extern "C" CUresult j2ki_cuda_kernel_occupancy(J2kiKernelId id, int threads, size_t smem, int *per_sm)

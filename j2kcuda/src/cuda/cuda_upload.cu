@@ -164,10 +164,16 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
     const J2kiCodingParams *cp = b->cp;
     const J2kiPlan *plan = b->plan;
     int nb_comps = cp->img.nb_comps, ret, direct = 0;
+    /* a device frame of another context (an encoder over several devices): copied in first */
+    const int peer = f->mem == J2KC_MEM_CUDA && f->cu_ctx && (CUcontext)f->cu_ctx != b->ctx;
+    J2kcFrame pf;
     HostLayout hl;
     /* page-locked host planes are copied up straight from the caller's memory (saving a
      * host copy of the whole frame, about 5 ms for 4K 4:4:4 12-bit); submit then waits for
-     * that copy, since the caller may reuse its planes once submit returns */
+     * that copy, since the caller may reuse its planes once submit returns, unless the caller
+     * holds them until the packet is received (J2KC_FRAME_HELD): the slot's worker waits for
+     * the frame's last event, which comes after the upload, before the packet is returned */
+    const int held = (f->flags & J2KC_FRAME_HELD) != 0;
     if (f->mem != J2KC_MEM_CUDA) {
         host_layout(b, f, &hl);
         direct = frame_pinned(&hl);
@@ -183,7 +189,11 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
             (ret = CUDRV(cuStreamWaitEvent, s->st, s->ev_ext, 0)) < 0)
             return ret;
     }
-    if (f->mem == J2KC_MEM_CUDA) {
+    if (peer) {
+        if ((ret = peer_frame(b, s, f, &pf)) < 0)
+            return ret;
+        f = &pf;
+    } else if (f->mem == J2KC_MEM_CUDA) {
         /* the frame's producer: its stream, or without one the context's legacy default stream
          * (FFmpeg's CUDA uploads are asynchronous on hwctx->stream, NULL by default), which
          * the slots' non-blocking streams would not wait for by themselves */
@@ -260,7 +270,7 @@ int enqueue_frame(CudaBackend *b, CudaSlot *s, const J2kcFrame *f)
         return ret;
     if (!s->predict && (ret = enqueue_code(b, s, 0)) < 0)
         return ret;
-    if (direct && (ret = CUDRV(cuEventSynchronize, s->ev[EV_UPLOADED])) < 0)
+    if (direct && !held && (ret = CUDRV(cuEventSynchronize, s->ev[EV_UPLOADED])) < 0)
         return ret;
     return 0;
 }

@@ -31,10 +31,10 @@ static CUresult dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uint32
         const uint32_t segs = ((w + (u0 & 1) + 1) / 2 + OUT - 1) / OUT;
         const J2kiDwtParams ver = { buf, tmp, stride, w, h, v0 }, hor = { tmp, buf, stride, w, h, u0 };
         CUresult e;
-        if ((e = j2ki_cuda_launch(F::VER, dim3((w + V_THREADS - 1) / V_THREADS, tiles), dim3(V_THREADS), 0, st,
-                                  &ver)) != CUDA_SUCCESS ||
-            (e = j2ki_cuda_launch(F::HOR, dim3((h + H_WARPS - 1) / H_WARPS, segs), dim3(32 * H_WARPS), 0, st,
-                                  &hor)) != CUDA_SUCCESS)
+        if ((e = j2ki_launch(F::VER, dim3((w + V_THREADS - 1) / V_THREADS, tiles), dim3(V_THREADS), 0, st,
+                             ver)) != CUDA_SUCCESS ||
+            (e = j2ki_launch(F::HOR, dim3((h + H_WARPS - 1) / H_WARPS, segs), dim3(32 * H_WARPS), 0, st,
+                             hor)) != CUDA_SUCCESS)
             return e;
     }
     return CUDA_SUCCESS;
@@ -44,13 +44,13 @@ static CUresult dwt_fwd(typename F::T *buf, uint32_t stride, uint32_t x0, uint32
 struct Dwt53Host {
     typedef int32_t T;
     static constexpr int STEPS = 2;
-    static constexpr J2kiKernelId VER = J2KI_K_DWT53_VER, HOR = J2KI_K_DWT53_HOR;
+    static constexpr J2kiKernelOf<J2kiDwtParams> VER = j2ki_kernel<J2KI_K_DWT53_VER>, HOR = j2ki_kernel<J2KI_K_DWT53_HOR>;
 };
 
 struct Dwt97Host {
     typedef float T;
     static constexpr int STEPS = 4;
-    static constexpr J2kiKernelId VER = J2KI_K_DWT97_VER, HOR = J2KI_K_DWT97_HOR;
+    static constexpr J2kiKernelOf<J2kiDwtParams> VER = j2ki_kernel<J2KI_K_DWT97_VER>, HOR = j2ki_kernel<J2KI_K_DWT97_HOR>;
 };
 
 extern "C" CUresult j2ki_dwt53_fwd_cuda(int32_t *d_buf, uint32_t stride, uint32_t x0, uint32_t y0,

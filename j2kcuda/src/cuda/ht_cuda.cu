@@ -52,10 +52,10 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.refine = refine;
     grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
     if (budget &&
-        ((e = j2ki_cuda_launch(J2KI_K_HT_STATS, grid, HT_THREADS, 0, st, &p)) != CUDA_SUCCESS ||
-         (e = j2ki_cuda_launch(J2KI_K_HT_SLOPE, 1, HT_SLOPE_THREADS, 0, st, &p)) != CUDA_SUCCESS ||
-         (e = j2ki_cuda_launch(J2KI_K_HT_MEASURE, grid, HT_THREADS, 0, st, &p)) != CUDA_SUCCESS ||
-         (e = j2ki_cuda_launch(J2KI_K_HT_SLOPE, 1, HT_SLOPE_THREADS, 0, st, &p)) != CUDA_SUCCESS))
+        ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS))
         return e;
-    return j2ki_cuda_launch(J2KI_K_HT_CODE, grid, HT_THREADS, 0, st, &p);
+    return j2ki_launch(j2ki_kernel<J2KI_K_HT_CODE>, grid, HT_THREADS, 0, st, p);
 }

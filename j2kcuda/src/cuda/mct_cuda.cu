@@ -18,8 +18,9 @@ extern "C" CUresult j2ki_load_mct_cuda(void *const d_dst[3], const J2kiLoadSrc s
     p.h = h;
     if (!w || !h)
         return CUDA_SUCCESS;
-    const J2kiKernelId k = mode == J2KI_LOAD_INT   ? J2KI_K_MCT_INT
-                         : mode == J2KI_LOAD_FLOAT ? J2KI_K_MCT_FLOAT
-                         : mode == J2KI_LOAD_RCT   ? J2KI_K_MCT_RCT : J2KI_K_MCT_ICT;
-    return j2ki_cuda_launch(k, grd, blk, 0, st, &p);
+    const J2kiKernelOf<J2kiMctParams> k = mode == J2KI_LOAD_INT   ? j2ki_kernel<J2KI_K_MCT_INT>
+                                        : mode == J2KI_LOAD_FLOAT ? j2ki_kernel<J2KI_K_MCT_FLOAT>
+                                        : mode == J2KI_LOAD_RCT   ? j2ki_kernel<J2KI_K_MCT_RCT>
+                                        : j2ki_kernel<J2KI_K_MCT_ICT>;
+    return j2ki_launch(k, grd, blk, 0, st, p);
 }

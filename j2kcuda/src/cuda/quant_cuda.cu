@@ -10,7 +10,7 @@ extern "C" CUresult j2ki_quant_cuda(void *d_samples, const J2kiCblkDev *d_cblks,
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, NULL, NULL };
     if (!nb_cblks)
         return CUDA_SUCCESS;
-    return j2ki_cuda_launch(J2KI_K_QUANT, nb_cblks, QUANT_THREADS, 0, st, &p);
+    return j2ki_launch(j2ki_kernel<J2KI_K_QUANT>, nb_cblks, QUANT_THREADS, 0, st, p);
 }
 
 extern "C" CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_cblks, uint32_t nb_cblks,
@@ -19,5 +19,5 @@ extern "C" CUresult j2ki_quant_hist_cuda(void *d_samples, const J2kiCblkDev *d_c
     const J2kiQuantParams p = { (uint32_t *)d_samples, d_cblks, d_dmax, d_hist };
     if (!nb_cblks)
         return CUDA_SUCCESS;
-    return j2ki_cuda_launch(J2KI_K_QUANT_HIST, nb_cblks, QUANT_THREADS, 0, st, &p);
+    return j2ki_launch(j2ki_kernel<J2KI_K_QUANT_HIST>, nb_cblks, QUANT_THREADS, 0, st, p);
 }

@@ -262,8 +262,8 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
     if ((ret = j2ki_t2_cuda_import(rc->t2, d_res, st)) < 0)
         return ret;
     if ((ret = J2KI_CUDRV(rc->log, rc->sticky,
-                         j2ki_cuda_launch(J2KI_K_RC_HULL, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128, 0, st,
-                                          &hull))) < 0)
+                         j2ki_launch(j2ki_kernel<J2KI_K_RC_HULL>, v->nb_cblks ? (v->nb_cblks + 127) / 128 : 1, 128,
+                                     0, st, hull))) < 0)
         return ret;
     rc->args.v = *v;
     rc->args.hull_mask = hull_mask;
@@ -273,6 +273,7 @@ int j2ki_rc_cuda_run(J2kiRcCuda *rc, const J2kiCblkRes *d_res, int nb_busy, int 
         return ret;
     decide.a = rc->args;
     decide.ctx0 = rc->d_ctx0;
-    return J2KI_CUDRV(rc->log, rc->sticky, j2ki_cuda_launch(J2KI_K_RC_DECIDE, dim3((unsigned)rc_blocks(rc, nb_busy)),
-                                                           dim3(RC_THREADS), 0, st, &decide));
+    return J2KI_CUDRV(rc->log, rc->sticky, j2ki_launch(j2ki_kernel<J2KI_K_RC_DECIDE>,
+                                                      dim3((unsigned)rc_blocks(rc, nb_busy)), dim3(RC_THREADS), 0,
+                                                      st, decide));
 }

@@ -31,10 +31,11 @@ extern "C" CUresult j2ki_scan_cuda(const J2kiScanArgs *a, CUstream st)
     const int wide = a->elem_bytes == 8;
     J2kiScanParams p = { a->d_in, a->d_out, a->d_temp, (uint32_t)a->n, a->exclusive };
     if (tiles > 1) {
-        CUresult e = j2ki_cuda_launch(wide ? J2KI_K_SCAN64_REDUCE : J2KI_K_SCAN32_REDUCE, tiles,
-                                         J2KI_SCAN_THREADS, 0, st, &p);
+        CUresult e = j2ki_launch(wide ? j2ki_kernel<J2KI_K_SCAN64_REDUCE> : j2ki_kernel<J2KI_K_SCAN32_REDUCE>, tiles,
+                                 J2KI_SCAN_THREADS, 0, st, p);
         if (e != CUDA_SUCCESS)
             return e;
     }
-    return j2ki_cuda_launch(wide ? J2KI_K_SCAN64_TILE : J2KI_K_SCAN32_TILE, tiles, J2KI_SCAN_THREADS, 0, st, &p);
+    return j2ki_launch(wide ? j2ki_kernel<J2KI_K_SCAN64_TILE> : j2ki_kernel<J2KI_K_SCAN32_TILE>, tiles, J2KI_SCAN_THREADS, 0,
+                       st, p);
 }

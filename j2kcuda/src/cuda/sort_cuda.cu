@@ -45,13 +45,13 @@ extern "C" CUresult j2ki_sort_cuda(const J2kiSortArgs *a, CUstream st)
         J2kiSortParams p = { src_k, src_v, to_out ? a->d_keys_out : alt_k, to_out ? a->d_vals_out : alt_v, counts,
                              (uint32_t)a->n, tiles, (uint32_t)bit, (1u << bits) - 1 };
         if (tiles > 1) {
-            if ((e = j2ki_cuda_launch(J2KI_K_SORT_HIST, tiles, J2KI_SORT_THREADS, 0, st, &p)) != CUDA_SUCCESS)
+            if ((e = j2ki_launch(j2ki_kernel<J2KI_K_SORT_HIST>, tiles, J2KI_SORT_THREADS, 0, st, p)) != CUDA_SUCCESS)
                 return e;
             J2kiScanArgs s = { counts, counts, nc, 4, 1, scan_tmp, j2ki_scan_cuda_temp_size(nc, 4) };
             if ((e = j2ki_scan_cuda(&s, st)) != CUDA_SUCCESS)
                 return e;
         }
-        if ((e = j2ki_cuda_launch(J2KI_K_SORT_SCATTER, tiles, J2KI_SORT_THREADS, 0, st, &p)) != CUDA_SUCCESS)
+        if ((e = j2ki_launch(j2ki_kernel<J2KI_K_SORT_SCATTER>, tiles, J2KI_SORT_THREADS, 0, st, p)) != CUDA_SUCCESS)
             return e;
         src_k = p.keys_out;
         src_v = p.vals_out;

@@ -83,11 +83,11 @@ static int t1p_usable(int max_w, int max_h);
 static size_t t1_smem_optin(int cap)
 {
     CUdevice dev = 0;
-    int v = 48 * 1024;
+    int v = J2KI_CUDA_SMEM_DEFAULT;
     if (J2KI_CUFN(cuCtxGetDevice)(&dev) != CUDA_SUCCESS ||
         J2KI_CUFN(cuDeviceGetAttribute)(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) != CUDA_SUCCESS ||
-        v < 48 * 1024)
-        v = 48 * 1024;
+        v < J2KI_CUDA_SMEM_DEFAULT)
+        v = J2KI_CUDA_SMEM_DEFAULT;
     if (cap > 0 && cap < v)
         v = cap;
     return (size_t)v;
@@ -261,10 +261,10 @@ static CUresult t1s_step(const J2kiT1StopDev *stop, const J2kiCblkDev *d_cblks, 
                                      t.key, t.bytes };
     const J2kiT1sDecideParams decide = { d_cblks, nb_cblks, nbps, res, t.key, t.key_s, t.cum, (uint32_t)n, e,
                                          d_passes, stop->d_weight, stop->budget, s, t.lim };
-    if ((e2 = j2ki_cuda_launch(J2KI_K_T1S_KEYS, blocks, 128, 0, st, &keys)) != CUDA_SUCCESS ||
+    if ((e2 = j2ki_launch(j2ki_kernel<J2KI_K_T1S_KEYS>, blocks, 128, 0, st, keys)) != CUDA_SUCCESS ||
         (e2 = j2ki_sort_cuda(&so, st)) != CUDA_SUCCESS || (e2 = j2ki_scan_cuda(&sc, st)) != CUDA_SUCCESS)
         return e2;
-    return j2ki_cuda_launch(J2KI_K_T1S_DECIDE, blocks, 128, 0, st, &decide);
+    return j2ki_launch(j2ki_kernel<J2KI_K_T1S_DECIDE>, blocks, 128, 0, st, decide);
 }
 
 /* The serial kernels (every variant but J2KI_T1_CUDA_PAR) over the sorted blocks (order);
@@ -277,7 +277,6 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
     size_t per = (size_t)(max_w + 2) * (size_t)(max_h + 2);
     size_t flags_bytes = (per * 2 + 15) & ~(size_t)15, mag_bytes = per * 4;
     size_t smem = sizeof(J2kiT1State) + flags_bytes + mag_bytes;
-    CUresult e;
     variant = t1_fit_variant(variant, smem_optin, max_w, max_h);
     if (variant & J2KI_T1_CUDA_SMEM) {
         uint32_t workers = nb_workers(nb_cblks), cols_bytes;
@@ -289,10 +288,9 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
         const J2kiT1SmemParams k = { (const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style,
                                      bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers,
                                      cols_bytes, lim };
-        const J2kiKernelId id = lanes == 8 ? J2KI_K_T1_SMEM8 : lanes == 4 ? J2KI_K_T1_SMEM4 : J2KI_K_T1_SMEM1;
-        if (dyn > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(id, (int)dyn)) != CUDA_SUCCESS)
-            return e;
-        return j2ki_cuda_launch(id, blocks, 128, dyn, st, &k);
+        const J2kiKernelOf<J2kiT1SmemParams> id = lanes == 8 ? j2ki_kernel<J2KI_K_T1_SMEM8> : lanes == 4 ? j2ki_kernel<J2KI_K_T1_SMEM4>
+                                               : j2ki_kernel<J2KI_K_T1_SMEM1>;
+        return j2ki_launch(id, blocks, 128, dyn, st, k);
     }
     if (variant > 0) {
         uint32_t workers = nb_workers(nb_cblks);
@@ -301,15 +299,14 @@ static CUresult t1_serial(const void *d_samples, const J2kiCblkDev *d_cblks, con
         uint32_t warps = (workers + lanes - 1) / lanes, blocks = (warps + 3) / 4;
         const J2kiT1LanesParams k = { (const int32_t *)d_samples, d_cblks, idx_out, nb_cblks, cblk_style,
                                       bypass_start, d_data, d_passes, d_res, d_flag, p, fb, wb, workers, lim };
-        const J2kiKernelId id = lanes == 1 ? J2KI_K_T1_LANES1 : lanes == 4 ? J2KI_K_T1_LANES4
-                              : lanes == 8 ? J2KI_K_T1_LANES8 : lanes == 16 ? J2KI_K_T1_LANES16 : J2KI_K_T1_LANES32;
-        return j2ki_cuda_launch(id, blocks, 128, 0, st, &k);
+        const J2kiKernelOf<J2kiT1LanesParams> id = lanes == 1 ? j2ki_kernel<J2KI_K_T1_LANES1> : lanes == 4 ? j2ki_kernel<J2KI_K_T1_LANES4>
+                                                 : lanes == 8 ? j2ki_kernel<J2KI_K_T1_LANES8> : lanes == 16 ? j2ki_kernel<J2KI_K_T1_LANES16>
+                                                 : j2ki_kernel<J2KI_K_T1_LANES32>;
+        return j2ki_launch(id, blocks, 128, 0, st, k);
     }
     const J2kiT1CodeParams k = { (const int32_t *)d_samples, d_cblks, idx_out, cblk_style, bypass_start, d_data,
                                  d_passes, d_res, d_flag, (uint32_t)flags_bytes, lim };
-    if (smem > 48 * 1024 && (e = j2ki_cuda_kernel_max_smem(J2KI_K_T1_CODE, (int)smem)) != CUDA_SUCCESS)
-        return e;
-    return j2ki_cuda_launch(J2KI_K_T1_CODE, nb_cblks, 32, smem, st, &k);
+    return j2ki_launch(j2ki_kernel<J2KI_K_T1_CODE>, nb_cblks, 32, smem, st, k);
 }
 
 /* A frame's part of the column-parallel coder's scratch (after its keys and indices). */
@@ -346,7 +343,7 @@ static CUresult t1_prepare(const void *d_samples, const J2kiT1StopDev *stop, T1p
     CUresult e;
     const J2kiT1PrepParams k = { (const int32_t *)d_samples, d_cblks, nb_cblks, t.keys_in, t.idx_in,
                                  par ? t.nbps : NULL, par ? t.stat : NULL };
-    if ((e = j2ki_cuda_launch(J2KI_K_T1_PREP, (unsigned)((n * 32 + 255) / 256), 256, 0, st, &k)) != CUDA_SUCCESS)
+    if ((e = j2ki_launch(j2ki_kernel<J2KI_K_T1_PREP>, (unsigned)((n * 32 + 255) / 256), 256, 0, st, k)) != CUDA_SUCCESS)
         return e;
     const J2kiSortArgs so = { t.keys_in, t.idx_in, t.keys_out, t.idx_out, n, T1_WORK_KEY_BITS, t.temp,
                               t.temp_bytes };
@@ -406,9 +403,10 @@ static CUresult t1p_code(const T1pFrameDev &F, const J2kiT1StopDev *stop, const 
             (e = t1s_step(stop, d_cblks, nb_cblks, F.nbps, NULL, F.passes, step, st)) != CUDA_SUCCESS)
             return e;
         /* groups of 64 columns for blocks wider than 64, else 1 or 2 columns per lane */
-        const J2kiKernelId id = lay.gr ? J2KI_K_T1P_CHUNK2_GR : lay.nc == 2 ? J2KI_K_T1P_CHUNK2 : J2KI_K_T1P_CHUNK1;
+        const J2kiKernelOf<J2kiT1pChunkParams> id = lay.gr ? j2ki_kernel<J2KI_K_T1P_CHUNK2_GR>
+                                                 : lay.nc == 2 ? j2ki_kernel<J2KI_K_T1P_CHUNK2> : j2ki_kernel<J2KI_K_T1P_CHUNK1>;
         const J2kiT1pChunkParams prm = { F, d_cblks, nb_cblks, cblk_style, bypass_start, lay, c, q };
-        if ((e = j2ki_cuda_launch(id, q + m, 128, dyn, st, &prm)) != CUDA_SUCCESS)
+        if ((e = j2ki_launch(id, q + m, 128, dyn, st, prm)) != CUDA_SUCCESS)
             return e;
     }
     return CUDA_SUCCESS;

@@ -7,6 +7,8 @@
 #ifndef J2KI_T1_PAR_CUDA_CUH
 #define J2KI_T1_PAR_CUDA_CUH
 
+#include "core/tuning.h"
+
 /*
  * ---- J2KI_T1_CUDA_PAR: column-parallel context modelling (t1_par.h), then MQ coding ----
  *
@@ -213,7 +215,7 @@ static size_t t1p_smem(const T1pLayout *l)
 static int t1p_usable(int max_w, int max_h)
 {
     T1pLayout l = t1p_layout(max_w, max_h);
-    return max_w <= J2KI_T1P_MAX_W && t1p_smem(&l) + T1P_SMEM_STATIC <= 48 * 1024;
+    return max_w <= J2KI_T1P_MAX_W && t1p_smem(&l) + T1P_SMEM_STATIC <= J2KI_CUDA_SMEM_DEFAULT;
 }
 
 /* Scratch of the variant beyond the keys, indices and sort storage: numbps and status per

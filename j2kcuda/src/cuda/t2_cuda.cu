@@ -41,7 +41,7 @@ struct J2kiT2Cuda {
 #define T2DRV(t, fn, ...) J2KI_CU((t)->log, (t)->sticky, fn, __VA_ARGS__)
 
 /* a launch of kernel id with parameters *p, checked (tests/t2_emu.cc runs them on the host) */
-#define T2_LAUNCH(t, id, grid, block, st, p) T2CU(t, j2ki_cuda_launch((id), (grid), (block), 0, (st), (p)))
+#define T2_LAUNCH(t, id, grid, block, st, p) T2CU(t, j2ki_launch(j2ki_kernel<id>, (grid), (block), 0, (st), (p)))
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -322,7 +322,7 @@ static unsigned grid(uint32_t n, unsigned threads) { return n ? (unsigned)((n + 
 int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, CUstream st)
 {
     const J2kiT2ImportParams p = { t->v, d_res };
-    return T2_LAUNCH(t, J2KI_K_T2_IMPORT, grid(t->v.nb_cblks, 256), 256, st, &p);
+    return T2_LAUNCH(t, J2KI_K_T2_IMPORT, grid(t->v.nb_cblks, 256), 256, st, p);
 }
 
 int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
@@ -331,21 +331,21 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
     const J2kiT2OutParams count = { *v, NULL, 0 }, write = { *v, d_out, cap };
     int ret;
 
-    if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, &count)) < 0 ||
-        (ret = T2_LAUNCH(t, J2KI_K_T2_TP_SIZE, grid(v->nb_tps, 64), 64, st, &count)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, count)) < 0 ||
+        (ret = T2_LAUNCH(t, J2KI_K_T2_TP_SIZE, grid(v->nb_tps, 64), 64, st, count)) < 0)
         return ret;
     /* tests/t2_emu.cc runs this source on the host with its own j2ki_scan_cuda */
     const J2kiScanArgs sc = { v->cell_len, v->cell_off, (size_t)v->nb_cells, 8, 1, t->d_scan_tmp,
                               t->scan_tmp_size };
     if ((ret = T2CU(t, j2ki_scan_cuda(&sc, st))) < 0)
         return ret;
-    if ((ret = T2_LAUNCH(t, J2KI_K_T2_FINAL, 1, 1, st, &write)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_FINAL, 1, 1, st, write)) < 0)
         return ret;
     if (cap >= v->main_len &&
         (ret = T2DRV(t, cuMemcpyDtoDAsync, j2ki_dptr(d_out), j2ki_dptr(t->d_mh), v->main_len, st)) < 0)
         return ret;
-    if ((ret = T2_LAUNCH(t, J2KI_K_T2_TP_WRITE, grid(v->nb_tps, 64), 64, st, &write)) < 0 ||
-        (ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, &write)) < 0)
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_TP_WRITE, grid(v->nb_tps, 64), 64, st, write)) < 0 ||
+        (ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, write)) < 0)
         return ret;
-    return T2_LAUNCH(t, J2KI_K_T2_BODY, grid(v->nb_cblks, 8), 256, st, &write);
+    return T2_LAUNCH(t, J2KI_K_T2_BODY, grid(v->nb_cblks, 8), 256, st, write);
 }

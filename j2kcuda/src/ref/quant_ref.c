@@ -234,6 +234,10 @@ void j2ki_quant_band_setup(J2kiBand *band, const J2kiCodingParams *cp, int depth
          * rate control balances the components */
         double delta = ldexp(base_step(depth), j2ki_quant_rate_planes(cp, depth)) / norm;
         int e, expn, mant, expn_max = 31 - g, expn_min = j2ki_imax(0, 2 - g);
+        /* a profile's bound on M_b = G + epsilon_b - 1 (IMF HT: Ccap15's B, T.814 A.3) makes
+         * the finest steps coarser; the quantiser saturates at 2^M_b - 1 either way */
+        if (cp->max_mag_bits > 0)
+            expn_max = j2ki_imax(expn_min, j2ki_imin(expn_max, cp->max_mag_bits - g + 1));
         /* delta / 2^R_b = f 2^e, f in [0.5, 1) -> 2^-(1-e) (1 + mu / 2^11) */
         double f = frexp(ldexp(delta, -rb), &e);
         double step;
