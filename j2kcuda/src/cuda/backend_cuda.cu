@@ -598,8 +598,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each (planned), "
                  "%d staging copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slot_plan_bytes / 1048576.0, j2ki_stager_threads(b->stager),
-                 j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
-                                          plan->max_cblk_h));
+                 (cp->cblk_style & J2KI_CBLK_HT)
+                     ? "the HT block coder (ht_kern.cu)"
+                     : j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
+                                                plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
                  "%.1f, tables' upload %.1f, the slots' fit check %.1f, starting the staging and preparer "
                  "threads %.1f (slot%s device and page-locked memory on the preparer, each slot's graphs at "

@@ -31,8 +31,10 @@ typedef struct J2kiHtParams {
     int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtParams;
 
-/** Threads per thread block of the per-block kernels. */
-#define HT_THREADS 64
+/** Threads per thread block of the per-block kernels: one warp, so that a frame's few
+ *  thousand code-blocks (a 4K 4:4:4 frame has about 6,500 of 64x64) spread over every SM
+ *  rather than filling some (64 threads a block would leave 30 of an H100's 132 idle). */
+#define HT_THREADS 32
 /** The one thread block of the slope search. */
 #define HT_SLOPE_THREADS 1024
 /** Threads of the per-block kernels at most (each owns a J2kiHtScratch of about 11 KB in global
