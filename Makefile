@@ -205,15 +205,17 @@ check-dwt-emu: config.mak
 	$(B)/tests/dwt_emu
 
 # the CUDA tier-2, rate control and HT coder run on the host against the reference writer,
-# rc_ref.c and ht_plane.c / ht_ref.c (tests/t2_emu.cc, tests/rc_emu.cc, tests/ht_emu.cc; no GPU), linked with these host sources (j2kcuda/src/...)
+# rc_ref.c and ht_plane.c / ht_ref.c (tests/t2_emu.cc, tests/rc_emu.cc, tests/ht_emu.cc; no
+# GPU), linked with these host sources (j2kcuda/src/...); no contraction on either side, as
+# the library's builds (the HT plane chooser's doubles must round alike)
 EMU_C = core/plan ref/quant_ref ref/dwt_ref ref/mct_ref ref/t2_ref core/markers hd/tgt ref/rc_ref core/threadpool \
         core/hooks ref/ht_plane ref/ht_ref
 emu-objs: config.mak
 	@mkdir -p $(B)/tests/emu_obj
-	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
+	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
 	    -o $(B)/tests/emu_obj/$$(basename $$f).o || exit 1; done
 check-t2-emu check-rc-emu check-ht-emu: check-%-emu: emu-objs
-	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
+	$(CXX) -std=c++20 -O1 -pthread -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
 	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(patsubst %,$(B)/tests/emu_obj/%.o,$(notdir $(EMU_C))) -lm
 	$(B)/tests/$*_emu
 	@if [ $* = rc ]; then for n in 32 3; do echo "J2KC_RC_PROBES=$$n:"; \
