@@ -694,7 +694,6 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         planes_above0 += p[i] > 0 && cb->nb_passes > 0;
     }
     j2ki_ht_free(&ht);
-    free(work);
     j2ki_pool_free(&pool);
 
     CK(cudaMemset(d_flag, 0, 4));
@@ -719,7 +718,34 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     CK(cudaMemcpy(g_res, d_res, (n + 1) * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(&flag, d_flag, 4, cudaMemcpyDeviceToHost));
     size_t total_bytes = 0, total_passes = 0;
-    int bad = t1_compare(cfg, " (ht)", plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
+    /* with a budget, the chooser's per-block state first: where the bytes differ, this says which
+     * step (statistics, measured sets) did */
+    int bad = 0;
+    if (budget && n) {
+        std::vector<J2kiHtPlaneStat> gst(n);
+        const J2kiHtPlaneStat *rst = (const J2kiHtPlaneStat *)work;
+        CK(cudaMemcpy(gst.data(), j2ki_ht_cuda_stats(d_scratch), n * sizeof(J2kiHtPlaneStat), cudaMemcpyDeviceToHost));
+        for (uint32_t i = 0; i < n && !bad; i++) {
+            const J2kiHtPlaneStat *a = &gst[i], *r = &rst[i];
+            const char *what = NULL;
+            if (a->top != r->top || a->lo != r->lo || a->hi != r->hi || a->refine != r->refine)
+                what = "top / measured planes";
+            for (int b = 0; !what && b < r->top; b++)
+                if (a->q4[b] != r->q4[b] || memcmp(&a->dist[b], &r->dist[b], sizeof(double)))
+                    what = b >= r->lo && b <= r->hi ? "measured cleanup bytes" : "model statistics";
+            for (int b = r->lo; !what && b <= r->hi; b++)
+                if (memcmp(a->rate[b - r->lo], r->rate[b - r->lo], sizeof(a->rate[0])) ||
+                    memcmp(a->sdist[b - r->lo], r->sdist[b - r->lo], sizeof(a->sdist[0])))
+                    what = "measured sets";
+            if (what) {
+                printf("FAIL %s tier-1 (ht): code-block %u's plane chooser differs in its %s (top %d/%d, "
+                       "measured %d..%d / %d..%d)\n", cfg->name, i, what, a->top, r->top, a->lo, a->hi, r->lo, r->hi);
+                bad = 1;
+            }
+        }
+    }
+    if (!bad)
+        bad = t1_compare(cfg, " (ht)", plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
     if (!bad && flag) {
         bad = 1;
         printf("FAIL %s tier-1 (ht): error flag set\n", cfg->name);
@@ -761,7 +787,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         printf("ok   %s tier-1 (ht%s%s): %u code-blocks (%u at planes above 0), %zu passes, %zu bytes identical "
                "(%.2f ms on the device, first run)\n", cfg->name, budget ? ", planes chosen under the budget" : "",
                cp->ht_refine ? "" : ", cleanup only", n, planes_above0, total_passes, total_bytes, ms);
-    free(p); free(rret); free(hlim);
+    free(p); free(rret); free(hlim); free(work);
     free(g_data); free(g_passes); free(g_res); free(h);
     cudaFree(d_w);
     cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);

@@ -211,6 +211,23 @@ static int run(int iter, J2kiPool *pool)
         printf("FAIL ht_emu: iteration %d: j2ki_ht_cuda %d\n", iter, (int)e);
         fail = 1;
     }
+    /* the chooser's per-block state, which check_cuda compares the same way on a GPU */
+    if (budget) {
+        const J2kiHtPlaneStat *a = (const J2kiHtPlaneStat *)j2ki_ht_cuda_stats(scratch.data());
+        const J2kiHtPlaneStat *r = (const J2kiHtPlaneStat *)work.data();
+        for (uint32_t i = 0; i < pl->nb_cblks && !fail; i++) {
+            int same = a[i].top == r[i].top && a[i].lo == r[i].lo && a[i].hi == r[i].hi && a[i].refine == r[i].refine;
+            for (int b = 0; same && b < r[i].top; b++)
+                same = a[i].q4[b] == r[i].q4[b] && !memcmp(&a[i].dist[b], &r[i].dist[b], sizeof(double));
+            for (int b = r[i].lo; same && b <= r[i].hi; b++)
+                same = !memcmp(a[i].rate[b - r[i].lo], r[i].rate[b - r[i].lo], sizeof(a[i].rate[0])) &&
+                       !memcmp(a[i].sdist[b - r[i].lo], r[i].sdist[b - r[i].lo], sizeof(a[i].sdist[0]));
+            if (!same) {
+                printf("FAIL ht_emu: iteration %d: code-block %u's plane chooser state differs\n", iter, i);
+                fail = 1;
+            }
+        }
+    }
     for (uint32_t i = 0; i < pl->nb_cblks && !fail; i++) {
         const J2kiCblk *cb = &pl->cblks[i];
         const J2kiCblkRes *r = &res[i];

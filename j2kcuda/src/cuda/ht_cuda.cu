@@ -22,6 +22,11 @@ extern "C" size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks)
            (size_t)(ht_threads(nb_cblks) ? ht_threads(nb_cblks) : 1) * sizeof(J2kiHtScratch);
 }
 
+extern "C" void *j2ki_ht_cuda_stats(void *d_scratch)
+{
+    return (uint8_t *)d_scratch + ht_align(sizeof(double));
+}
+
 extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, const double *d_weight,
                                  uint32_t nb_cblks, int budget, int64_t target32, int refine, uint8_t *d_data,
                                  J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, void *d_scratch,
@@ -39,7 +44,7 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.cblks = d_cblks;
     p.weight = d_weight;
     p.lambda = (double *)s;
-    p.st = (J2kiHtPlaneStat *)(s + ht_align(sizeof(double)));
+    p.st = (J2kiHtPlaneStat *)j2ki_ht_cuda_stats(d_scratch);
     p.scratch = (J2kiHtScratch *)(s + ht_align(sizeof(double)) + ht_align((size_t)nb_cblks * sizeof(J2kiHtPlaneStat)));
     p.data = d_data;
     p.passes = d_passes;

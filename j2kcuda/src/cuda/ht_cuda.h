@@ -18,6 +18,10 @@ extern "C" {
 /** Device scratch bytes of j2ki_ht_cuda for nb_cblks code-blocks. */
 size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks);
 
+/** Where in d_scratch j2ki_ht_cuda leaves every code-block's J2kiHtPlaneStat (hd/ht_plane.h)
+ *  after a budgeted run, for check_cuda's comparison with the reference's. */
+void *j2ki_ht_cuda_stats(void *d_scratch);
+
 /**
  * Codes every code-block of d_cblks as one HT set: reads d_samples (int32, t1_ref.h's
  * convention), writes each block's bytes at d_data + data_off, its passes at d_passes +

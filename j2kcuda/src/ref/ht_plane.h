@@ -10,7 +10,8 @@
 #include "core/threadpool.h"
 #include "hd/ht_plane.h"
 
-/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. */
+/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. It begins with the
+ *  J2kiHtPlaneStat of every code-block, which a run leaves there (check_cuda compares them). */
 size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
 
 /**
