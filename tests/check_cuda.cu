@@ -661,7 +661,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
     size_t data_off, pass_off;
     J2kiCblkDev *h = t1_table(cp, plan, &data_off, &pass_off), *d_cb;
     const int budget = cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes != 0;
-    const int64_t target32 = budget ? j2ki_ht_plane_target32(cp->frame_bytes, j2ki_main_header_size(plan), n) : 0;
+    const int64_t target32 = budget ? j2ki_ht_plane_target32(cp->frame_bytes, j2ki_ht_plane_fixed_bytes(plan), n) : 0;
     uint8_t *d_data;
     J2kiPass *d_passes;
     J2kiCblkRes *d_res;

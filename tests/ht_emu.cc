@@ -203,7 +203,7 @@ static int run(int iter, J2kiPool *pool)
     std::vector<uint8_t> scratch(j2ki_ht_cuda_scratch_size(pl->nb_cblks));
     uint32_t flag = 0;
     CUresult e = j2ki_ht_cuda(samples.data(), hc.data(), weight.data(), pl->nb_cblks, budget,
-                              j2ki_ht_plane_target32(cp.frame_bytes, j2ki_main_header_size(pl), pl->nb_cblks),
+                              j2ki_ht_plane_target32(cp.frame_bytes, j2ki_ht_plane_fixed_bytes(pl), pl->nb_cblks),
                               cp.ht_refine,
                               data.data(), passes.data(), res.data(), &flag, scratch.data(), scratch.size(), 0);
     int fail = 0;

@@ -7,8 +7,7 @@
 #include "cuda/cu_code.h"
 #include "cuda/cu_primary.h"
 #include "cuda/cuda_launch.h"
-#include "hd/ht_plane.h"
-#include "ref/t2_ref.h"
+#include "ref/ht_plane.h"
 
 namespace j2ki_cuda {
 
@@ -449,7 +448,8 @@ static int cuda_init_host(CudaBackend *b)
             return ret;
     if ((cp->cblk_style & J2KI_CBLK_HT) && cp->rc_mode == J2KI_RC_BYTES)
         for (int d = 0; d <= b->nb_try; d++)
-            b->ht_target32[d] = j2ki_ht_plane_target32(cp->frame_bytes, j2ki_main_header_size(d ? b->plan_try[d] : plan),
+            b->ht_target32[d] = j2ki_ht_plane_target32(cp->frame_bytes,
+                                                       j2ki_ht_plane_fixed_bytes(d ? b->plan_try[d] : plan),
                                                        plan->nb_cblks);
     if (b->nb_try && (ret = dmax_host(b, plan)) < 0)
         return ret;

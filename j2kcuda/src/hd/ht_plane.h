@@ -192,11 +192,12 @@ J2KI_HD int j2ki_ht_plane_final(const J2kiHtPlaneStat *st, double weight, double
     return j2ki_imin(j2ki_ht_plane_point(st, weight, lambda, &unused), 31);
 }
 
-/** The bytes the blocks' picks may fill, in 1/32 units: the budget less the main header and
- *  J2KI_HT_PLANE_HDR_BYTES of packet header per code-block (negative: nothing fits). */
-J2KI_HD int64_t j2ki_ht_plane_target32(uint64_t frame_bytes, int64_t main_header, uint32_t nb_cblks)
+/** The bytes the blocks' picks may fill, in 1/32 units: the budget less the bytes no choice
+ *  changes (fixed: ref/ht_plane.h's j2ki_ht_plane_fixed_bytes) and J2KI_HT_PLANE_HDR_BYTES of
+ *  packet header per code-block (negative: nothing fits). */
+J2KI_HD int64_t j2ki_ht_plane_target32(uint64_t frame_bytes, int64_t fixed, uint32_t nb_cblks)
 {
-    return 32 * ((int64_t)frame_bytes - main_header - J2KI_HT_PLANE_HDR_BYTES * (int64_t)nb_cblks);
+    return 32 * ((int64_t)frame_bytes - fixed - J2KI_HT_PLANE_HDR_BYTES * (int64_t)nb_cblks);
 }
 
 /** Whether picks of sum32 bytes (1/32 units) are over target32. */

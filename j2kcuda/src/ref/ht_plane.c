@@ -4,6 +4,7 @@
  * (integer sums: the same whatever the thread count, and the same as the device's).
  */
 #include "ref/ht_plane.h"
+#include "hd/t2_core.h"
 #include "ref/t2_ref.h"
 
 typedef struct PlaneJob {
@@ -40,6 +41,19 @@ static void measure_item(void *opaque, uint32_t i, int worker)
                           j2ki_cblk_tc(job->plan, cb)->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
                           band->frac_bits, band->dist_weight, job->lambda, &job->work[worker], cb->data,
                           cb->data_cap);
+}
+
+int64_t j2ki_ht_plane_fixed_bytes(const J2kiPlan *plan)
+{
+    const J2kiCodingParams *cp = plan->cp;
+    int64_t n = j2ki_main_header_size(plan) + 2 + (int64_t)J2KI_T2_TP_FIXED_BYTES * plan->nb_tile_parts;
+    for (uint32_t t = 0; t < plan->nb_tiles; t++)
+        for (int c = 0; c < cp->img.nb_comps; c++)
+            for (int r = 0; r < plan->tiles[t].comps[c].nb_res; r++) {
+                const J2kiRes *res = &plan->tiles[t].comps[c].res[r];
+                n += (int64_t)res->nb_prec_w * res->nb_prec_h * cp->nb_layers;
+            }
+    return n;
 }
 
 /* The blocks' picks at slope lambda, in 1/32 bytes. */
@@ -86,7 +100,7 @@ void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *
         return;
     }
     j2ki_pool_run(pool, plan->nb_cblks, stat_item, &job);
-    target32 = j2ki_ht_plane_target32(cp->frame_bytes, j2ki_main_header_size(plan), plan->nb_cblks);
+    target32 = j2ki_ht_plane_target32(cp->frame_bytes, j2ki_ht_plane_fixed_bytes(plan), plan->nb_cblks);
     /* the model's slope, then the measured sets around its picks */
     job.lambda = fill_slope(plan, job.st, target32);
     j2ki_pool_run(pool, plan->nb_cblks, measure_item, &job);
