@@ -7,6 +7,7 @@
 #   make check-dwt-emu  the CUDA DWT kernels emulated on the host against the reference
 #   make check-t2-emu   the CUDA tier-2 emulated on the host against the reference writer
 #   make check-rc-emu   the CUDA rate control emulated on the host against rc_ref.c
+#   make check-ht-emu   the CUDA HT block coder emulated on the host against ht_plane.c / ht_ref.c
 #   make bench      side-by-side speed benchmark (see bench/README.md)
 #   make ffmpeg     FFmpeg 7.1 with -c:v jpeg2000_cuda in build/ffmpeg (see tools/ffmpeg-build.sh)
 #   make demo       the main job: a real clip through ffmpeg -c:v jpeg2000_cuda into DCI MXF
@@ -203,16 +204,18 @@ check-dwt-emu: config.mak
 	    -o $(B)/tests/dwt_emu tests/dwt_emu.cc $(B)/tests/dwt_ref_emu.o -lm
 	$(B)/tests/dwt_emu
 
-# the CUDA tier-2 and rate control run on the host against the reference writer and rc_ref.c
-# (tests/t2_emu.cc, tests/rc_emu.cc; no GPU), linked with these host sources (j2kcuda/src/...)
+# the CUDA tier-2, rate control and HT coder run on the host against the reference writer,
+# rc_ref.c and ht_plane.c / ht_ref.c (tests/t2_emu.cc, tests/rc_emu.cc, tests/ht_emu.cc; no
+# GPU), linked with these host sources (j2kcuda/src/...); no contraction on either side, as
+# the library's builds (the HT plane chooser's doubles must round alike)
 EMU_C = core/plan ref/quant_ref ref/dwt_ref ref/mct_ref ref/t2_ref core/markers hd/tgt ref/rc_ref core/threadpool \
-        core/hooks
+        core/hooks ref/ht_plane ref/ht_ref
 emu-objs: config.mak
 	@mkdir -p $(B)/tests/emu_obj
-	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
+	@for f in $(EMU_C); do $(CC) -std=c99 -O1 -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -c j2kcuda/src/$$f.c \
 	    -o $(B)/tests/emu_obj/$$(basename $$f).o || exit 1; done
-check-t2-emu check-rc-emu: check-%-emu: emu-objs
-	$(CXX) -std=c++20 -O1 -pthread -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
+check-t2-emu check-rc-emu check-ht-emu: check-%-emu: emu-objs
+	$(CXX) -std=c++20 -O1 -pthread -ffp-contract=off -Ij2kcuda/include -Ij2kcuda/src -I$(CUDA_HOME)/include \
 	    -o $(B)/tests/$*_emu tests/$*_emu.cc $(patsubst %,$(B)/tests/emu_obj/%.o,$(notdir $(EMU_C))) -lm
 	$(B)/tests/$*_emu
 	@if [ $* = rc ]; then for n in 32 3; do echo "J2KC_RC_PROBES=$$n:"; \

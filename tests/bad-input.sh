@@ -141,13 +141,13 @@ refuse profile-dci2k-poc        ''  -i "$I/ok12.ppm" --profile dci2k --fps 24 --
 refuse profile-imf-sublevel-10  ''  -i "$I/ok12.ppm" --profile imf2k --fps 24 --sublevel 10
 refuse profile-imf2k-levels-0   'decomposition levels' -i "$I/ok12.ppm" --profile imf2k --fps 24 --levels 0
 refuse profile-imf4k_r-levels-0 'decomposition levels' -i "$I/ok12.ppm" --profile imf4k_r --fps 24 --levels 0
-# HTJ2K (ht=1): DCI is Part 1 only, no other code-block style, no CUDA port yet, byte targets only
+# HTJ2K (ht=1): DCI is Part 1 only, no other code-block style, byte targets only
 refuse ht-dci2k                 'DCI'        -i "$I/ok12.ppm" --ht --profile dci2k --fps 24
 refuse ht-imf2k                 'IMF'        -i "$I/ok12.ppm" --ht --profile imf2k --fps 24
 refuse ht-bypass                'bypass'     -i "$I/ok8.ppm" --ht --bypass
 refuse ht-quality               'quality'    -i "$I/ok8.ppm" --ht --quality 40
-refuse ht-backend-cuda          'cuda'       -i "$I/ok8.ppm" --ht --backend cuda
 refuse ht-bytes-50              'header'     -i "$I/ok8.ppm" --ht --bytes 50
+refuse ht-refine-without-ht     'ht_refine'  -i "$I/ok8.ppm" --ht-refine 0
 # IMF App 2E's HT profiles (imf_ht = APP2.HT.IRV, imf_ht_r = APP2.HT.REV, ST 2067-21:2023 Annex I)
 head -c 6144 /dev/zero > "$I/yuv420-64.yuv"
 "$T/gen" -o "$I/wide-8193.pgm" --size 8193x8 --depth 10 --comps 1 --noise 0

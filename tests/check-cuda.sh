@@ -95,7 +95,7 @@ if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sa
     # memory, and the second coding runs the same kernels (device-verify with it in the racecheck
     # list ran past its 600 s call in that phase; memcheck of it passed)
     for tool in memcheck racecheck synccheck initcheck; do
-        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97 cblk-256x16-all cblk-8x512-tall"
+        cases="odd-97-ict offset-tiles-53 style-all-97 packed-rgb48-53 bypass-32-97 cblk-256x16-all cblk-8x512-tall ht-32x32-97"
         [ $tool = memcheck ] && cases="$cases try-again-97"
         echo "compute-sanitizer --tool $tool ($cases)"
         for c in $cases; do

@@ -29,6 +29,10 @@ extern "C" {
 #include "hd/dwt.h"
 #include "hd/quant.h"
 #include "ref/t1_ref.h"
+#include "ref/ht_plane.h"
+#include "ref/ht_ref.h"
+#include "ref/t2_ref.h"
+#include "core/threadpool.h"
 #include "core/backend.h"
 }
 #include <cuda.h>
@@ -50,6 +54,7 @@ extern "C" {
 #include "cuda/scan_cuda.h"
 #include "cuda/sort_cuda.h"
 #include "cuda/t1_cuda.h"
+#include "cuda/ht_cuda.h"
 #include "hd/t1_stop.h"
 #include "test.h"
 
@@ -143,6 +148,30 @@ static const Cfg cfgs[] = {
     { "cblk-4x1024-53",    1,   20, 2100, 0, 0, 16, 0, 0, 0, 0, "lossless=1 cblk=4x1024 levels=1 reset=1" },
     { "cblk-64-16bit-53",  1,  300,  200, 0, 0, 16, 0, 0, 0, 0, "lossless=1 levels=3" },
     { "bypass-64-budget",  3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "bypass=1 levels=4 bytes=60000" },
+    /* the HT block coder (ht=1, cuda/ht_cuda.h): the plane chooser under a budget, lossless
+     * 5/3, 4:2:2 10-bit, 12-bit 4:4:4, code-block shapes, layers, per-component caps, tiles,
+     * 1-bit and 16-bit samples, qstep_try's two codings; check_ht per stage, then end to end */
+    { "ht-97-bytes",       3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "ht=1 levels=4 bytes=60000" },
+    { "ht-53",             3,  301,  203, 3, 5, 10, 0, 0, 0, 0, "ht=1 lossless=1 levels=5" },
+    { "ht-97-full",        3,  160,   90, 0, 0,  8, 0, 0, 0, 0, "ht=1 levels=4" },
+    { "ht-422-10bit-53",   3,  640,  360, 0, 0, 10, 0, 1, 6, 0, "ht=1 lossless=1 levels=5 mct=0" },
+    { "ht-422-10bit-97",   3,  640,  360, 0, 0, 10, 0, 1, 6, 0, "ht=1 levels=5 mct=0 bytes=90000" },
+    { "ht-444-12bit-97",   3,  640,  360, 0, 0, 12, 0, 0, 0, 0, "ht=1 levels=5 bytes=70000" },
+    { "ht-32x32-97",       3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "ht=1 cblk=32x32 levels=4 bytes=40000" },
+    { "ht-128x32-53",      3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "ht=1 lossless=1 cblk=128x32 levels=3" },
+    { "ht-1024x4-97",      1, 2100,   20, 0, 0, 12, 0, 0, 0, 0, "ht=1 cblk=1024x4 levels=1 bytes=20000" },
+    { "ht-4x1024-53",      1,   20, 2100, 0, 0, 16, 0, 0, 0, 0, "ht=1 lossless=1 cblk=4x1024 levels=1" },
+    { "ht-4x4-97",         1,   45,   33, 0, 0,  8, 0, 0, 0, 0, "ht=1 cblk=4x4 levels=3 bytes=900" },
+    { "ht-layers",         3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "ht=1 layers=3 bytes=20000" },
+    { "ht-comp-bytes",     3,  256,  192, 0, 0, 12, 0, 0, 0, 0, "ht=1 tile_parts=C comp_bytes=6000 bytes=15000 levels=4" },
+    { "ht-tiles-97",       3,  301,  203, 3, 5, 12, 0, 0, 4, 0, "ht=1 tiles=64x48+1+2 levels=4 bytes=50000" },
+    { "ht-1bit-53",        1,  130,   66, 0, 0,  1, 0, 0, 0, 0, "ht=1 lossless=1 levels=3" },
+    { "ht-signed16-97",    2,  130,   66, 0, 0, 16, 1, 0, 0, 0, "ht=1 levels=5 mct=0 bytes=12000" },
+    { "ht-16bit-53",       1,  300,  200, 0, 0, 16, 0, 0, 0, 0, "ht=1 lossless=1 levels=3" },
+    { "ht-try-97",         3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "ht=1 levels=5 bytes=5530 qstep_try=1" },
+    { "ht-cleanup-97",     3,  301,  203, 0, 0, 12, 0, 0, 0, 0, "ht=1 ht_refine=0 levels=4 bytes=50000" },
+    { "ht-cleanup-422-53", 3,  640,  360, 0, 0, 10, 0, 1, 6, 0, "ht=1 ht_refine=0 lossless=1 levels=5 mct=0" },
+    { "ht-try-again-97",   3,  256,  192, 0, 0,  8, 0, 0, 0, 0, "ht=1 levels=5 bytes=200 qstep_try=5", 1 },
 };
 
 static int verbose;
@@ -623,6 +652,147 @@ static int t1_compare_limits(const Cfg *cfg, const char *frame, const J2kiPlan *
     return 0;
 }
 
+/* The HT block coder (ht=1): the reference's plane choice and sets (ref/ht_plane.c,
+ * ref/ht_ref.c, one thread) against j2ki_ht_cuda on the same quantised samples, block by
+ * block; then with a 2-byte buffer for the largest block, which must fail alike. */
+static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s)
+{
+    uint32_t n = plan->nb_cblks;
+    size_t data_off, pass_off;
+    J2kiCblkDev *h = t1_table(cp, plan, &data_off, &pass_off), *d_cb;
+    const int budget = cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes != 0;
+    const int64_t target32 = budget ? j2ki_ht_plane_target32(cp->frame_bytes, j2ki_ht_plane_fixed_bytes(plan), n) : 0;
+    uint8_t *d_data;
+    J2kiPass *d_passes;
+    J2kiCblkRes *d_res;
+    uint32_t *d_flag, flag = 0;
+    void *d_scratch;
+    const size_t ss = j2ki_ht_cuda_scratch_size(n);
+    double *d_w = t1_weights_dev(plan);
+    CKD(j2ki_cuda_malloc((void **)&d_cb, (n ? n : 1) * sizeof(*h)));
+    CK(cudaMemcpy(d_cb, h, n * sizeof(*h), cudaMemcpyHostToDevice));
+    CKD(j2ki_cuda_malloc((void **)&d_data, data_off + 1));
+    CKD(j2ki_cuda_malloc((void **)&d_passes, (pass_off + 1) * sizeof(J2kiPass)));
+    CKD(j2ki_cuda_malloc((void **)&d_res, (n + 1) * sizeof(J2kiCblkRes)));
+    CKD(j2ki_cuda_malloc((void **)&d_flag, 4));
+    CKD(j2ki_cuda_malloc((void **)&d_scratch, ss));
+
+    /* the reference */
+    J2kiPool *pool = j2ki_pool_new(1);
+    void *work = malloc(j2ki_ht_planes_scratch_size(plan, 1));
+    uint8_t *p = (uint8_t *)calloc(n ? n : 1, 1);
+    int *rret = (int *)calloc(n ? n : 1, sizeof(int));
+    uint32_t *hlim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t));
+    J2kiHt *ht = j2ki_ht_alloc();
+    uint32_t planes_above0 = 0;
+    j2ki_ht_planes_ref(plan, s, pool, work, p);
+    for (uint32_t i = 0; i < n; i++) {
+        J2kiCblk *cb = &plan->cblks[i];
+        const J2kiBand *band = &plan->bands[cb->band_idx];
+        rret[i] = j2ki_ht_encode_cblk_ref(ht, s + h[i].buf, h[i].stride, h[i].w, h[i].h, band->nb_mag_bits,
+                                          band->frac_bits, p[i], cp->ht_refine, cb);
+        planes_above0 += p[i] > 0 && cb->nb_passes > 0;
+    }
+    j2ki_ht_free(&ht);
+    j2ki_pool_free(&pool);
+
+    CK(cudaMemset(d_flag, 0, 4));
+    CK(cudaMemset(d_data, 0xA5, data_off + 1));
+    CK(cudaMemcpy(d_s, s, plan->nb_samples * 4, cudaMemcpyHostToDevice));
+    cudaEvent_t e0, e1;
+    float ms = 0;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventRecord(e0, 0));
+    CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, cp->ht_refine, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+    CK(cudaEventRecord(e1, 0));
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    uint8_t *g_data = (uint8_t *)malloc(data_off + 1);
+    J2kiPass *g_passes = (J2kiPass *)malloc((pass_off + 1) * sizeof(J2kiPass));
+    J2kiCblkRes *g_res = (J2kiCblkRes *)malloc((n + 1) * sizeof(J2kiCblkRes));
+    CK(cudaMemcpy(g_data, d_data, data_off + 1, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g_passes, d_passes, (pass_off + 1) * sizeof(J2kiPass), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g_res, d_res, (n + 1) * sizeof(J2kiCblkRes), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&flag, d_flag, 4, cudaMemcpyDeviceToHost));
+    size_t total_bytes = 0, total_passes = 0;
+    /* with a budget, the chooser's per-block state first: where the bytes differ, this says which
+     * step (statistics, measured sets) did */
+    int bad = 0;
+    if (budget && n) {
+        std::vector<J2kiHtPlaneStat> gst(n);
+        const J2kiHtPlaneStat *rst = (const J2kiHtPlaneStat *)work;
+        CK(cudaMemcpy(gst.data(), j2ki_ht_cuda_stats(d_scratch), n * sizeof(J2kiHtPlaneStat), cudaMemcpyDeviceToHost));
+        for (uint32_t i = 0; i < n && !bad; i++) {
+            const J2kiHtPlaneStat *a = &gst[i], *r = &rst[i];
+            const char *what = NULL;
+            if (a->top != r->top || a->lo != r->lo || a->hi != r->hi || a->refine != r->refine)
+                what = "top / measured planes";
+            for (int b = 0; !what && b < r->top; b++)
+                if (a->q4[b] != r->q4[b] || memcmp(&a->dist[b], &r->dist[b], sizeof(double)))
+                    what = b >= r->lo && b <= r->hi ? "measured cleanup bytes" : "model statistics";
+            for (int b = r->lo; !what && b <= r->hi; b++)
+                if (memcmp(a->rate[b - r->lo], r->rate[b - r->lo], sizeof(a->rate[0])) ||
+                    memcmp(a->sdist[b - r->lo], r->sdist[b - r->lo], sizeof(a->sdist[0])))
+                    what = "measured sets";
+            if (what) {
+                printf("FAIL %s tier-1 (ht): code-block %u's plane chooser differs in its %s (top %d/%d, "
+                       "measured %d..%d / %d..%d)\n", cfg->name, i, what, a->top, r->top, a->lo, a->hi, r->lo, r->hi);
+                bad = 1;
+            }
+        }
+    }
+    if (!bad)
+        bad = t1_compare(cfg, " (ht)", plan, h, rret, hlim, g_data, g_passes, g_res, &total_bytes, &total_passes);
+    if (!bad && flag) {
+        bad = 1;
+        printf("FAIL %s tier-1 (ht): error flag set\n", cfg->name);
+    }
+    /* capacity overflow: the largest block with a 2-byte buffer fails (BUFSIZE, flag), and
+     * nothing past its capacity is written */
+    if (!bad && n) {
+        uint32_t big = 0;
+        for (uint32_t i = 1; i < n; i++)
+            if (g_res[i].len > g_res[big].len)
+                big = i;
+        if (g_res[big].len > 2) {
+            J2kiCblkDev d = h[big];
+            uint8_t tail[62];
+            uint32_t f2 = 0;
+            J2kiCblkRes r2;
+            d.data_cap = 2;
+            CK(cudaMemcpy(d_cb + big, &d, sizeof(d), cudaMemcpyHostToDevice));
+            CK(cudaMemset(d_flag, 0, 4));
+            CK(cudaMemset(d_data + d.data_off, 0xA5, 64));
+            CKD(j2ki_ht_cuda(d_s, d_cb, d_w, n, budget, target32, cp->ht_refine, d_data, d_passes, d_res, d_flag, d_scratch, ss, 0));
+            CK(cudaMemcpy(&f2, d_flag, 4, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(&r2, d_res + big, sizeof(r2), cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(tail, d_data + d.data_off + 2, sizeof(tail), cudaMemcpyDeviceToHost));
+            int clean = 1;
+            for (size_t k = 0; k < sizeof(tail); k++)
+                clean &= tail[k] == 0xA5;
+            if (!f2 || r2.err != J2KC_ERR_BUFSIZE || !clean) {
+                bad = 1;
+                printf("FAIL %s tier-1 (ht) overflow: flag %u err %d, bytes past the capacity %s\n", cfg->name, f2,
+                       r2.err, clean ? "untouched" : "written");
+            }
+        }
+    }
+    test_checks++;
+    if (bad)
+        test_failures++;
+    else
+        printf("ok   %s tier-1 (ht%s%s): %u code-blocks (%u at planes above 0), %zu passes, %zu bytes identical "
+               "(%.2f ms on the device, first run)\n", cfg->name, budget ? ", planes chosen under the budget" : "",
+               cp->ht_refine ? "" : ", cleanup only", n, planes_above0, total_passes, total_bytes, ms);
+    free(p); free(rret); free(hlim); free(work);
+    free(g_data); free(g_passes); free(g_res); free(h);
+    cudaFree(d_w);
+    cudaFree(d_cb); cudaFree(d_data); cudaFree(d_passes); cudaFree(d_res); cudaFree(d_flag); cudaFree(d_scratch);
+}
+
 static void check_t1(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan, const int32_t *s, uint32_t *d_s,
                      int variant, float *ms, int stop_pct)
 {
@@ -1037,17 +1207,23 @@ static void check_cfg(const Cfg *cfg, int nb_frames, const int *t1_variants)
     if (ok_load && ok_dwt && ok_q)
         printf("ok   %s load+mct, dwt%s: %zu samples identical\n", cfg->name, cp.reversible ? "" : ", quant",
                plan->nb_samples);
-    if (t1_variants) {
+    if (cp.cblk_style & J2KI_CBLK_HT) {
+        /* the HT coder has one kernel set and no early stop */
+        if (!t1_variants)
+            check_ht(cfg, &cp, plan, s_q, d_s);
+    } else if (t1_variants) {
         for (const int *v = t1_variants; *v != -2; v++) {
             float ms = 0;
             check_t1(cfg, &cp, plan, s_q, d_s, *v, &ms, 0);
             printf("bench %s tier-1 kernel variant %d: %.2f ms (best of 3)\n", cfg->name, *v, ms);
         }
-        goto done;
+    } else {
+        check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 0);
+        /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
+        check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 10);
     }
-    check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 0);
-    /* the early stop, at a budget of a tenth of the bytes (blocks stop at every step) */
-    check_t1(cfg, &cp, plan, s_q, d_s, g_hooks.t1_variant, NULL, 10);
+    if (t1_variants)
+        goto done;
 
     /* ---- end to end through the public API ---- */
     {

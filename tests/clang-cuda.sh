@@ -8,6 +8,7 @@
 #   clang-cuda/no-sdk        the headers clang read: none of NVIDIA's SDK but CCCL's (clang -H)
 #   clang-cuda/fp-contract   no fused multiply-add in the DWT (-ffp-contract=off, as nvcc's
 #                            --fmad=false: the 9/7 DWT is bit-exact with the reference)
+#   clang-cuda/fp-contract-ht  nor in the HT coder's doubles (its plane choice is ref's)
 #   clang-cuda/embed         tools/embed-fatbin.sh: each PTX image is NUL-terminated text of its
 #                            file's length, as cuLibraryLoadData reads it
 #   clang-cuda/ldexp         compat/cuda's ldexp (device code) against the C library's
@@ -106,6 +107,15 @@ if [ ! -s "$dwt" ]; then t_fail clang-cuda/fp-contract "no dwt_kern.ptx to check
 elif [ "$nf" -ne 0 ]; then t_fail clang-cuda/fp-contract "$nf fma instructions in dwt_kern.ptx"
 elif [ "$nm" -eq 0 ]; then t_fail clang-cuda/fp-contract "no f32 multiply in dwt_kern.ptx (the 9/7 lifting?)"
 else t_ok clang-cuda/fp-contract "dwt_kern.ptx: $nm f32 multiplies, no fma"; fi
+# the HT plane chooser's distortions and slopes (doubles) must not be contracted either: its
+# choices equal the reference's only with the same roundings (hd/ht_plane.h)
+ht=$W/obj/j2kcuda/src/cuda/ht_kern.ptx
+nf=$(grep -c 'fma\.' "$ht" 2>/dev/null)
+nm=$(grep -c 'mul\.\(rn\.\)\?f64' "$ht" 2>/dev/null)
+if [ ! -s "$ht" ]; then t_fail clang-cuda/fp-contract-ht "no ht_kern.ptx to check"
+elif [ "$nf" -ne 0 ]; then t_fail clang-cuda/fp-contract-ht "$nf fma instructions in ht_kern.ptx"
+elif [ "$nm" -eq 0 ]; then t_fail clang-cuda/fp-contract-ht "no f64 multiply in ht_kern.ptx (the distortions?)"
+else t_ok clang-cuda/fp-contract-ht "ht_kern.ptx: $nm f64 multiplies, no fma"; fi
 
 # the images as the library embeds them: each one's C string is exactly its file
 # shellcheck disable=SC2086

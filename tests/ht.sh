@@ -58,7 +58,7 @@ for i in $(seq 1 "$N"); do
     if [ $(( RANDOM % 3 )) = 0 ]; then pick prec 64x64 32x32 128x128; args+=(--prec "$prec"); fi
     if [ $(( RANDOM % 3 )) = 0 ]; then pick order lrcp rlcp rpcl pcrl cprl; args+=(--order "$order"); fi
     samples=$(( w * h * comps ))
-    budget=
+    budget= co=
     case $mode in
         lossless) args+=(--lossless) ;;
         full) ;;
@@ -67,9 +67,12 @@ for i in $(seq 1 "$N"); do
             budget=$(( samples * (1 + RANDOM % 4) / 8 + 400 ))
             args+=(--bytes $budget)
             [ $mode = bytes53 ] && args+=(--set transform=53)
-            [ $(( RANDOM % 2 )) = 0 ] && args+=(--layers $(( 1 + RANDOM % 4 ))) ;;
+            [ $(( RANDOM % 2 )) = 0 ] && args+=(--layers $(( 1 + RANDOM % 4 )))
+            # cleanup passes only (ht_refine=0; without a budget every set is at plane 0 and
+            # has no refinement anyway)
+            [ $(( RANDOM % 3 )) = 0 ] && args+=(--ht-refine 0) && co=" cleanup-only" ;;
     esac
-    name="ht/$i ${w}x$h c$comps d$depth L$lv cb$cb $mode${budget:+ $budget B}"
+    name="ht/$i ${w}x$h c$comps d$depth L$lv cb$cb $mode$co${budget:+ $budget B}"
     d=$W/$i
     mkdir -p "$d"
     "$T/gen" -o "$d/src_0.pgx" --size ${w}x$h --depth $depth --comps $comps --seed $(( SEED + i )) ||
@@ -103,7 +106,14 @@ for i in $(seq 1 "$N"); do
                 if [ -n "$budget" ]; then
                     p1=
                     a1=()
-                    for a in "${args[@]}"; do [ "$a" = ht=1 ] && a=ht=0; a1+=("$a"); done
+                    # the same with Part 1's coder (which takes no ht_refine)
+                    skip=0
+                    for a in "${args[@]}"; do
+                        [ $skip = 1 ] && { skip=0; continue; }
+                        [ "$a" = --ht-refine ] && { skip=1; continue; }
+                        [ "$a" = ht=1 ] && a=ht=0
+                        a1+=("$a")
+                    done
                     if "$J2KC" -i "$d/src_0.pgx" -o "$d/p1.j2k" "${a1[@]}" > /dev/null 2>&1 &&
                        opj_decompress -i "$d/p1.j2k" -o "$d/p1.pgx" > /dev/null 2>&1; then
                         p1=$(psnr_min "$("$T/cmp" "$d/src_0.pgx" "$d/p1_0.pgx" 2>&1)")
@@ -206,6 +216,96 @@ else
     echo "skip ht/near-full: opj_decompress missing (libopenjp2-tools)"
 fi
 
+# Cleanup passes only (ht_refine=0, for decoders that read no refinement pass: nvJPEG2000's):
+# a frame of one code-block (one component, 0 levels, 64x64) at budgets from 20 to 80 % of its
+# full-rate size, coded with and without the refinement passes; the packet header (B.10), read
+# by the Python below, gives the block's zero bit-planes and pass count: without refinement
+# always 1 pass, some of them above plane 0 (fewer zero bit-planes than at full rate: with HT
+# the field is M_b - 1 - p for a cleanup at plane p, ref/ht_ref.h); with
+# refinement 3 passes somewhere (rate control may keep a cleanup alone). Every cleanup-only
+# stream within its budget, passing j2kc-check and decoding with every decoder present.
+zp_of() {   # zp_of FILE: "ZERO_PLANES PASSES" of the first packet's first code-block
+    python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+i = 2                                   # after SOC: marker segments up to SOD
+while (d[i] << 8 | d[i + 1]) != 0xFF93:
+    i += 2 + (d[i + 2] << 8 | d[i + 3])
+pos, cur, left, prev = i + 2, 0, 0, 0
+def bit():                              # B.10.1: MSB first, 7 bits after an 0xFF
+    global pos, cur, left, prev
+    if left == 0:
+        left = 7 if prev == 0xFF else 8
+        cur = prev = d[pos]
+        pos += 1
+    left -= 1
+    return (cur >> left) & 1
+def bits(n):
+    v = 0
+    for _ in range(n):
+        v = v << 1 | bit()
+    return v
+assert bit() == 1, "empty packet"
+assert bit() == 1, "code-block not included"   # inclusion tag tree of one node, layer 0
+z = 0
+while bit() == 0:                       # zero bit-planes: a tag tree of one node
+    z += 1
+if bit() == 0:
+    n = 1
+elif bit() == 0:
+    n = 2
+else:                                   # Table B.4: 11xx (3-5), 1111 xxxxx (6-36), 1111 11111 x7
+    v = bits(2)
+    if v < 3:
+        n = 3 + v
+    else:
+        v = bits(5)
+        n = 6 + v if v < 31 else 37 + bits(7)
+print(z, n)
+PY
+}
+if t_have python3; then
+    "$T/gen" -o "$W/co.pgm" --size 64x64 --depth 12 --comps 1 --seed "$SEED"
+    co_args=(--levels 0 --cblk 64x64 --ht -q)
+    if "$J2KC" -i "$W/co.pgm" -o "$W/cof.j2k" "${co_args[@]}" && zf=$(zp_of "$W/cof.j2k"); then
+        full=$(stat -c %s "$W/cof.j2k") zf=${zf% *}
+        res="full rate $full B, $zf zero planes;" bad= above=0 three=0
+        for pct in 20 35 50 65 80; do
+            b=$(( full * pct / 100 ))
+            if ! "$J2KC" -i "$W/co.pgm" -o "$W/co3.j2k" "${co_args[@]}" --bytes $b ||
+               ! "$J2KC" -i "$W/co.pgm" -o "$W/co1.j2k" "${co_args[@]}" --bytes $b --ht-refine 0; then
+                bad="$bad; $pct %: encode failed"; continue
+            fi
+            zp3=$(zp_of "$W/co3.j2k" 2>&1) zp1=$(zp_of "$W/co1.j2k" 2>&1)
+            res="$res $pct %: ($zp3) / ($zp1)"
+            [ "${zp3#* }" = 3 ] && three=$(( three + 1 ))
+            [ "${zp1#* }" = 1 ] || bad="$bad; $pct %: ht_refine=0 gave (zero planes, passes) ($zp1)"
+            [ "${zp1% *}" -lt "$zf" ] 2> /dev/null && above=$(( above + 1 ))
+            [ "$(stat -c %s "$W/co1.j2k")" -le $b ] || bad="$bad; $pct %: over the budget"
+            "$CHECK" -q "$W/co1.j2k" > /dev/null 2>&1 || bad="$bad; $pct %: j2kc-check: $("$CHECK" "$W/co1.j2k" 2>&1 | head -1)"
+            if [ $HAVE_OPJ = 1 ] && ! { opj_decompress -i "$W/co1.j2k" -o "$W/co1o.pgm" > /dev/null 2>&1 &&
+                                       "$T/cmp" "$W/co.pgm" "$W/co1o.pgm" --psnr $FLOOR > /dev/null 2>&1; }; then
+                bad="$bad; $pct %: opj decode failed or below $FLOOR dB"
+            fi
+            if [ $HAVE_OJPH = 1 ] && ! { ojph_expand -i "$W/co1.j2k" -o "$W/co1j.pgm" > /dev/null 2>&1 &&
+                                        "$T/cmp" "$W/co.pgm" "$W/co1j.pgm" --psnr $FLOOR > /dev/null 2>&1; }; then
+                bad="$bad; $pct %: ojph decode failed or below $FLOOR dB"
+            fi
+            if [ -n "$FF" ] && ! { "$FF" -nostdin -v error -y -i "$W/co1.j2k" -f rawvideo -pix_fmt gray16le "$W/co1f.raw" > /dev/null 2>&1 &&
+                                   "$T/cmp" "$W/co.pgm" "$W/co1f.raw" --raw-dec 64x64:gray16le --psnr $FLOOR > /dev/null 2>&1; }; then
+                bad="$bad; $pct %: ffmpeg decode failed or below $FLOOR dB"
+            fi
+        done
+        [ $three -gt 0 ] || bad="$bad; no budget gave 3 passes with refinement"
+        [ $above -gt 0 ] || bad="$bad; no cleanup-only set above plane 0"
+        if [ -n "$bad" ]; then t_fail "ht/cleanup-only" "${bad#; } ($res)"; else t_ok "ht/cleanup-only" "$res (zero planes, passes) with / without refinement"; fi
+    else
+        t_fail "ht/cleanup-only" "full-rate encode failed or its packet header unreadable"
+    fi
+else
+    echo "skip ht/cleanup-only: python3 missing (reads the packet header)"
+fi
+
 # j2kc-check's Part-15 rules (T.814 A.2, A.3): each mutation of a valid HT stream must be
 # reported under its rule. CAP: bytes 8-9 are Ccap15 (after Pcap); SIZ bytes 4-5 are Rsiz.
 "$T/gen" -o "$W/k.ppm" --size 40x24 --depth 12 --comps 3 --seed 2
@@ -231,7 +331,7 @@ fi
 
 # refusals: DCI with HT, HT with another code-block style, backend=cuda
 "$T/gen" -o "$W/r.ppm" --size 64x48 --depth 12 --comps 3 --seed 1
-for bad in "--profile dci2k --fps 24" "--bypass" "--backend cuda" "--quality 40"; do
+for bad in "--profile dci2k --fps 24" "--bypass" "--quality 40"; do
     rm -f "$W/r.j2k"
     # shellcheck disable=SC2086
     "$J2KC" -i "$W/r.ppm" -o "$W/r.j2k" --set ht=1 $bad -q > "$W/r.log" 2>&1

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs every GPU-less test: the unit test binaries of BUILD_DIR/tests, the CUDA tier-1 and DWT
-# kernels, tier-2 and rate control emulated on the host (make check-t1p-emu, check-dwt-emu,
-# check-t2-emu, check-rc-emu, when configured with CUDA), then checker.sh, threads.sh,
+# kernels, tier-2, rate control and the HT coder emulated on the host (make check-t1p-emu,
+# check-dwt-emu, check-t2-emu, check-rc-emu, check-ht-emu, when configured with CUDA), then
+# checker.sh, threads.sh,
 # conformance.sh, bad-input.sh, cuda-driver.sh, ht.sh, ht-profiles.sh, quality.sh (when present), scaling.sh,
 # tests/ffmpeg/*.sh, layering.sh and clang-cuda.sh. One line per test (ok / FAIL / skip),
 # then "N passed, N failed, N skipped". Exit status 1 when anything failed.
@@ -52,7 +53,7 @@ run_units "$BUILD" ""
 # writer) and rate control (against rc_ref.c) the same way: their source is tested wherever the
 # CUDA headers are, GPU or not.
 if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
-    for e in t1p dwt t2 rc; do
+    for e in t1p dwt t2 rc ht; do
         if make -s B="$BUILD" check-$e-emu > "$LOG/$e-emu.log" 2>&1; then
             echo "ok $e-emu: $(tail -n 1 "$LOG/$e-emu.log" | sed "s/^ok ${e}_emu: //")"; pass=$((pass + 1))
         else
@@ -62,7 +63,7 @@ if [ "$(sed -n 's/^HAVE_CUDA=//p' config.mak 2>/dev/null)" = 1 ]; then
     done
 else
     echo "skip t1p-emu: configured without CUDA (no CUDA headers for the kernel source)"; skipped=$((skipped + 1))
-    for e in dwt t2 rc; do
+    for e in dwt t2 rc ht; do
         echo "skip $e-emu: configured without CUDA"; skipped=$((skipped + 1))
     done
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The reference backend's threads through the CLI (--threads N): for every profile (on small
-# generated frames: DCI warns about the container size but encodes), lossy and lossless, the
+# generated frames: DCI warns about the container size but encodes), lossy and lossless, HTJ2K, the
 # codestream must be byte-identical with 1, 2, 3 and 7 threads and with the default (one per
 # CPU it may run on); bad --threads values are refused with a message that names the option, exit
 # status 1..127 and no output file. tests/unit/test_threads.c covers the library side (pool,
@@ -60,6 +60,11 @@ same imf4k_r-422        "${YUV[@]}" --profile imf4k_r --fps 24
 same broadcast          "${YUV[@]}" --profile broadcast --fps 25 --bytes 9000
 same broadcast_multi    "${RGB[@]}" --profile broadcast_multi --fps 25 --bytes 20000
 same broadcast_multi_r  "${RGB[@]}" --profile broadcast_multi_r --fps 25
+# the HT block coder: its plane chooser's sums are integers and its slope search exact, so the
+# bytes do not depend on the split (hd/ht_plane.h), with and without refinement passes
+same ht-bytes           "${RGB[@]}" --ht --bytes 15000
+same ht-cleanup-only    "${YUV[@]}" --ht --ht-refine 0 --bytes 6000
+same ht-lossless-422    "${YUV[@]}" --ht --lossless
 
 # bad values: refused before anything is written
 for v in -1 257 100000 two 1.5 ""; do

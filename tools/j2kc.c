@@ -74,7 +74,7 @@ static void usage(FILE *f)
         "coding:  --levels N --cblk WxH --prec WxH[,WxH..] --order lrcp|rlcp|rpcl|pcrl|cprl --poc SPEC\n"
         "         --tiles WxH[+X+Y] --tile-parts R|C --bypass[=N] --reset --termall --vcausal --pterm\n"
         "         --segmark --guard N --sop --eph --tlm --plt --jp2 --comment TEXT --set KEY=VALUE\n"
-        "         --ht (HTJ2K block coder, ISO/IEC 15444-15; reference backend)\n"
+        "         --ht (HTJ2K block coder, ISO/IEC 15444-15) --ht-refine 0|1 (0: cleanup passes only)\n"
         "run:     --backend ref|cuda|auto --gpu N|all|N,M,.. (frames spread over several GPUs)\n"
         "         --threads N (CPU threads of the ref backend,\n"
         "         0 = one per available CPU [0]) --bench N -q -v --help-params\n");
@@ -90,7 +90,7 @@ static const struct { const char *opt, *key; } value_opts[] = {
     { "--guard", "guard_bits" },  { "--mainlevel", "mainlevel" }, { "--sublevel", "sublevel" },
     { "--backend", "backend" },   { "--gpu", "gpu" },           { "--comment", "comment" },
     { "--transform", "transform" }, { "--mct", "mct" },         { "--async", "async_depth" },
-    { "--threads", "threads" },
+    { "--threads", "threads" },   { "--ht-refine", "ht_refine" },
 };
 
 /* Flags that set a library key to "1". */

@@ -122,6 +122,9 @@ void j2kc_params_free(J2kcParams **p);
  *               (default), 1..256
  *   ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K); with no profile or imf_ht*
  *               (which imply it); DCI, Part 1 IMF and broadcast profiles refuse it
+ *   ht_refine   0|1 with ht=1: SigProp and MagRef after each cleanup (1, default), or the
+ *               cleanup pass alone (0: one pass per code-block, for decoders that read no
+ *               refinement pass, such as nvJPEG2000's; lower PSNR at equal bytes)
  *   t1_stop qstep_rate   0|1 ; qstep_try 0..5   speed under a byte budget: tier-1 stops early
  *               (off by default), the 9/7 steps skip the bit-planes the budget cannot reach and
  *               a first coding tries coarser steps (both on); the help text says when each applies

@@ -110,7 +110,7 @@ static int build_tables(void)
     for (int t = 0; t < 2; t++)
         for (int c = 0; c < 8; c++)
             for (int rho = 0; rho < 16; rho++) {
-                uint16_t e = t ? j2ki_ht_vlc1_u0[(c << 4) | rho] : j2ki_ht_vlc0_u0[(c << 4) | rho];
+                uint16_t e = t ? J2KI_HT_VLC(j2ki_ht_vlc1_u0)[(c << 4) | rho] : J2KI_HT_VLC(j2ki_ht_vlc0_u0)[(c << 4) | rho];
                 if (e && add_cw(t, c, e, rho, 0, 0) < 0)
                     return -1;
                 if (!e && !(c == 0 && rho == 0))
@@ -118,7 +118,7 @@ static int build_tables(void)
                 for (int ts = 1; ts < 16; ts++) {
                     if (ts & ~rho)
                         continue;
-                    e = t ? j2ki_ht_vlc1_u1[(c << 8) | (rho << 4) | ts] : j2ki_ht_vlc0_u1[(c << 8) | (rho << 4) | ts];
+                    e = t ? J2KI_HT_VLC(j2ki_ht_vlc1_u1)[(c << 8) | (rho << 4) | ts] : J2KI_HT_VLC(j2ki_ht_vlc0_u1)[(c << 8) | (rho << 4) | ts];
                     if (!e)
                         return -3;
                     if (J2KI_HT_VLC_EK(e) & ~rho)
@@ -368,7 +368,8 @@ static int ht_decode(const uint8_t *seg, uint32_t lcup, uint32_t lref, int passe
 /* ---- the test ---- */
 
 static J2kiHtScratch scratch;
-static uint8_t buf[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP];
+static uint8_t buf[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP], buf2[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP];
+static long sp_coded, sp_skipped;     /* SigProp's samples with bit p-1 set: coded / not */
 static int32_t coefs[J2KI_HT_MAX_AREA], dec[J2KI_HT_MAX_AREA];
 
 /* the expected decoded value: bits >= p after the cleanup; bit p-1 after the refinements
@@ -437,16 +438,56 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
         ret = ht_decode(buf, lcup, lsp + lmr, 3, w, h, p, dec);
         CHECK(ret == 0, "decode all %dx%d p=%d: %d", w, h, p, ret);
         if (!ret) {
-            int bad = 0;
+            int bad = 0, why = 0;
             for (int i = 0; i < w * h && !bad; i++) {
                 int32_t q = coefs[i] < 0 ? -(int32_t)(((uint32_t)-coefs[i]) >> frac)
                                          : (int32_t)((uint32_t)coefs[i] >> frac);
                 int32_t full = expect_val(q, p - 1), hi = expect_val(q, p);
-                /* a sample SigProp skipped (no significant neighbour) keeps its cleanup value */
-                if (dec[i] != full && !(hi == 0 && dec[i] == 0))
+                if (dec[i] == full) {
+                    sp_coded += hi == 0 && full != 0;
+                    continue;
+                }
+                /* a sample SigProp skipped keeps its cleanup value (0); T.814 7.4 codes every
+                 * sample insignificant in the cleanup with one of its 8 neighbours significant
+                 * there, whatever else it adds, so such a sample must not be skipped */
+                if (hi != 0 || dec[i] != 0) {
                     bad = i + 1;
+                    why = 1;
+                    break;
+                }
+                sp_skipped++;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int x = i % w + dx, y = i / w + dy;
+                        if ((dx || dy) && x >= 0 && x < w && y >= 0 && y < h &&
+                            (uint32_t)(coefs[y * w + x] < 0 ? -coefs[y * w + x] : coefs[y * w + x]) >> frac >> p)
+                            bad = i + 1, why = 2;
+                    }
             }
-            CHECK(!bad, "all passes %dx%d p=%d: sample %d differs", w, h, p, bad - 1);
+            CHECK(!bad, "all passes %dx%d p=%d: sample %d %s", w, h, p, bad - 1,
+                  why == 2 ? "skipped by SigProp with a neighbour significant in the cleanup" : "differs");
+        }
+    }
+    /* the set as both backends code it (j2ki_ht_encode_set), with and without the refinement
+     * passes (ht_refine): the same cleanup segment, one pass without */
+    {
+        J2kiPass pr[3], pc[3];
+        int npr, npc, nbr, nbc;
+        uint32_t lenr, lenc;
+        int r1 = j2ki_ht_encode_set(coefs, w, w, h, 31, frac, p, 1, &scratch, buf, sizeof(buf), pr, 3, &npr, &nbr, &lenr);
+        int r2 = j2ki_ht_encode_set(coefs, w, w, h, 31, frac, p, 0, &scratch, buf2, sizeof(buf2), pc, 3, &npc, &nbc, &lenc);
+        CHECK(r1 == 0 && r2 == 0, "encode_set %dx%d p=%d: %d %d", w, h, p, r1, r2);
+        if (!r1 && !r2) {
+            CHECK(npr == (p ? 3 : 1) && npc == 1 && nbr == p + 1 && nbc == p + 1,
+                  "encode_set %dx%d p=%d: %d / %d passes, numbps %d / %d", w, h, p, npr, npc, nbr, nbc);
+            CHECK(pc[0].rate == lcup && pr[0].rate == lcup && lenc == lcup && pc[0].term &&
+                  !memcmp(buf2, buf, lcup) && !memcmp(&pc[0].dist, &pr[0].dist, sizeof(double)),
+                  "encode_set %dx%d p=%d: the cleanup-only set is not the cleanup (%u / %u bytes)", w, h, p,
+                  pc[0].rate, lcup);
+            CHECK(npr == 1 || (pr[1].rate == lcup + lsp && pr[2].rate == lcup + lsp + lmr && !pr[1].term &&
+                               pr[2].term && lenr == pr[2].rate),
+                  "encode_set %dx%d p=%d: refinement passes %u %u", w, h, p, npr > 1 ? pr[1].rate : 0,
+                  npr > 1 ? pr[2].rate : 0);
         }
     }
 }
@@ -467,5 +508,8 @@ int main(void)
         int frac = (int)(test_rand() % 3) == 0 ? 6 : 0;
         one_block(s[0], s[1], maxbits, density, frac);
     }
+    /* the SigProp check above saw both kinds of samples */
+    CHECK(sp_coded > 0 && sp_skipped > 0, "SigProp: %ld samples coded, %ld skipped with bit p-1 set", sp_coded,
+          sp_skipped);
     return test_done("ht");
 }

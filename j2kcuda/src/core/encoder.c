@@ -198,16 +198,6 @@ int j2kc_encoder_create(J2kcEncoder **out, const J2kcImageDesc *img, const J2kcP
     if (enc->cp.backend != J2KI_BACKEND_REF)
         j2ki_cuda_connections(&enc->log, enc->cp.async_depth, enc->cp.cu_ctx != NULL);
 #endif
-    if ((enc->cp.cblk_style & J2KI_CBLK_HT) && enc->cp.backend == J2KI_BACKEND_CUDA) {
-        j2ki_log(&enc->log, J2KC_LOG_ERROR, "backend=cuda: the HT block coder (ht=1) has no CUDA port yet; "
-                 "use backend=ref or auto");
-        ret = J2KC_ERR_UNSUPPORTED;
-        goto fail;
-    }
-    if ((enc->cp.cblk_style & J2KI_CBLK_HT) && enc->cp.backend == J2KI_BACKEND_AUTO) {
-        j2ki_log(&enc->log, J2KC_LOG_INFO, "ht=1: the HT block coder runs on the reference (CPU) backend only");
-        enc->cp.backend = J2KI_BACKEND_REF;
-    }
     switch (enc->cp.backend) {
     case J2KI_BACKEND_REF:
         enc->ops = &j2ki_backend_ref;

@@ -86,6 +86,8 @@ typedef struct J2kiCodingParams {
     int nb_levels;
     int log2_cblk_w, log2_cblk_h;     /* 2..10 */
     int cblk_style;                   /* J2KI_CBLK_* bits */
+    int ht_refine;                    /* with J2KI_CBLK_HT: 1, SigProp and MagRef after the
+                                         cleanup; 0, the cleanup pass alone (hd/ht_core.h) */
     int bypass_start;                 /* significant bit-planes coded fully before raw (4 = Part 1) */
     int reversible;                   /* 1: 5/3 (no quantisation); 0: 9/7 */
     uint8_t prec_log2_w[J2KI_MAX_RES];/* PPx per resolution (15 = no precinct partition) */

@@ -63,8 +63,12 @@ static const char help_text[] =
     "  threads     0..256 CPU threads of the reference backend (0 = one per CPU the process\n"
     "              may run on); the bytes are the same for every count [0]\n"
     "  ht          0|1: the HT block coder (ISO/IEC 15444-15, HTJ2K: code-block style 0x40,\n"
-    "              CAP marker, Rsiz bit 14) instead of Part 1's MQ coder; reference backend\n"
-    "              only for now; with a profile, imf_ht or imf_ht_r only [0; 1 with those]\n"
+    "              CAP marker, Rsiz bit 14) instead of Part 1's MQ coder; with a profile,\n"
+    "              imf_ht or imf_ht_r only [0; 1 with those]\n"
+    "  ht_refine   0|1: with ht=1, each code-block's HT set has its SigProp and MagRef\n"
+    "              passes after the cleanup (1), or the cleanup pass alone (0: one pass and\n"
+    "              one segment per code-block, what nvJPEG2000's decoder reads; lower PSNR\n"
+    "              at equal bytes) [1]\n"
     "  t1_stop     0|1: with a byte budget under 1 bit per sample, tier-1 stops coding a\n"
     "              code-block once rate control cannot keep its remaining passes (nearly\n"
     "              always the bytes of 0; faster with qstep_rate=0; with qstep_rate's steps\n"
@@ -104,6 +108,7 @@ static void set_defaults(J2kiCodingParams *cp)
      * control drops, so the early stop (t1_stop.h) saves nothing measurable there
      * (bench/results/history.md#tier-1-early-stop) */
     cp->t1_stop      = 0;
+    cp->ht_refine    = 1;
     cp->qstep_rate   = 1;
     cp->qstep_try    = 3;
 }
@@ -536,6 +541,7 @@ int j2kc_params_set(J2kcParams *p, const char *key, const char *value)
         if (!ret)
             cp->cblk_style = b ? (cp->cblk_style | J2KI_CBLK_HT) : (cp->cblk_style & ~J2KI_CBLK_HT);
         break;
+    case J2KI_KEY_HT_REFINE: ret = parse_bool(value, &cp->ht_refine); break;
     case J2KI_KEY_QSTEP_RATE: ret = parse_bool(value, &cp->qstep_rate); break;
     case J2KI_KEY_QSTEP_TRY:
         ret = parse_int(value, 0, 5, &v);
@@ -711,6 +717,8 @@ int j2ki_params_finalize(J2kiCodingParams *cp, const J2kcParams *p, const J2kcIm
              ? "ht=1 with an IMF Part 1 profile (imf2k..imf8k_r, 15444-1 Amd 8): use profile=imf_ht or imf_ht_r, "
                "IMF App 2E's HT profiles"
              : "ht=1 with a broadcast profile: the broadcast profiles (15444-1 Amd 3) are Part 1 only");
+    if (!(cp->cblk_style & J2KI_CBLK_HT) && !cp->ht_refine)
+        FAIL(J2KC_ERR_INVAL, "ht_refine=0 needs ht=1 (it drops the HT block coder's refinement passes)");
     if ((cp->cblk_style & J2KI_CBLK_HT) && (cp->cblk_style & ~J2KI_CBLK_HT) && !j2ki_profile_is_ht(cp->profile))
         FAIL(J2KC_ERR_INVAL, "ht=1 with bypass, reset, termall, vcausal, pterm or segmark: the HT block coder "
              "takes no other code-block style (T.814 A.2)");

@@ -16,7 +16,7 @@
     X(MAINLEVEL, "mainlevel") X(SUBLEVEL, "sublevel") X(FORMAT, "format") X(COMMENT, "comment") \
     X(BACKEND, "backend") X(GPU, "gpu") X(ASYNC_DEPTH, "async_depth") X(COLOR, "color") \
     X(T1_STOP, "t1_stop") X(QSTEP_RATE, "qstep_rate") X(QSTEP_TRY, "qstep_try") \
-    X(THREADS, "threads") X(HT, "ht")
+    X(THREADS, "threads") X(HT, "ht") X(HT_REFINE, "ht_refine")
 
 enum {
 #define X(id, name) J2KI_KEY_##id,

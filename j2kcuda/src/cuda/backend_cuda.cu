@@ -7,6 +7,7 @@
 #include "cuda/cu_code.h"
 #include "cuda/cu_primary.h"
 #include "cuda/cuda_launch.h"
+#include "ref/ht_plane.h"
 
 namespace j2ki_cuda {
 
@@ -171,7 +172,7 @@ static int cblks_host(CudaBackend *b, const J2kiPlan *plan, J2kiCblkDev **h_cblk
     b->data_size = data_off > b->data_size ? data_off : b->data_size;
     b->nb_pass_total = pass_off > b->nb_pass_total ? pass_off : b->nb_pass_total;
     *h_cblks = h;
-    if (j2ki_t1s_enabled(b->cp)) {
+    if (j2ki_t1s_enabled(b->cp) || (b->cp->cblk_style & J2KI_CBLK_HT)) {
         double *w = (double *)malloc((plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(double));
         if (!w)
             return J2KC_ERR_NOMEM;
@@ -274,7 +275,7 @@ int slot_init_device(CudaBackend *b, CudaSlot *s)
         (ret = dev_alloc(b, s, (void **)&s->d_flag, sizeof(uint32_t))) < 0 ||
         (ret = dev_alloc(b, s, &s->d_t1_scratch, s->t1_scratch_size)) < 0)
         return ret;
-    if (b->d_weight) {
+    if (j2ki_t1s_enabled(b->cp)) {
         s->t1s.budget = b->cp->frame_bytes;
         s->t1s.d_weight = b->d_weight;
         s->t1s.scratch_size = j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
@@ -356,10 +357,13 @@ int slot_init_host(CudaBackend *b, CudaSlot *s)
  * of each buffer to its page size (2 MiB for large allocations). */
 #define SLOT_FIT_TABLES ((size_t)32 << 20)
 
-/** The slot's tier-1 scratch (slot_init_device, slot_plan_bytes). */
+/** The slot's tier-1 scratch (slot_init_device, slot_plan_bytes): Part 1's coder's, or with
+ *  ht=1 the HT coder's (ht_cuda.h). */
 static size_t slot_t1_scratch_size(const CudaBackend *b)
 {
     const J2kiPlan *plan = b->plan;
+    if (b->cp->cblk_style & J2KI_CBLK_HT)
+        return j2ki_ht_cuda_scratch_size((uint32_t)plan->nb_cblks);
     return j2ki_t1_cuda_scratch_size_variant((uint32_t)plan->nb_cblks, plan->max_cblk_w, plan->max_cblk_h,
                                              b->cp->hooks.t1_variant);
 }
@@ -373,7 +377,7 @@ static size_t slot_plan_bytes(const CudaBackend *b)
     size_t n = nb_samples * 4 + b->tmp_size + b->stage_off[b->cp->img.nb_comps] + b->data_size +
                b->nb_pass_total * sizeof(J2kiPass) + nb_cblks * sizeof(J2kiCblkRes) + sizeof(uint32_t) +
                slot_t1_scratch_size(b) + b->max_out;
-    if (b->d_weight)
+    if (j2ki_t1s_enabled(b->cp))
         n += j2ki_t1s_cuda_scratch_size((uint32_t)plan->nb_cblks);
     if (b->nb_try)
         n += J2KI_QPRED_HIST * sizeof(unsigned long long);
@@ -442,6 +446,11 @@ static int cuda_init_host(CudaBackend *b)
     for (int d = 1; d <= b->nb_try; d++)
         if ((ret = cblks_host(b, b->plan_try[d], &b->h_cblks_try[d], &b->h_weight_try[d])) < 0)
             return ret;
+    if ((cp->cblk_style & J2KI_CBLK_HT) && cp->rc_mode == J2KI_RC_BYTES)
+        for (int d = 0; d <= b->nb_try; d++)
+            b->ht_target32[d] = j2ki_ht_plane_target32(cp->frame_bytes,
+                                                       j2ki_ht_plane_fixed_bytes(d ? b->plan_try[d] : plan),
+                                                       plan->nb_cblks);
     if (b->nb_try && (ret = dmax_host(b, plan)) < 0)
         return ret;
     if (!(b->slots = (CudaSlot *)calloc((size_t)b->nb_slots, sizeof(*b->slots))))
@@ -589,8 +598,10 @@ static int cuda_init_with(void **priv, const J2kiCodingParams *cp, const J2kiPla
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend: %d slot(s) of %.1f MiB device memory each (planned), "
                  "%d staging copy thread(s), tier-1 by %s; tier-1 and tier-2 launched as CUDA graphs", nb_slots,
                  (double)b->slot_plan_bytes / 1048576.0, j2ki_stager_threads(b->stager),
-                 j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
-                                          plan->max_cblk_h));
+                 (cp->cblk_style & J2KI_CBLK_HT)
+                     ? "the HT block coder (ht_kern.cu)"
+                     : j2ki_t1_cuda_kernel_name(cp->hooks.t1_variant, cp->hooks.smem_optin, plan->max_cblk_w,
+                                                plan->max_cblk_h));
         j2ki_log(&b->log, J2KC_LOG_VERBOSE, "CUDA backend created in %.1f ms: host tables %.1f, %s, device "
                  "%.1f, tables' upload %.1f, the slots' fit check %.1f, starting the staging and preparer "
                  "threads %.1f (slot%s device and page-locked memory on the preparer, each slot's graphs at "

@@ -58,6 +58,7 @@ extern "C" {
 #include "cuda/cuda_pinned.h"
 #include "cuda/cuda_util.h"
 #include "cuda/dwt_cuda.h"
+#include "cuda/ht_cuda.h"
 #include "cuda/mct_cuda.h"
 #include "cuda/quant_cuda.h"
 #include "hd/rc_core.h"
@@ -154,7 +155,10 @@ typedef struct CudaBackend {
     CudaSlot     *slots;
     size_t        max_out;
     J2kiCblkDev  *d_cblks;         /* read-only, shared by the slots */
-    double       *d_weight;        /* every block's band dist_weight (early stop), shared */
+    double       *d_weight;        /* every block's band dist_weight (early stop, ht=1's plane
+                                      chooser), shared */
+    int64_t       ht_target32[NB_TRY_MAX]; /* ht=1: the bytes the planes may fill, per plan
+                                      (j2ki_ht_plane_target32) */
     J2kiCblkDev  *h_cblks;         /* host copy (byte and pass offsets) */
     double       *h_weight;        /* d_weight's host image until it is uploaded */
     double       *h_weight_try[NB_TRY_MAX];

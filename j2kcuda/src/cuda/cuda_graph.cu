@@ -42,12 +42,21 @@ static int code_t1_ops(CudaBackend *b, CudaSlot *s, int d, int cap, int *sticky)
     int ret;
     /* the kernel variant and shared-memory limit of the test hooks (J2KI_T1_CUDA_DEFAULT and
      * the device's unless a test sets them) */
-    if ((ret = SDRV(cuMemsetD8Async, j2ki_dptr(s->d_flag), 0, sizeof(uint32_t), s->st)) < 0 ||
-        (ret = SCU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,
+    if ((ret = SDRV(cuMemsetD8Async, j2ki_dptr(s->d_flag), 0, sizeof(uint32_t), s->st)) < 0)
+        return ret;
+    if (cp->cblk_style & J2KI_CBLK_HT)
+        /* the HT block coder, its planes chosen under the budget as ref's (ht_cuda.h) */
+        ret = SCU(j2ki_ht_cuda(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, d ? b->d_weight_try[d] : b->d_weight,
+                               plan->nb_cblks, cp->rc_mode == J2KI_RC_BYTES && cp->frame_bytes != 0,
+                               b->ht_target32[d], cp->ht_refine, s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
+                               s->t1_scratch_size, s->st));
+    else
+        ret = SCU(j2ki_t1_cuda_variant(s->d_samples, d ? b->d_cblks_try[d] : b->d_cblks, plan->nb_cblks,
                                        cp->cblk_style, cp->bypass_start, plan->max_cblk_w, plan->max_cblk_h,
                                        s->d_data, s->d_passes, s->d_res, s->d_flag, s->d_t1_scratch,
                                        s->t1_scratch_size, cp->hooks.t1_variant, cp->hooks.smem_optin,
-                                       slot_t1_stop(s, d), s->st))) < 0 ||
+                                       slot_t1_stop(s, d), s->st));
+    if (ret < 0 ||
         (ret = ev_record(b, s, EV_T1, cap, sticky)) < 0 ||
         (ret = SDRV(cuMemcpyDtoHAsync, s->h_flag, j2ki_dptr(s->d_flag), sizeof(uint32_t), s->st)) < 0 ||
         (ret = SDRV(cuMemcpyDtoHAsync, s->h_res, j2ki_dptr(s->d_res), plan->nb_cblks * sizeof(J2kiCblkRes),

@@ -225,7 +225,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         v->eph = cp->eph;
         v->plt = cp->plt;
         v->tlm = cp->tlm;
-        v->scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL)) != 0;
+        v->scan = (cp->cblk_style & (J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL | J2KI_CBLK_HT)) != 0;
         v->comp_res_e = cp->comp_bytes_res_e;
         v->main_len = mh.pos;
         v->tlm_start = tlm_start;

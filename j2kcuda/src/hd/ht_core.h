@@ -1,6 +1,6 @@
 /*
  * HT block coder (Rec. ITU-T T.814 | ISO/IEC 15444-15, clause 7): the encoder of one HT set
- * of one code-block, on plain arrays, for the host (ref/ht_ref.c) and later the device.
+ * of one code-block, on plain arrays, for the host (ref/ht_ref.c) and the device (cuda/ht_kern.cu).
  *
  * One HT set at bit-plane p codes three passes:
  *  - cleanup (7.3): every sample's magnitude index mu = |q| >> p, in 2x2 quads, with three
@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "core/j2ki.h"
+#include "core/plan.h"
 #include "hd/ht_vlc.h"
 
 /** Largest code-block width and area (Table A.18: xcb, ycb <= 10 and xcb + ycb <= 12). */
@@ -329,10 +330,10 @@ J2KI_HD int j2ki_ht_code_quad(J2kiHtQuad *q, int c, int kappa, int initial, J2ki
     for (int n = 0; n < 4; n++)
         t |= (q->e[n] == q->U && q->e[n] > 0) << n;
     if (q->uoff)
-        ent = initial ? j2ki_ht_vlc0_u1[(c << 8) | (q->rho << 4) | t]
-                      : j2ki_ht_vlc1_u1[(c << 8) | (q->rho << 4) | t];
+        ent = initial ? J2KI_HT_VLC(j2ki_ht_vlc0_u1)[(c << 8) | (q->rho << 4) | t]
+                      : J2KI_HT_VLC(j2ki_ht_vlc1_u1)[(c << 8) | (q->rho << 4) | t];
     else
-        ent = initial ? j2ki_ht_vlc0_u0[(c << 4) | q->rho] : j2ki_ht_vlc1_u0[(c << 4) | q->rho];
+        ent = initial ? J2KI_HT_VLC(j2ki_ht_vlc0_u0)[(c << 4) | q->rho] : J2KI_HT_VLC(j2ki_ht_vlc1_u0)[(c << 4) | q->rho];
     if (!ent)
         return J2KC_ERR_INTERNAL;
     j2ki_ht_bwd_lsb(vlc, J2KI_HT_VLC_CWD(ent), J2KI_HT_VLC_LEN(ent));
@@ -627,6 +628,88 @@ J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, 
                 d[1] += e0 - e2 * e2;
             }
         }
+}
+
+/** The magnitude bit-planes of a block's indices (|v| >> frac_bits): the most significant
+ *  plane plus 1, 0 for a block of zeros. An HT set codes planes below it. */
+J2KI_HD int j2ki_ht_top_planes(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits)
+{
+    uint32_t acc = 0;
+    int n = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int32_t v = coefs[(ptrdiff_t)y * stride + x];
+            acc |= (v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v) >> frac_bits;
+        }
+    while (acc) {
+        n++;
+        acc >>= 1;
+    }
+    return n;
+}
+
+/** An HT truncation point: rate bytes (exact, so est = rate), its distortion decrease, whether
+ *  it ends a codeword segment; no slope yet (rate control's). */
+J2KI_HD void j2ki_ht_pass(J2kiPass *ps, uint32_t rate, double dist, int term)
+{
+    ps->rate = rate;
+    ps->est = rate;
+    ps->dist = dist;
+    ps->slope = 0.0;
+    ps->term = (uint8_t)term;
+}
+
+/**
+ * One code-block's HT set at bit-plane p (clamped to its top plane) into data[0..cap): the
+ * cleanup, and for p > 0 with refine SigProp and MagRef in the second segment, as truncation
+ * points passes[0..*nb_passes) (cleanup and MagRef terminate a segment: the two lengths of the
+ * packet header). Without refine the set is its cleanup alone: one pass, one segment (a
+ * decoder that reads no refinement pass, nvJPEG2000's, takes it). A block of zeros codes nothing (*nb_passes = *numbps = 0). Both backends'
+ * tier-1 with ht=1 (ref/ht_ref.c, cuda/ht_kern.cu). Returns 0, J2KC_ERR_BUFSIZE (cap or
+ * max_passes too small), J2KC_ERR_INVAL (shape) or J2KC_ERR_INTERNAL (more planes than M_b).
+ */
+J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, int h, int nb_mag_bits,
+                               int frac_bits, int p, int refine, J2kiHtScratch *s, uint8_t *data, uint32_t cap,
+                               J2kiPass *passes, int max_passes, int *nb_passes, int *numbps,
+                               uint32_t *len)
+{
+    uint32_t lcup, lsp = 0, lmr = 0;
+    double d[3];
+    int top, ret;
+
+    *nb_passes = 0;
+    *numbps = 0;
+    *len = 0;
+    if (w <= 0 || h <= 0 || w > J2KI_HT_MAX_W || w * h > J2KI_HT_MAX_AREA || frac_bits < 0 ||
+        frac_bits > 31 || p < 0)
+        return J2KC_ERR_INVAL;
+    top = j2ki_ht_top_planes(coefs, stride, w, h, frac_bits);
+    if (!top)
+        return 0;
+    if (top > nb_mag_bits || top > 31)
+        return J2KC_ERR_INTERNAL;
+    p = j2ki_imin(p, top - 1);
+    refine = refine && p > 0;
+    if (max_passes < (refine ? 3 : 1))
+        return J2KC_ERR_BUFSIZE;
+    ret = j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, p, s, data, cap, &lcup);
+    if (ret < 0)
+        return ret;
+    if (refine) {
+        ret = j2ki_ht_refine(coefs, stride, w, h, frac_bits, p, s, data + lcup, cap - lcup, &lsp, &lmr);
+        if (ret < 0)
+            return ret;
+    }
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, s->sig, d);   /* d[0] alone without refine */
+    *numbps = p + 1;
+    *nb_passes = refine ? 3 : 1;
+    *len = lcup + lsp + lmr;
+    j2ki_ht_pass(&passes[0], lcup, d[0], 1);
+    if (refine) {
+        j2ki_ht_pass(&passes[1], lcup + lsp, d[1], 0);
+        j2ki_ht_pass(&passes[2], lcup + lsp + lmr, d[2], 1);
+    }
+    return 0;
 }
 
 #endif

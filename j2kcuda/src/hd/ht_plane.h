@@ -16,8 +16,14 @@
  * leave budget unused). A cleanup codes every plane above its
  * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
  * codestream no choice of several sets beats the best single set, which this search finds
- * when every plane is measured. Written for host and device (J2KI_HD); only the reference
- * backend runs it so far.
+ * when every plane is measured.
+ *
+ * Written once for both backends (J2KI_HD): ref/ht_plane.c runs the steps on the worker pool,
+ * cuda/ht_kern.cu one thread per code-block (the slope searches: one thread block). The byte
+ * sums are integers in 1/32 bytes (q4 units: exact, whatever the order of the sum); the slope
+ * search bisects the bit patterns of positive doubles (ordered as their values), so it ends on
+ * the same double on either side with no exp2 / log2, whose last bit differs between libm and
+ * the device; the per-block doubles are the same expressions, never contracted.
  */
 #ifndef J2KI_HT_PLANE_H
 #define J2KI_HT_PLANE_H
@@ -25,6 +31,7 @@
 #include <stdint.h>
 
 #include "core/j2ki.h"
+#include "core/plan.h"
 #include "hd/ht_core.h"
 
 #define J2KI_HT_MAX_PLANES     32
@@ -40,29 +47,42 @@
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
+/** Sets coded per block at most. */
+#define J2KI_HT_PLANE_SETS     (2 * J2KI_HT_PLANE_MEASURE + 1)
+/** The slope search's range: the bit patterns of 2^-80 and 2^80 (about 60 bisection steps end
+ *  on adjacent doubles). */
+#define J2KI_HT_SLOPE_BITS_MIN 0x3AF0000000000000ull
+#define J2KI_HT_SLOPE_BITS_MAX 0x44F0000000000000ull
 
-/** Per plane b < top: q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion
- *  decrease (tier-1 units). Returns top (0 for a block of zeros). */
-J2KI_HD int j2ki_ht_plane_stats(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
-                                uint64_t *q4, double *dist)
+/** One code-block's statistics and measured points. */
+typedef struct J2kiHtPlaneStat {
+    uint64_t q4[J2KI_HT_MAX_PLANES];    /* per plane: the cleanup's bytes, 1/32 units (model
+                                           or, once measured, exact) */
+    double   dist[J2KI_HT_MAX_PLANES];  /* the cleanup's distortion decrease (model) */
+    uint32_t rate[J2KI_HT_PLANE_SETS][3];   /* the set at lo + k: cleanup, + SigProp, + MagRef */
+    double   sdist[J2KI_HT_PLANE_SETS][3];  /* their cumulative distortion decreases */
+    int32_t  top;                       /* magnitude planes (0: a block of zeros) */
+    int32_t  lo, hi;                    /* the measured planes (lo > hi: none) */
+    int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
+} J2kiHtPlaneStat;
+
+/** The model's statistics of a w x h block (values as t1_ref.h describes): per plane b < top,
+ *  q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1
+ *  units); nothing measured yet. refine: the sets will have refinement passes (ht_refine). */
+J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
+                                 int frac_bits, int refine)
 {
-    uint32_t acc = 0;
-    int top = 0;
+    const int top = j2ki_ht_top_planes(coefs, stride, w, h, frac_bits);
     double unit = 1.0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int32_t v = coefs[(ptrdiff_t)y * stride + x];
-            acc |= (v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v) >> frac_bits;
-        }
-    while (acc) {
-        top++;
-        acc >>= 1;
-    }
+    st->top = top;
+    st->lo = 1;
+    st->hi = 0;
+    st->refine = refine;
     for (int i = 0; i < frac_bits; i++)
         unit *= 0.5;
     for (int b = 0; b < top; b++) {
-        q4[b] = 0;
-        dist[b] = 0.0;
+        st->q4[b] = 0;
+        st->dist[b] = 0.0;
     }
     for (int qy = 0; qy < (h + 1) / 2; qy++)
         for (int qx = 0; qx < (w + 1) / 2; qx++) {
@@ -87,30 +107,119 @@ J2KI_HD int j2ki_ht_plane_stats(const int32_t *coefs, ptrdiff_t stride, int w, i
                         double xv = (double)a[n] * unit, e = xv - ((double)mu + 0.5) * step;
                         nsig++;
                         emax = j2ki_imax(emax, j2ki_ht_exponent(mu));
-                        dist[b] += xv * xv - e * e;
+                        st->dist[b] += xv * xv - e * e;
                     }
                 }
-                q4[b] += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
+                st->q4[b] += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
             }
         }
-    return top;
 }
 
-/** The plane a block picks at slope lambda (weighted distortion per byte): the b maximising
- *  weight * dist[b] - lambda * bytes(b), or top when coding nothing is best. */
-J2KI_HD int j2ki_ht_plane_pick(const uint64_t *q4, const double *dist, int top, double weight,
-                               double lambda)
+/** The block's best point at slope lambda (weighted distortion per byte) over every plane:
+ *  the measured sets' points where measured (three, or the cleanup alone without refinement),
+ *  the model's cleanup elsewhere. Returns the
+ *  set's plane, or top when coding nothing is best; its bytes in 1/32 units in *bytes32. */
+J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double lambda, uint64_t *bytes32)
 {
-    int best = top;
+    int best = st->top;
     double best_v = 0.0;
-    for (int b = 0; b < top; b++) {
-        double v = weight * dist[b] - lambda * ((double)q4[b] / 32.0);
-        if (v > best_v) {
-            best_v = v;
-            best = b;
+    *bytes32 = 0;
+    for (int b = 0; b < st->top; b++) {
+        if (b >= st->lo && b <= st->hi) {
+            for (int k = 0; k < (b && st->refine ? 3 : 1); k++) {
+                double v = weight * st->sdist[b - st->lo][k] - lambda * (double)st->rate[b - st->lo][k];
+                if (v > best_v) {
+                    best_v = v;
+                    best = b;
+                    *bytes32 = (uint64_t)st->rate[b - st->lo][k] * 32u;
+                }
+            }
+        } else {
+            double v = weight * st->dist[b] - lambda * ((double)st->q4[b] / 32.0);
+            if (v > best_v) {
+                best_v = v;
+                best = b;
+                *bytes32 = st->q4[b];
+            }
         }
     }
     return best;
+}
+
+/** Second look at one block: the sets around the plane the model picks at slope lambda are
+ *  coded into out[0..cap) (the block's own buffer: its final set overwrites them) and their
+ *  exact bytes and distortions become its points there; its other planes keep the model's
+ *  cleanup, scaled by the ratio measured at the pick (the model's error is mostly a factor per
+ *  block). A set that does not fit cap leaves the model's points. */
+J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
+                                   int frac_bits, double weight, double lambda, J2kiHtScratch *s,
+                                   uint8_t *out, uint32_t cap)
+{
+    uint64_t unused;
+    double ratio = 1.0;
+    int b0, lo, hi;
+    if (!st->top)
+        return;
+    b0 = j2ki_imin(j2ki_ht_plane_point(st, weight, lambda, &unused), st->top - 1);
+    lo = j2ki_imax(b0 - J2KI_HT_PLANE_MEASURE, 0);
+    hi = j2ki_imin(b0 + J2KI_HT_PLANE_MEASURE, st->top - 1);
+    for (int b = lo; b <= hi; b++) {
+        uint32_t lcup, lsp = 0, lmr = 0;
+        double d[3];
+        if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, s, out, cap, &lcup) < 0 ||
+            (b > 0 && st->refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, s, out + lcup, cap - lcup, &lsp, &lmr) < 0))
+            return;     /* lo > hi still: the model's cleanup-only points stay */
+        j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, s->sig, d);
+        st->rate[b - lo][0] = lcup;
+        st->rate[b - lo][1] = lcup + lsp;
+        st->rate[b - lo][2] = lcup + lsp + lmr;
+        st->sdist[b - lo][0] = d[0];
+        st->sdist[b - lo][1] = d[0] + d[1];
+        st->sdist[b - lo][2] = d[0] + d[1] + d[2];
+    }
+    if (st->q4[b0])
+        ratio = (double)st->rate[b0 - lo][0] * 32.0 / (double)st->q4[b0];
+    for (int b = 0; b < st->top; b++)
+        st->q4[b] = b >= lo && b <= hi ? (uint64_t)st->rate[b - lo][0] * 32u : (uint64_t)((double)st->q4[b] * ratio);
+    st->lo = lo;
+    st->hi = hi;
+}
+
+/** The plane of the set a block codes at slope lambda (its best point's, at most 31). */
+J2KI_HD int j2ki_ht_plane_final(const J2kiHtPlaneStat *st, double weight, double lambda)
+{
+    uint64_t unused;
+    return j2ki_imin(j2ki_ht_plane_point(st, weight, lambda, &unused), 31);
+}
+
+/** The bytes the blocks' picks may fill, in 1/32 units: the budget less the bytes no choice
+ *  changes (fixed: ref/ht_plane.h's j2ki_ht_plane_fixed_bytes) and J2KI_HT_PLANE_HDR_BYTES of
+ *  packet header per code-block (negative: nothing fits). */
+J2KI_HD int64_t j2ki_ht_plane_target32(uint64_t frame_bytes, int64_t fixed, uint32_t nb_cblks)
+{
+    return 32 * ((int64_t)frame_bytes - fixed - J2KI_HT_PLANE_HDR_BYTES * (int64_t)nb_cblks);
+}
+
+/** Whether picks of sum32 bytes (1/32 units) are over target32. */
+J2KI_HD int j2ki_ht_plane_over(uint64_t sum32, int64_t target32)
+{
+    return target32 < 0 || sum32 > (uint64_t)target32;
+}
+
+/** The slope whose bit pattern is bits (a positive double). */
+J2KI_HD double j2ki_ht_slope(uint64_t bits)
+{
+    union { uint64_t u; double d; } c;
+    c.u = bits;
+    return c.d;
+}
+
+/** The slope search's step: the midpoint of the bit patterns lo < hi. The search keeps
+ *  "over target at lo, within it at hi" (bytes fall as the slope grows) until hi = lo + 1,
+ *  and ends on hi: the smallest double in range whose picks fit. */
+J2KI_HD uint64_t j2ki_ht_slope_mid(uint64_t lo, uint64_t hi)
+{
+    return lo + (hi - lo) / 2;
 }
 
 #endif

@@ -85,7 +85,8 @@ J2KI_HD int j2ki_t2_put_nb_passes(J2kiBits *bw, int n)
 }
 
 /** Last pass of the codeword segment that starts at pass k, within the passes [k, e) sent now:
- *  the first terminated pass, or e - 1. Only BYPASS and TERMALL terminate passes before the
+ *  the first terminated pass, or e - 1. Only BYPASS, TERMALL and the HT block coder (its
+ *  cleanup ends a segment before SigProp / MagRef's, ht_ref.h) terminate passes before the
  *  last one (t1_ref.h), so without them (scan = 0) the scan over the passes is skipped. */
 J2KI_HD int j2ki_t2_seg_last(const J2kiCblk *cb, int k, int e, int scan)
 {
@@ -161,7 +162,7 @@ J2KI_HD int j2ki_t2_prec_load(J2kiCblk *cblks, const J2kiBand *bands, uint32_t f
  * the tag trees, lblock and included). Returns the bytes of code-block data the packet carries
  * (its body), or J2KC_ERR_INTERNAL. Does not advance cb->included: the caller does that with
  * j2ki_t2_prec_commit once it has used the old value (the body starts at pass_end(included)).
- * scan: the code-block style has BYPASS or TERMALL (segments end before the last pass).
+ * scan: the code-block style has BYPASS, TERMALL or HT (segments end before the last pass).
  */
 J2KI_HD int64_t j2ki_t2_prec_header(J2kiBits *bw, J2kiCblk *cblks, const J2kiBand *bands,
                                     uint32_t first_band, J2kiPrec *prec, int l, int scan)

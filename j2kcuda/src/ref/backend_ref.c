@@ -449,7 +449,7 @@ static void tier1_item(void *opaque, uint32_t i, int worker)
     if (cp->cblk_style & J2KI_CBLK_HT) {
         rb->cblk_ret[i] = j2ki_ht_encode_cblk_ref(rb->ht[worker], coefs, tc->w, (int)(cb->x1 - cb->x0),
                                                   (int)(cb->y1 - cb->y0), band->nb_mag_bits, band->frac_bits,
-                                                  rb->ht_p[i], cb);
+                                                  rb->ht_p[i], cp->ht_refine, cb);
         return;
     }
     rb->cblk_ret[i] = j2ki_t1_encode_cblk_ref_lim(rb->t1[worker], coefs, tc->w, (int)(cb->x1 - cb->x0),

@@ -10,8 +10,18 @@
 #include "core/threadpool.h"
 #include "hd/ht_plane.h"
 
-/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. It begins with the
+ *  J2kiHtPlaneStat of every code-block, which a run leaves there (check_cuda compares them). */
 size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
+
+/** The bytes of a codestream of plan that no code-block's choice changes: the main header,
+ *  EOC, the tile-parts' SOT and SOD, and a byte per packet (an empty one's whole header; the
+ *  code-blocks' own header bytes are J2KI_HT_PLANE_HDR_BYTES each). Both backends' target. */
+int64_t j2ki_ht_plane_fixed_bytes(const J2kiPlan *plan);
 
 /**
  * Fills p[i] for every code-block of plan: 0 without a byte budget (every bit coded), else
@@ -22,5 +32,9 @@ size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
  */
 void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *pool,
                         void *scratch, uint8_t *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -23,14 +23,11 @@ void    j2ki_ht_free(J2kiHt **ht);
 /**
  * Codes the w x h block (values as t1_ref.h describes) as one HT set at bit-plane
  * min(p, top) where top is the block's most significant index bit-plane: 1 pass when that is
- * 0, else 3. A block of zeros gets no pass. Returns 0, J2KC_ERR_BUFSIZE when cb->data_cap or
+ * 0 or without refine (ht_refine=0), else 3. A block of zeros gets no pass. Returns 0, J2KC_ERR_BUFSIZE when cb->data_cap or
  * cb->max_passes is too small, J2KC_ERR_INVAL for a shape HT does not allow (Table A.18) or an
  * index of more than nb_mag_bits bits.
  */
 int j2ki_ht_encode_cblk_ref(J2kiHt *ht, const int32_t *coefs, ptrdiff_t stride, int w, int h,
-                            int nb_mag_bits, int frac_bits, int p, J2kiCblk *cb);
-
-/** The most significant bit-plane of the block's indices plus 1 (0 for a block of zeros). */
-int j2ki_ht_top_planes(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits);
+                            int nb_mag_bits, int frac_bits, int p, int refine, J2kiCblk *cb);
 
 #endif

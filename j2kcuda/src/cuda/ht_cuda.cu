@@ -1,0 +1,66 @@
+/*
+ * CUDA tier-1 with ht=1, see ht_cuda.h; the kernels are ht_kern.cu's. With a byte budget:
+ * STATS, SLOPE (the model's slope), MEASURE, SLOPE (the measured points'), CODE; without, CODE
+ * alone at plane 0 (ref/ht_plane.c's order).
+ *
+ * Scratch: the slope (a double, 256-byte aligned), then a J2kiHtPlaneStat per code-block, then
+ * a J2kiHtScratch per thread.
+ */
+#include "cuda/cuda_launch.h"
+#include "cuda/ht_kern.h"
+
+static size_t ht_align(size_t n) { return (n + 255u) & ~(size_t)255u; }
+
+static uint32_t ht_threads(uint32_t nb_cblks)
+{
+    return nb_cblks < HT_MAX_THREADS ? nb_cblks : HT_MAX_THREADS;
+}
+
+extern "C" size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks)
+{
+    return ht_align(sizeof(double)) + ht_align((size_t)(nb_cblks ? nb_cblks : 1) * sizeof(J2kiHtPlaneStat)) +
+           (size_t)(ht_threads(nb_cblks) ? ht_threads(nb_cblks) : 1) * sizeof(J2kiHtScratch);
+}
+
+extern "C" void *j2ki_ht_cuda_stats(void *d_scratch)
+{
+    return (uint8_t *)d_scratch + ht_align(sizeof(double));
+}
+
+extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cblks, const double *d_weight,
+                                 uint32_t nb_cblks, int budget, int64_t target32, int refine, uint8_t *d_data,
+                                 J2kiPass *d_passes, J2kiCblkRes *d_res, uint32_t *d_flag, void *d_scratch,
+                                 size_t scratch_size, CUstream st)
+{
+    uint8_t *s = (uint8_t *)d_scratch;
+    J2kiHtParams p;
+    uint32_t grid;
+    CUresult e;
+    if (!nb_cblks)
+        return CUDA_SUCCESS;
+    if (scratch_size < j2ki_ht_cuda_scratch_size(nb_cblks) || (budget && !d_weight))
+        return CUDA_ERROR_INVALID_VALUE;
+    p.samples = (const int32_t *)d_samples;
+    p.cblks = d_cblks;
+    p.weight = d_weight;
+    p.lambda = (double *)s;
+    p.st = (J2kiHtPlaneStat *)j2ki_ht_cuda_stats(d_scratch);
+    p.scratch = (J2kiHtScratch *)(s + ht_align(sizeof(double)) + ht_align((size_t)nb_cblks * sizeof(J2kiHtPlaneStat)));
+    p.data = d_data;
+    p.passes = d_passes;
+    p.res = d_res;
+    p.flag = d_flag;
+    p.target32 = target32;
+    p.nb_cblks = nb_cblks;
+    p.threads = ht_threads(nb_cblks);
+    p.budget = budget;
+    p.refine = refine;
+    grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
+    if (budget &&
+        ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS))
+        return e;
+    return j2ki_launch(j2ki_kernel<J2KI_K_HT_CODE>, grid, HT_THREADS, 0, st, p);
+}

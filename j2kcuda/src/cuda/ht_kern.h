@@ -1,0 +1,46 @@
+/*
+ * The parameters of the HT block coder's kernels (ht_kern.cu), filled by ht_cuda.cu: one
+ * struct per launch, the kernel's only argument (cuda_launch.h).
+ */
+#ifndef J2KI_HT_KERN_H
+#define J2KI_HT_KERN_H
+
+#include "cuda/ht_cuda.h"
+extern "C" {
+#include "hd/ht_plane.h"
+}
+
+/** Every HT kernel's parameters. The per-block kernels (STATS, MEASURE, CODE) run `threads`
+ *  threads, each taking the code-blocks i = t, t + threads, ... with scratch[t]; SLOPE is one
+ *  thread block of HT_SLOPE_THREADS. */
+typedef struct J2kiHtParams {
+    const int32_t     *samples;
+    const J2kiCblkDev *cblks;
+    const double      *weight;      /* per code-block: its band's dist_weight */
+    J2kiHtPlaneStat   *st;          /* per code-block */
+    J2kiHtScratch     *scratch;     /* per thread */
+    double            *lambda;      /* the slope SLOPE found (0: every pick fits) */
+    uint8_t           *data;
+    J2kiPass          *passes;
+    J2kiCblkRes       *res;
+    uint32_t          *flag;
+    int64_t            target32;    /* j2ki_ht_plane_target32 */
+    uint32_t           nb_cblks;
+    uint32_t           threads;
+    int                budget;      /* CODE: 0, plane 0 everywhere; 1, the pick at *lambda */
+    int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
+} J2kiHtParams;
+
+/** Threads per thread block of the per-block kernels: one warp, so that a frame's few
+ *  thousand code-blocks (a 4K 4:4:4 frame has about 6,500 of 64x64) spread over every SM
+ *  rather than filling some (64 threads a block would leave 30 of an H100's 132 idle). */
+#define HT_THREADS 32
+/** The one thread block of the slope search. */
+#define HT_SLOPE_THREADS 1024
+/** Threads of the per-block kernels at most (each owns a J2kiHtScratch of about 11 KB in global
+ *  memory: 8192 of them take 88 MB a slot). */
+#ifndef HT_MAX_THREADS     /* tests/ht_emu.cc sets a few, so that threads take several blocks */
+#define HT_MAX_THREADS 8192
+#endif
+
+#endif /* J2KI_HT_KERN_H */
