@@ -70,7 +70,8 @@ extern "C" {
 
 typedef struct Cfg {
     const char *name;
-    int nb_comps, w, h, x0, y0, depth, is_signed, dx1;  /* dx1: component 1 (and 2) subsampled by 2 */
+    int nb_comps, w, h, x0, y0, depth, is_signed, dx1;  /* dx1: component 1 (and 2) subsampled by 2
+                                                            horizontally (4:2:2), 2: both ways (4:2:0) */
     int shift, packed;                                   /* MSB-aligned containers; packed RGB (2: BGR) */
     const char *params;                                  /* "key=value key=value ..." */
     int flat;                                            /* every component one level, no noise */
@@ -94,6 +95,10 @@ static const Cfg cfgs[] = {
     { "packed-bgr48-97",   3, 1280,  720, 0, 0, 12, 0, 0, 4, 2, "levels=5" },
     { "packed-rgb48-53",   3,  301,  203, 3, 5, 16, 0, 0, 0, 1, "lossless=1 tiles=64x48+1+2 levels=4" },
     { "subsampled-422",    3,  161,   77, 1, 0, 10, 0, 1, 6, 0, "levels=4 mct=0" },
+    /* 4:2:0 8-bit planes, as FFmpeg's yuv420p (its CUDA frames too: one byte a sample, chroma
+     * planes of their own) */
+    { "subsampled-420-53", 3, 1920, 1080, 0, 0,  8, 0, 2, 0, 0, "lossless=1 levels=5" },
+    { "subsampled-420-97", 3,  163,   79, 1, 1,  8, 0, 2, 0, 0, "levels=4" },
     { "cblk-4x4",          1,   45,   33, 0, 0,  8, 0, 0, 0, 0, "cblk=4x4 levels=3" },
     { "cblk-1024x4",       1, 1100,   21, 0, 0,  8, 0, 0, 0, 0, "cblk=1024x4 levels=2" },
     { "cblk-16x256",       1,   70,  300, 0, 0,  8, 0, 0, 0, 0, "cblk=16x256 levels=3 lossless=1" },
@@ -489,7 +494,7 @@ static void image_desc(const Cfg *cfg, J2kcImageDesc *img)
         img->depth[c] = cfg->depth;
         img->is_signed[c] = cfg->is_signed;
         img->dx[c] = (cfg->dx1 && (c == 1 || c == 2)) ? 2 : 1;
-        img->dy[c] = 1;
+        img->dy[c] = (cfg->dx1 == 2 && (c == 1 || c == 2)) ? 2 : 1;
     }
 }
 
