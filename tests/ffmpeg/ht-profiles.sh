@@ -19,20 +19,8 @@ ff_require
 
 CHECK=$BUILD/bin/j2kc-check
 [ -x "$CHECK" ] || { fail j2kc-check "$CHECK not built"; finish; }
-cc -std=c99 -O2 -Wall -o "$WORK/klvdump" "$REPO/tests/gen/klvdump.c" 2>"$WORK/cc.err" || {
-    fail klvdump "does not build: $(head -n 3 "$WORK/cc.err" | tr '\n' ' ')"; finish; }
-KLV=$WORK/klvdump
-# asdcplib's tools (built once, cached); exit 2: no source tarball here
-ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log")
-rc=$?
-ASDCP=$(echo "$ASDCP" | tail -n 1)
-if [ $rc = 2 ]; then
-    skip asdcplib "no asdcplib source tarball (J2KC_ASDCPLIB_TARBALL, or J2KC_SHARED/../shared third_party/): asdcplib checks skipped"
-    ASDCP=
-elif [ $rc != 0 ] || [ ! -x "$ASDCP/as-02-info" ]; then
-    fail asdcplib "build failed: $(tail -n 3 "$WORK/asdcplib.log" | tr '\n' ' ')"
-    ASDCP=
-fi
+klv_build
+asdcp_tools as-02-info
 have mediainfo || skip mediainfo "mediainfo not installed (Debian: mediainfo): mediainfo checks skipped"
 
 # item ULs as 32 hex digits ('..': the version byte), and the labels expected

@@ -15,9 +15,7 @@
 . "$(dirname "$0")/common.inc"
 ff_require
 
-cc -std=c99 -O2 -Wall -o "$WORK/klvdump" "$REPO/tests/gen/klvdump.c" 2>"$WORK/cc.err" || {
-    fail klvdump "does not build: $(head -n 3 "$WORK/cc.err" | tr '\n' ' ')"; finish; }
-KLV=$WORK/klvdump
+klv_build
 # The reader must itself catch what asdcplib rejects: a partition pack key with a short-form
 # BER length.
 printf '\006\016\053\064\002\005\001\001\015\001\002\001\001\002\004\000\020' > "$WORK/short-ber.mxf"
@@ -28,17 +26,7 @@ else
     fail klvdump/short-ber "a short-form BER length was not reported"
 fi
 
-# asdcplib's tools (built once, cached); exit 2: no source tarball here
-ASDCP=$("$REPO/tools/asdcplib-build.sh" 2>"$WORK/asdcplib.log")
-rc=$?
-ASDCP=$(echo "$ASDCP" | tail -n 1)
-if [ $rc = 2 ]; then
-    skip asdcplib "no asdcplib source tarball (J2KC_ASDCPLIB_TARBALL, or J2KC_SHARED/../shared third_party/): asdcplib checks skipped"
-    ASDCP=
-elif [ $rc != 0 ] || [ ! -x "$ASDCP/asdcp-info" ]; then
-    fail asdcplib "build failed: $(tail -n 3 "$WORK/asdcplib.log" | tr '\n' ' ')"
-    ASDCP=
-fi
+asdcp_tools asdcp-info
 have mediainfo || skip mediainfo "mediainfo not installed (Debian: mediainfo; tests/install-deps.sh): mediainfo checks skipped"
 
 # Item ULs (SMPTE ST 377-1, ST 422), as 32 hex digits; '..' stands for the version byte.
