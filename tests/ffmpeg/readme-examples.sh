@@ -4,7 +4,8 @@
 # so a new example is tested without editing this script. Input files the README names (in.mov,
 # film.mov, frame.ppm, ...) are generated first, by extension, in a fresh directory the command
 # runs in; then the command must exit 0 and every output it names must decode with our ffmpeg.
-# Examples that need CUDA (-hwaccel cuda, hwupload_cuda, cuda devices) are skipped without a GPU.
+# Examples that need CUDA (-hwaccel cuda, hwupload_cuda, cuda devices, -gpu) are skipped without a
+# GPU.
 #   tests/ffmpeg/readme-examples.sh [BUILD_DIR]
 . "$(dirname "$0")/common.inc"
 ff_require
@@ -52,7 +53,7 @@ examples() {
         sed -e 's/[[:space:]]\{1,\}#.*$//' -e 's/[[:space:]]*$//'
 }
 
-needs_gpu() { case " $1 " in *" -hwaccel cuda "*|*hwupload_cuda*|*"-init_hw_device cuda"*) return 0 ;; esac; return 1; }
+needs_gpu() { case " $1 " in *" -hwaccel cuda "*|*hwupload_cuda*|*"-init_hw_device cuda"*|*" -gpu "*) return 0 ;; esac; return 1; }
 
 # output_of CMD: the output file of an example: its last argument (README examples have one).
 output_of() { echo "$1" | awk '{ print $NF }'; }
