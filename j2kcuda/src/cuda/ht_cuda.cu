@@ -1,15 +1,18 @@
 /*
  * CUDA tier-1 with ht=1, see ht_cuda.h; the kernels are ht_kern.cu's. With a byte budget:
- * STATS, SLOPE (the model's slope), MEASURE, SLOPE (the measured points'), CODE; without, CODE
- * alone at plane 0 (ref/ht_plane.c's order).
+ * STATS, SLOPE (the model's slope), then J2KI_HT_PLANE_ROUNDS times MEASURE and SLOPE (the
+ * measured points'), CODE; without, CODE alone at plane 0 (ref/ht_plane.c's order).
  *
- * Scratch: the slope (a double, 256-byte aligned), then a J2kiHtPlaneStat per code-block, then
- * a J2kiHtScratch per thread.
+ * Scratch: the slope (a double) and the rounds' stale flags in 256 bytes, then a
+ * J2kiHtPlaneStat per code-block, then a J2kiHtScratch per thread.
  */
 #include "cuda/cuda_launch.h"
 #include "cuda/ht_kern.h"
 
 static size_t ht_align(size_t n) { return (n + 255u) & ~(size_t)255u; }
+
+/* The slope and the stale flags fit the first 256 bytes. */
+static_assert(sizeof(double) + J2KI_HT_PLANE_ROUNDS * sizeof(uint32_t) <= 256, "HT scratch head");
 
 static uint32_t ht_threads(uint32_t nb_cblks)
 {
@@ -44,6 +47,8 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.cblks = d_cblks;
     p.weight = d_weight;
     p.lambda = (double *)s;
+    p.stale = (uint32_t *)(s + sizeof(double));
+    p.round = 0;
     p.st = (J2kiHtPlaneStat *)j2ki_ht_cuda_stats(d_scratch);
     p.scratch = (J2kiHtScratch *)(s + ht_align(sizeof(double)) + ht_align((size_t)nb_cblks * sizeof(J2kiHtPlaneStat)));
     p.data = d_data;
@@ -56,11 +61,14 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.budget = budget;
     p.refine = refine;
     grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
-    if (budget &&
-        ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
-         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
-         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
-         (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS))
-        return e;
+    if (budget) {
+        if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+            (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS)
+            return e;
+        for (p.round = 0; p.round < J2KI_HT_PLANE_ROUNDS; p.round++)
+            if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+                (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS)
+                return e;
+    }
     return j2ki_launch(j2ki_kernel<J2KI_K_HT_CODE>, grid, HT_THREADS, 0, st, p);
 }

@@ -16,6 +16,9 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.threads)
         return;
+    if (t == 0)
+        for (int r = 0; r < J2KI_HT_PLANE_ROUNDS; r++)
+            p.stale[r] = 0;
     for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
         HT_BLOCK(p, i);
         j2ki_ht_plane_stats(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.refine);
@@ -45,11 +48,15 @@ __device__ int ht_over_at(const J2kiHtParams &p, double lambda, unsigned long lo
     return over;
 }
 
-/* SLOPE: ref/ht_plane.c's fill_slope, the bisection every thread follows alike. */
+/* SLOPE: ref/ht_plane.c's fill_slope, the bisection every thread follows alike. After a later
+ * measuring round that measured no block again the points are those of the last search, and
+ * so is its slope. */
 __device__ __forceinline__ void ht_slope(const J2kiHtParams &p)
 {
     __shared__ unsigned long long sum;
     uint64_t lo = J2KI_HT_SLOPE_BITS_MIN, hi = J2KI_HT_SLOPE_BITS_MAX;
+    if (p.round && !p.stale[p.round])
+        return;
     if (!ht_over_at(p, 0.0, &sum)) {
         if (threadIdx.x == 0)
             *p.lambda = 0.0;
@@ -66,7 +73,8 @@ __device__ __forceinline__ void ht_slope(const J2kiHtParams &p)
         *p.lambda = j2ki_ht_slope(hi);
 }
 
-/* MEASURE: the sets around the model's pick coded into the block's own buffer
+/* MEASURE: the sets around the pick at the last slope coded into the block's own buffer; in
+ * a later round only for the blocks whose pick lies outside their measured planes
  * (ref/ht_plane.c measure_item). */
 __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
 {
@@ -76,6 +84,11 @@ __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
     const double lambda = *p.lambda;
     for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
         HT_BLOCK(p, i);
+        if (p.round) {
+            if (!j2ki_ht_plane_stale(&p.st[i], p.weight[i], lambda))
+                continue;
+            p.stale[p.round] = 1;   /* every writer stores 1: no atomic needed */
+        }
         j2ki_ht_plane_measure(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.weight[i], lambda,
                               &p.scratch[t], p.data + cb.data_off, cb.data_cap);
     }
@@ -92,7 +105,7 @@ __device__ __forceinline__ void ht_code(const J2kiHtParams &p)
     for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
         HT_BLOCK(p, i);
         J2kiCblkRes r;
-        int plane = lambda == 0.0 ? 0 : j2ki_ht_plane_final(&p.st[i], p.weight[i], lambda);
+        int plane = p.budget ? j2ki_ht_plane_final(&p.st[i], p.weight[i], lambda) : 0;
         r.err = j2ki_ht_encode_set(coefs, cb.stride, cb.w, cb.h, cb.nb_mag_bits, cb.frac_bits, plane, p.refine,
                                    &p.scratch[t], p.data + cb.data_off, cb.data_cap, p.passes + cb.pass_off,
                                    cb.max_passes, &r.nb_passes, &r.numbps, &r.len);

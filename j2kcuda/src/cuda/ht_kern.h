@@ -20,6 +20,7 @@ typedef struct J2kiHtParams {
     J2kiHtPlaneStat   *st;          /* per code-block */
     J2kiHtScratch     *scratch;     /* per thread */
     double            *lambda;      /* the slope SLOPE found (0: every pick fits) */
+    uint32_t          *stale;       /* per measuring round: whether a block was measured again */
     uint8_t           *data;
     J2kiPass          *passes;
     J2kiCblkRes       *res;
@@ -27,6 +28,7 @@ typedef struct J2kiHtParams {
     int64_t            target32;    /* j2ki_ht_plane_target32 */
     uint32_t           nb_cblks;
     uint32_t           threads;
+    int                round;       /* MEASURE and the SLOPE after it: the measuring round */
     int                budget;      /* CODE: 0, plane 0 everywhere; 1, the pick at *lambda */
     int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtParams;

@@ -13,7 +13,10 @@
  * their exact bytes and distortions are the truncation points PCRD-opt will see, so the slope
  * is found again over all of them (the model's cleanup elsewhere) and each block's set is the
  * one holding its best point at that slope (with the bytes measured, a coarser set would only
- * leave budget unused). A cleanup codes every plane above its
+ * leave budget unused). Where the model's slope is far off (0 when the model's bytes of every
+ * plane fit a high budget while the exact ones do not), that slope picks planes the model
+ * alone priced: those blocks' sets are measured again around the new pick and the slope found
+ * again (J2KI_HT_PLANE_ROUNDS). A cleanup codes every plane above its
  * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
  * codestream no choice of several sets beats the best single set, which this search finds
  * when every plane is measured.
@@ -44,6 +47,11 @@
  *  the pick). 3 (up to 7 sets a block) gave the PSNR of measuring every plane on the bench
  *  frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
 #define J2KI_HT_PLANE_MEASURE  3
+/** Measuring rounds: the first around the model's picks, each later one around the picks of
+ *  the slope found over the measured points, for the blocks whose pick lies outside them. 2
+ *  gained up to 9 dB at 2-2.5 MB on the corpus's 2K frames, 3 at most 0.1 dB more
+ *  (bench/results/ht-plane-choice.md). */
+#define J2KI_HT_PLANE_ROUNDS   2
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
 #define J2KI_HT_PLANE_HDR_BYTES 3
@@ -63,6 +71,7 @@ typedef struct J2kiHtPlaneStat {
     double   sdist[J2KI_HT_PLANE_SETS][3];  /* their cumulative distortion decreases */
     int32_t  top;                       /* magnitude planes (0: a block of zeros) */
     int32_t  lo, hi;                    /* the measured planes (lo > hi: none) */
+    uint32_t exact;                     /* planes whose q4 is a measured cleanup's */
     int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtPlaneStat;
 
@@ -77,6 +86,7 @@ J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrd
     st->top = top;
     st->lo = 1;
     st->hi = 0;
+    st->exact = 0;
     st->refine = refine;
     for (int i = 0; i < frac_bits; i++)
         unit *= 0.5;
@@ -150,7 +160,7 @@ J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double
  *  coded into out[0..cap) (the block's own buffer: its final set overwrites them) and their
  *  exact bytes and distortions become its points there; its other planes keep the model's
  *  cleanup, scaled by the ratio measured at the pick (the model's error is mostly a factor per
- *  block). A set that does not fit cap leaves the model's points. */
+ *  block), or the exact bytes of a cleanup measured in an earlier round. A set that does not fit cap leaves the model's points. */
 J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
                                    int frac_bits, double weight, double lambda, J2kiHtScratch *s,
                                    uint8_t *out, uint32_t cap)
@@ -180,9 +190,23 @@ J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, pt
     if (st->q4[b0])
         ratio = (double)st->rate[b0 - lo][0] * 32.0 / (double)st->q4[b0];
     for (int b = 0; b < st->top; b++)
-        st->q4[b] = b >= lo && b <= hi ? (uint64_t)st->rate[b - lo][0] * 32u : (uint64_t)((double)st->q4[b] * ratio);
+        if (b >= lo && b <= hi)
+            st->q4[b] = (uint64_t)st->rate[b - lo][0] * 32u;
+        else if (!(st->exact >> b & 1u))
+            st->q4[b] = (uint64_t)((double)st->q4[b] * ratio);
+    for (int b = lo; b <= hi; b++)
+        st->exact |= 1u << b;
     st->lo = lo;
     st->hi = hi;
+}
+
+/** Whether the block's pick at slope lambda lies outside its measured planes (a plane the
+ *  model alone priced): its sets are measured again around that pick. */
+J2KI_HD int j2ki_ht_plane_stale(const J2kiHtPlaneStat *st, double weight, double lambda)
+{
+    uint64_t unused;
+    const int b = j2ki_ht_plane_point(st, weight, lambda, &unused);
+    return b < st->top && (b < st->lo || b > st->hi);
 }
 
 /** The plane of the set a block codes at slope lambda (its best point's, at most 31). */

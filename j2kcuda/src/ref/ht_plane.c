@@ -12,7 +12,8 @@ typedef struct PlaneJob {
     const int32_t   *samples;
     J2kiHtPlaneStat *st;
     J2kiHtScratch   *work;      /* per worker */
-    double           lambda;    /* measure_item's slope: the model's */
+    double           lambda;    /* measure_item's slope */
+    int              round;     /* measure_item: 0, every block; later, the stale ones */
 } PlaneJob;
 
 size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers)
@@ -37,6 +38,8 @@ static void measure_item(void *opaque, uint32_t i, int worker)
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
+    if (job->round && !j2ki_ht_plane_stale(&job->st[i], band->dist_weight, job->lambda))
+        return;
     j2ki_ht_plane_measure(&job->st[i], job->samples + j2ki_cblk_offset(job->plan, cb),
                           j2ki_cblk_tc(job->plan, cb)->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
                           band->frac_bits, band->dist_weight, job->lambda, &job->work[worker], cb->data,
@@ -101,14 +104,14 @@ void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *
     }
     j2ki_pool_run(pool, plan->nb_cblks, stat_item, &job);
     target32 = j2ki_ht_plane_target32(cp->frame_bytes, j2ki_ht_plane_fixed_bytes(plan), plan->nb_cblks);
-    /* the model's slope, then the measured sets around its picks */
+    /* the model's slope, then the measured sets around its picks; where the slope found
+     * over them picks a plane the model alone priced, the sets around that pick */
     job.lambda = fill_slope(plan, job.st, target32);
-    j2ki_pool_run(pool, plan->nb_cblks, measure_item, &job);
-    /* every bit fits: plane 0 everywhere (a set above it cannot reach the samples SigProp
-     * skips); else the slope again over the measured points */
-    lambda = fill_slope(plan, job.st, target32);
+    for (job.round = 0; job.round < J2KI_HT_PLANE_ROUNDS; job.round++) {
+        j2ki_pool_run(pool, plan->nb_cblks, measure_item, &job);
+        job.lambda = fill_slope(plan, job.st, target32);
+    }
+    lambda = job.lambda;
     for (uint32_t i = 0; i < plan->nb_cblks; i++)
-        p[i] = lambda == 0.0 ? 0
-                             : (uint8_t)j2ki_ht_plane_final(&job.st[i], plan->bands[plan->cblks[i].band_idx].dist_weight,
-                                                            lambda);
+        p[i] = (uint8_t)j2ki_ht_plane_final(&job.st[i], plan->bands[plan->cblks[i].band_idx].dist_weight, lambda);
 }
