@@ -3,7 +3,8 @@
 #   1. build with CUDA, 2. make check-cuda (per-stage + end-to-end reference vs CUDA; again with the
 #      serial tier-1 kernel J2KC_CUDA_T1_VARIANT=8),
 #   3. reference vs CUDA codestreams, byte for byte, on 2K and 4K DCI frames and a lossless
-#      4:2:2 10-bit frame through j2kc, with the HT block coder too (lossless 4:2:2, 4K budget), 4. compute-sanitizer memcheck and racecheck on the
+#      4:2:2 10-bit frame through j2kc, with the HT block coder too (lossless 4:2:2, 4K budget, a
+#      2K budget above the plane chooser's model), 4. compute-sanitizer memcheck and racecheck on the
 #      check program's small cases, on a 2K and a 4K DCI encode and on a 2K BYPASS encode;
 #      synccheck and initcheck on the small cases and the 2K encode.
 # Usage: tests/device-verify.sh [BUILD_DIR] [OUT_DIR]    (environment: ARCH, default 90; SAN=0 skips 4)
@@ -79,6 +80,14 @@ run_pair quality -i $F/f2k.ppm --quality 48
 # the HT block coder (ht=1): lossless 4:2:2, a 4K budget (the planes chosen on the device)
 run_pair ht-lossless422 -i $F/imf.yuv --raw 1920x1080:yuv422p10le --lossless --ht
 run_pair ht-4k-bytes -i $F/f4k.ppm --bytes 1300000 --ht
+# a budget above the plane chooser's model (its slope 0, then a second measuring round): a
+# decoded DCI frame of the shared corpus near its source rate (J2KC_CORPUS: the corpus folder)
+CORPUS=${J2KC_CORPUS:-../shared/corpus}
+if [ -f "$CORPUS/stem_wedding_2048x857_xyz12.ppm.xz" ] && xz -dc "$CORPUS/stem_wedding_2048x857_xyz12.ppm.xz" > $F/stem.ppm; then
+    run_pair ht-2k-above-model -i $F/stem.ppm --bytes 2000000 --ht
+else
+    echo "skip ht-2k-above-model: no $CORPUS/stem_wedding_2048x857_xyz12.ppm.xz"
+fi
 for n in dci2k dci4k; do "$B/bin/j2kc-check" --fps 24 "$F/$n.cuda.j2c" || fail=1; done
 "$B/bin/j2kc" -i $F/f4k.ppm --profile dci4k --fps 24 --backend cuda --bench 50 -o $F/b.j2c 2>&1 | tail -n 3
 
