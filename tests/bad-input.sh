@@ -333,4 +333,21 @@ if [ -x "$CHECK" ]; then
     checker_repro checker-fps-1e6-decimal "$RP/dci2k_small.j2c" DCI.frame_size --fps 1000000.0
 fi
 
+# The build's embedding of the device code (tools/embed-fatbin.sh): a missing or empty image,
+# or a name the .incbin string cannot hold, is refused by name and no output is left behind.
+embed_bad() {   # embed_bad NAME IMAGE EXPECTED-MESSAGE
+    local out rc
+    rm -f "$W/embed.S"
+    out=$(sh "$REPO_DIR/tools/embed-fatbin.sh" "$W/embed.S" "$2" 2>&1); rc=$?
+    if [ $rc = 0 ]; then t_fail "bad-input/$1" "accepted"
+    elif [ -e "$W/embed.S" ] || [ -e "$W/embed.S.tmp" ]; then t_fail "bad-input/$1" "output left behind"
+    elif ! echo "$out" | grep -q "$3"; then t_fail "bad-input/$1" "message: $out"
+    else t_ok "bad-input/$1" "$out"; fi
+}
+: > "$W/empty.fatbin"
+printf x > "$W/quo\"te.ptx"
+embed_bad embed-image-missing "$W/no-such.fatbin" "missing or empty"
+embed_bad embed-image-empty "$W/empty.fatbin" "missing or empty"
+embed_bad embed-image-quote "$W/quo\"te.ptx" "a quote or backslash"
+
 [ "$T_FAILED" = 0 ]
