@@ -530,7 +530,9 @@ static int rc_run(J2kiPlan *plan, const J2kiLog *log, J2kiRcSizeFn size_fn, void
                  (unsigned long long)c.budget[cp->nb_layers - 1],
                  c.cfg[cp->nb_layers - 1].t > 0.0 ? log2(c.cfg[cp->nb_layers - 1].t) : -INFINITY, c.nb_probes,
                  c.nb_rounds);
-    if (log && log->fn && log->max_level >= J2KC_LOG_DEBUG)
+    /* Under HT the magnitude planes below a code-block's set are in none of its passes, so
+     * the residual the estimate sums leaves them out: it would be too high (inf at times). */
+    if (log && log->fn && log->max_level >= J2KC_LOG_DEBUG && !(cp->cblk_style & J2KI_CBLK_HT))
         j2ki_log(log, J2KC_LOG_DEBUG, "rate control: estimated PSNR %.2f dB",
                  j2ki_rc_estimate_psnr(plan));
     return 0;
