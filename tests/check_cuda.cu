@@ -733,7 +733,8 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
         for (uint32_t i = 0; i < n && !bad; i++) {
             const J2kiHtPlaneStat *a = &gst[i], *r = &rst[i];
             const char *what = NULL;
-            if (a->top != r->top || a->lo != r->lo || a->hi != r->hi || a->refine != r->refine)
+            if (a->top != r->top || a->lo != r->lo || a->hi != r->hi || a->refine != r->refine ||
+                a->exact != r->exact)
                 what = "top / measured planes";
             for (int b = 0; !what && b < r->top; b++)
                 if (a->q4[b] != r->q4[b] || memcmp(&a->dist[b], &r->dist[b], sizeof(double)))

@@ -216,7 +216,8 @@ static int run(int iter, J2kiPool *pool)
         const J2kiHtPlaneStat *a = (const J2kiHtPlaneStat *)j2ki_ht_cuda_stats(scratch.data());
         const J2kiHtPlaneStat *r = (const J2kiHtPlaneStat *)work.data();
         for (uint32_t i = 0; i < pl->nb_cblks && !fail; i++) {
-            int same = a[i].top == r[i].top && a[i].lo == r[i].lo && a[i].hi == r[i].hi && a[i].refine == r[i].refine;
+            int same = a[i].top == r[i].top && a[i].lo == r[i].lo && a[i].hi == r[i].hi && a[i].refine == r[i].refine &&
+                       a[i].exact == r[i].exact;
             for (int b = 0; same && b < r[i].top; b++)
                 same = a[i].q4[b] == r[i].q4[b] && !memcmp(&a[i].dist[b], &r[i].dist[b], sizeof(double));
             for (int b = r[i].lo; same && b <= r[i].hi; b++)
@@ -255,10 +256,13 @@ static int run(int iter, J2kiPool *pool)
         fail = 1;
     }
     if (budget) {
-        uint32_t stale;     /* ht_cuda.cu's second round measured some block again */
-        memcpy(&stale, scratch.data() + sizeof(double) + sizeof(uint32_t), sizeof(stale));
+        /* ht_cuda.cu's scratch head: the slope, then the rounds' stale flags (round r >= 1
+         * measured some block again) */
+        uint32_t stale[J2KI_HT_PLANE_ROUNDS];
+        memcpy(stale, scratch.data() + sizeof(double), sizeof(stale));
         g_measured_blocks += pl->nb_cblks;
-        g_remeasured += stale != 0;
+        for (int r = 1; r < J2KI_HT_PLANE_ROUNDS; r++)
+            g_remeasured += stale[r] != 0;
     }
     j2ki_plan_free(&pl);
     return fail;

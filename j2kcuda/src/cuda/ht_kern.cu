@@ -87,7 +87,7 @@ __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
         if (p.round) {
             if (!j2ki_ht_plane_stale(&p.st[i], p.weight[i], lambda))
                 continue;
-            p.stale[p.round] = 1;   /* every writer stores 1: no atomic needed */
+            atomicOr(&p.stale[p.round], 1u);
         }
         j2ki_ht_plane_measure(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.weight[i], lambda,
                               &p.scratch[t], p.data + cb.data_off, cb.data_cap);

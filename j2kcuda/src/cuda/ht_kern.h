@@ -20,7 +20,8 @@ typedef struct J2kiHtParams {
     J2kiHtPlaneStat   *st;          /* per code-block */
     J2kiHtScratch     *scratch;     /* per thread */
     double            *lambda;      /* the slope SLOPE found (0: every pick fits) */
-    uint32_t          *stale;       /* per measuring round: whether a block was measured again */
+    uint32_t          *stale;       /* per measuring round r >= 1: whether a block was measured
+                                       again (stale[0] unused: round 0 measures every block) */
     uint8_t           *data;
     J2kiPass          *passes;
     J2kiCblkRes       *res;

@@ -14,9 +14,9 @@
  * is found again over all of them (the model's cleanup elsewhere) and each block's set is the
  * one holding its best point at that slope (with the bytes measured, a coarser set would only
  * leave budget unused). Where the model's slope is far off (0 when the model's bytes of every
- * plane fit a high budget while the exact ones do not), that slope picks planes the model
- * alone priced: those blocks' sets are measured again around the new pick and the slope found
- * again (J2KI_HT_PLANE_ROUNDS). A cleanup codes every plane above its
+ * plane fit a high budget while the exact ones do not), the slope found over the measured
+ * points picks planes the model alone priced: those blocks' sets are measured again around
+ * the new pick and the slope found again (J2KI_HT_PLANE_ROUNDS). A cleanup codes every plane above its
  * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
  * codestream no choice of several sets beats the best single set, which this search finds
  * when every plane is measured.
@@ -71,7 +71,8 @@ typedef struct J2kiHtPlaneStat {
     double   sdist[J2KI_HT_PLANE_SETS][3];  /* their cumulative distortion decreases */
     int32_t  top;                       /* magnitude planes (0: a block of zeros) */
     int32_t  lo, hi;                    /* the measured planes (lo > hi: none) */
-    uint32_t exact;                     /* planes whose q4 is a measured cleanup's */
+    uint32_t exact;                     /* planes whose q4 is a measured cleanup's (top <= 32:
+                                           j2ki_ht_top_planes counts the bits of a uint32_t) */
     int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtPlaneStat;
 
@@ -156,15 +157,18 @@ J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double
     return best;
 }
 
-/** Second look at one block: the sets around the plane the model picks at slope lambda are
- *  coded into out[0..cap) (the block's own buffer: its final set overwrites them) and their
- *  exact bytes and distortions become its points there; its other planes keep the model's
- *  cleanup, scaled by the ratio measured at the pick (the model's error is mostly a factor per
- *  block), or the exact bytes of a cleanup measured in an earlier round. A set that does not fit cap leaves the model's points. */
+/** Second look at one block: the sets around its pick at slope lambda are coded into
+ *  out[0..cap) (the block's own buffer: its final set overwrites them) and their exact bytes
+ *  and distortions become its points there; its other planes keep the model's cleanup, scaled
+ *  by the ratio measured at the pick (the model's error is mostly a factor per block), or the
+ *  exact bytes of a cleanup measured in an earlier round. The points change only once every
+ *  set has been coded: a set that does not fit cap leaves the block's points as they were. */
 J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
                                    int frac_bits, double weight, double lambda, J2kiHtScratch *s,
                                    uint8_t *out, uint32_t cap)
 {
+    uint32_t rate[J2KI_HT_PLANE_SETS][3];
+    double sdist[J2KI_HT_PLANE_SETS][3];
     uint64_t unused;
     double ratio = 1.0;
     int b0, lo, hi;
@@ -178,15 +182,20 @@ J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, pt
         double d[3];
         if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, s, out, cap, &lcup) < 0 ||
             (b > 0 && st->refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, s, out + lcup, cap - lcup, &lsp, &lmr) < 0))
-            return;     /* lo > hi still: the model's cleanup-only points stay */
+            return;
         j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, s->sig, d);
-        st->rate[b - lo][0] = lcup;
-        st->rate[b - lo][1] = lcup + lsp;
-        st->rate[b - lo][2] = lcup + lsp + lmr;
-        st->sdist[b - lo][0] = d[0];
-        st->sdist[b - lo][1] = d[0] + d[1];
-        st->sdist[b - lo][2] = d[0] + d[1] + d[2];
+        rate[b - lo][0] = lcup;
+        rate[b - lo][1] = lcup + lsp;
+        rate[b - lo][2] = lcup + lsp + lmr;
+        sdist[b - lo][0] = d[0];
+        sdist[b - lo][1] = d[0] + d[1];
+        sdist[b - lo][2] = d[0] + d[1] + d[2];
     }
+    for (int b = lo; b <= hi; b++)
+        for (int k = 0; k < 3; k++) {
+            st->rate[b - lo][k] = rate[b - lo][k];
+            st->sdist[b - lo][k] = sdist[b - lo][k];
+        }
     if (st->q4[b0])
         ratio = (double)st->rate[b0 - lo][0] * 32.0 / (double)st->q4[b0];
     for (int b = 0; b < st->top; b++)
@@ -201,12 +210,14 @@ J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, pt
 }
 
 /** Whether the block's pick at slope lambda lies outside its measured planes (a plane the
- *  model alone priced): its sets are measured again around that pick. */
+ *  model alone priced): its sets are measured again around that pick. Asked after the first
+ *  round only, where a block with no measured plane (lo > hi) is one whose sets did not fit
+ *  its buffer: it is not tried again. */
 J2KI_HD int j2ki_ht_plane_stale(const J2kiHtPlaneStat *st, double weight, double lambda)
 {
     uint64_t unused;
     const int b = j2ki_ht_plane_point(st, weight, lambda, &unused);
-    return b < st->top && (b < st->lo || b > st->hi);
+    return b < st->top && st->lo <= st->hi && (b < st->lo || b > st->hi);
 }
 
 /** The plane of the set a block codes at slope lambda (its best point's, at most 31). */

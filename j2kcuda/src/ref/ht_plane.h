@@ -26,7 +26,7 @@ int64_t j2ki_ht_plane_fixed_bytes(const J2kiPlan *plan);
 /**
  * Fills p[i] for every code-block of plan: 0 without a byte budget (every bit coded), else
  * the plane of the set holding the block's best truncation point at the slope that fills
- * cp->frame_bytes (exact points near the model's pick, hd/ht_plane.h).
+ * cp->frame_bytes (exact points near each block's pick, hd/ht_plane.h).
  * samples: the quantised tile-components in the plan's layout; scratch of
  * j2ki_ht_planes_scratch_size bytes.
  */
