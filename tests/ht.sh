@@ -7,8 +7,10 @@
 # FFmpeg 7.1's native decoder (the built one, $BUILD/ffmpeg/ffmpeg, or J2KC_FFMPEG; Debian's
 # 5.1 has no HT decoder). Lossless: exact. Lossy: every decoder within 0.1 dB of OpenJPEG
 # below 60 dB (the float 9/7 inverses differ by 1 LSB at most, which above 60 dB moves the
-# PSNR more), OpenJPEG above the floor below. Budgets: never over. A missing decoder is a
-# skip line with the reason.
+# PSNR more), OpenJPEG above the floor below. Budgets: never over. Grok (grk_decompress)
+# decodes the streams without refinement segments (lossless, full rate, cleanup-only 9/7)
+# like OpenJPEG; it fails on refinement segments and on 5/3 sets above plane 0
+# (doc/open-work.md). A missing decoder is a skip line with the reason.
 #   tests/ht.sh [BUILD_DIR]
 . "$(dirname "$0")/gen/common.sh"
 BUILD=$(t_build_dir "$1")
@@ -30,11 +32,13 @@ FLOOR=12
 FULL=40
 FF=${J2KC_FFMPEG:-$BUILD/ffmpeg/ffmpeg}
 [ -x "$FF" ] || FF=
-HAVE_OPJ=0 HAVE_OJPH=0
+HAVE_OPJ=0 HAVE_OJPH=0 HAVE_GRK=0
 t_have opj_decompress && HAVE_OPJ=1
 t_have ojph_expand && HAVE_OJPH=1
+t_have grk_decompress && HAVE_GRK=1
 [ $HAVE_OPJ = 1 ] || echo "skip ht/opj: opj_decompress missing (libopenjp2-tools)"
 [ $HAVE_OJPH = 1 ] || echo "skip ht/ojph: ojph_expand missing (openjph-tools)"
+[ $HAVE_GRK = 1 ] || echo "skip ht/grk: grk_decompress missing (grokj2k-tools; cleanup-only streams only)"
 [ -n "$FF" ] || echo "skip ht/ffmpeg: no FFmpeg 7.1 build ($BUILD/ffmpeg/ffmpeg; make ffmpeg) and J2KC_FFMPEG unset"
 
 SEED=${J2KC_TEST_SEED:-$(( $(date +%s) % 100000 ))}
@@ -152,6 +156,22 @@ for i in $(seq 1 "$N"); do
             fi
         else
             problems="$problems; ojph_expand failed: $(grep -m1 -i error "$d/ojph.log")"
+        fi
+    fi
+    # Grok: the streams without refinement segments (lossless, full rate, cleanup-only 9/7);
+    # 5/3 sets above plane 0 it decodes wrong (20 dB where OpenJPEG and OpenJPH agree on 34)
+    if [ $HAVE_GRK = 1 ] && [ -n "$pnm" ] && [ $multi = 0 ] &&
+       { [ $mode = lossless ] || [ $mode = full ] || { [ -n "$co" ] && [ $mode = bytes ]; }; }; then
+        if grk_decompress -i "$out" -o "$d/grk.$pnm" > "$d/grk.log" 2>&1 && [ -s "$d/grk.$pnm" ]; then
+            if r=$("$T/cmp" "$d/src_0.pgx" "$d/grk.$pnm" "${cmpmode[@]}" 2>&1); then
+                p=$(psnr_min "$r"); details="$details grk $p"
+                [ -n "$ref" ] && awk -v a="$p" -v b="$ref" 'BEGIN { exit !(a != b && (a < 60 || b < 60) && (a - b > 0.1 || b - a > 0.1)) }' &&
+                    problems="$problems; grk $p dB vs opj $ref"
+            else
+                problems="$problems; grk: $r"
+            fi
+        else
+            problems="$problems; grk_decompress failed: $(grep -m1 -i error "$d/grk.log")"
         fi
     fi
     if [ -n "$FF" ] && [ -n "$pnm" ]; then
@@ -290,6 +310,13 @@ if t_have python3; then
             if [ $HAVE_OJPH = 1 ] && ! { ojph_expand -i "$W/co1.j2k" -o "$W/co1j.pgm" > /dev/null 2>&1 &&
                                         "$T/cmp" "$W/co.pgm" "$W/co1j.pgm" --psnr $FLOOR > /dev/null 2>&1; }; then
                 bad="$bad; $pct %: ojph decode failed or below $FLOOR dB"
+            fi
+            # Grok reads cleanup-only blocks (not refinement segments: doc/open-work.md): the
+            # samples OpenJPEG decodes, exactly
+            if [ $HAVE_GRK = 1 ] && ! { grk_decompress -i "$W/co1.j2k" -o "$W/co1g.pgm" > /dev/null 2>&1 &&
+                                       "$T/cmp" "$W/co.pgm" "$W/co1g.pgm" --psnr $FLOOR > /dev/null 2>&1 &&
+                                       { [ $HAVE_OPJ = 0 ] || "$T/cmp" "$W/co1o.pgm" "$W/co1g.pgm" --exact > /dev/null 2>&1; }; }; then
+                bad="$bad; $pct %: grk decode failed, below $FLOOR dB or not OpenJPEG's samples"
             fi
             if [ -n "$FF" ] && ! { "$FF" -nostdin -v error -y -i "$W/co1.j2k" -f rawvideo -pix_fmt gray16le "$W/co1f.raw" > /dev/null 2>&1 &&
                                    "$T/cmp" "$W/co.pgm" "$W/co1f.raw" --raw-dec 64x64:gray16le --psnr $FLOOR > /dev/null 2>&1; }; then
