@@ -10,13 +10,18 @@
  *   byte 5  levels 0..5, lossless      byte 11 precincts, guard bits
  *   then the samples (repeated when short). Byte 0's bits 2-4 may pick a profile (IMF 2K,
  *   IMF 2K_R, broadcast, broadcast multi_r, at 24 fps); the profile then fixes the coding
- *   parameters, and only the levels and the budget come from the input.
+ *   parameters, and only the levels and the budget come from the input. Byte 6's bit 4 picks
+ *   the HT block coder (ht=1, ISO/IEC 15444-15: one layer, as OpenJPEG 2.5.0 reads none
+ *   other of ours, and none of Part 1's code-block style switches), bit 6 its cleanup passes
+ *   alone (ht_refine=0); with byte 0's bit 5 (and no Part 1 profile) the IMF App 2E HT
+ *   profile instead (imf_ht_r when lossless, else imf_ht).
  * Properties asserted, beyond no crash and no sanitizer report:
  *   - create/encode fail only with an ordinary refusal (never J2KC_ERR_INTERNAL/NOMEM);
  *   - a codestream (in JP2: the jp2c box's contents) never exceeds the byte budget, and the
  *     output never exceeds j2kc_encoder_max_size();
  *   - OpenJPEG's library decodes it to the same geometry;
- *   - lossless: the decoded samples are the input samples exactly;
+ *   - lossless (lossless=1, or a reversible profile without a budget): the decoded samples
+ *     are the input samples exactly;
  *   - j2kc-check's rules (tools/profcheck.c, csparse.c) find no violation: Part-1 syntax,
  *     and the rules of the profile the codestream declares.
  * IMF with levels = 0 fails the last one: the known defect "imf_levels0"
@@ -215,6 +220,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int lossless = h[5] & 0x80;
     unsigned budget = h[7] ? 40u + 8u * h[7] : 0;
     int jp2 = (h[10] >> 6) & 1;
+    const int ht = (h[6] >> 4) & 1;
+    if (!profile && ht && (h[0] & 0x20))
+        profile = lossless ? "imf_ht_r" : "imf_ht";
 
     J2kcParams *p = j2kc_params_alloc();
     if (!p)
@@ -229,7 +237,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (j2kc_params_set(p, "profile", profile))
             fail("profile refused");
         set(p, "fps", "%u", 24);
-        lossless = 0;
+        /* the reversible profiles code losslessly without a budget (their lossless default) */
+        lossless = !budget && strlen(profile) > 2 && !strcmp(profile + strlen(profile) - 2, "_r");
         jp2 = 0;
         if (budget)
             set(p, "bytes", "%u", budget);
@@ -244,15 +253,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (budget && !lossless)
         set(p, "bytes", "%u", budget);
-    set(p, "layers", "%u", 1 + h[8] % 3);
+    set(p, "layers", "%u", ht ? 1 : 1 + h[8] % 3);
     if (j2kc_params_set(p, "order", orders[(h[8] >> 2) % 5]))
         fail("order refused");
-    set(p, "bypass", "%u", h[9] & 1);
-    set(p, "reset", "%u", (h[9] >> 1) & 1);
-    set(p, "termall", "%u", (h[9] >> 2) & 1);
-    set(p, "vcausal", "%u", (h[9] >> 3) & 1);
-    set(p, "pterm", "%u", (h[9] >> 4) & 1);
-    set(p, "segmark", "%u", (h[9] >> 5) & 1);
+    if (ht) {
+        set(p, "ht", "%u", 1);
+        set(p, "ht_refine", "%u", !((h[6] >> 6) & 1));
+    } else {
+        set(p, "bypass", "%u", h[9] & 1);
+        set(p, "reset", "%u", (h[9] >> 1) & 1);
+        set(p, "termall", "%u", (h[9] >> 2) & 1);
+        set(p, "vcausal", "%u", (h[9] >> 3) & 1);
+        set(p, "pterm", "%u", (h[9] >> 4) & 1);
+        set(p, "segmark", "%u", (h[9] >> 5) & 1);
+    }
     set(p, "sop", "%u", (h[9] >> 6) & 1);
     set(p, "eph", "%u", h[9] >> 7);
     set(p, "tlm", "%u", h[10] & 1);
