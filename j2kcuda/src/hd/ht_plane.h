@@ -16,8 +16,8 @@
  * leave budget unused). Where the model's slope is far off (0 when the model's bytes of every
  * plane fit a high budget while the exact ones do not), the slope found over the measured
  * points picks planes the model alone priced: those blocks' sets are measured again around
- * the new pick and the slope found again (J2KI_HT_PLANE_ROUNDS). A cleanup codes every plane above its
- * own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
+ * the new pick and the slope found again (J2KI_HT_PLANE_ROUNDS). A cleanup codes every plane
+ * above its own, so a later HT set of a code-block supersedes the earlier ones: in a one-layer
  * codestream no choice of several sets beats the best single set, which this search finds
  * when every plane is measured.
  *
