@@ -5,6 +5,8 @@
 # the executions, execs/s and the crash files. Self-contained given the binary: on a bigger
 # machine, copy the repository with its build-fuzz/ and run, e.g.
 #   tests/fuzz/campaign.sh build-fuzz/fuzz/fuzz_check 3600 16
+# Stopped early (SIGTERM, or Ctrl-C in a terminal), it ends the fuzzer and its jobs and still
+# prints the summary of what ran.
 #
 # Environment: FUZZ_WORK (working directory; default BIN's directory/campaign-TARGET),
 # FUZZ_NICE (default 19), FUZZ_TIMEOUT (seconds per input, default 30), FUZZ_RSS_MB (default
@@ -29,8 +31,18 @@ echo "campaign $TARGET: $SECONDS_RUN s, $JOBS job(s), seed $SEED, corpus $WORK/c
 nice -n "${FUZZ_NICE:-19}" "$BIN" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$SECONDS_RUN" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
     -seed="$SEED" -artifact_prefix="$WORK/artifacts/" -print_final_stats=1 \
-    "$WORK/corpus" "$SEEDS" > "$LOG" 2>&1
+    "$WORK/corpus" "$SEEDS" > "$LOG" 2>&1 &
+fuzzer=$!
+# Stopped early (Ctrl-C, kill, a time limit around the campaign): fork mode's parent does not
+# end on SIGINT, so the fuzzer and its jobs are ended here and the summary below is still
+# printed from the status lines logged so far.
+stop() { pkill -TERM -P "$fuzzer" 2>/dev/null; kill -TERM "$fuzzer" 2>/dev/null; stopped=1; }
+stopped=0
+trap stop INT TERM
+wait "$fuzzer"
 rc=$?
+[ $stopped = 1 ] && { wait "$fuzzer"; echo "campaign $TARGET: stopped before its time"; }
+trap - INT TERM
 # Fork mode's status lines: "#RUNS: cov: .. ft: .. corp: .. exec/s N oom/timeout/crash: a/b/c time: Ns ..."
 last=$(grep -E '^#[0-9]+: cov:' "$LOG" | tail -n 1)
 runs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<< "$last")
