@@ -334,7 +334,7 @@ if [ -x "$CHECK" ]; then
 fi
 
 # The build's embedding of the device code (tools/embed-fatbin.sh): a missing or empty image,
-# or a name the .incbin string cannot hold, is refused by name and no output is left behind.
+# or a path the .incbin string cannot hold, is refused by name, and no output file is made.
 embed_bad() {   # embed_bad NAME IMAGE EXPECTED-MESSAGE
     local out rc
     rm -f "$W/embed.S"
@@ -348,6 +348,8 @@ embed_bad() {   # embed_bad NAME IMAGE EXPECTED-MESSAGE
 printf x > "$W/quo\"te.ptx"
 embed_bad embed-image-missing "$W/no-such.fatbin" "missing or empty"
 embed_bad embed-image-empty "$W/empty.fatbin" "missing or empty"
-embed_bad embed-image-quote "$W/quo\"te.ptx" "a quote or backslash"
+embed_bad embed-image-quote "$W/quo\"te.ptx" "a quote, backslash or newline"
+mkdir -p "$W/back\\slash" && printf x > "$W/back\\slash/k.ptx"
+embed_bad embed-image-backslash-folder "$W/back\\slash/k.ptx" "a quote, backslash or newline"
 
 [ "$T_FAILED" = 0 ]

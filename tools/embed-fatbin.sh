@@ -11,11 +11,16 @@ set -e
 out=${1:?usage: embed-fatbin.sh OUT.S IMAGE...}
 shift
 [ $# -gt 0 ] || { echo "embed-fatbin.sh: no image to embed" >&2; exit 1; }
-# Each image checked here: a missing one would otherwise reach the assembler as an empty
-# .incbin path, and a name with a quote or backslash would break the directive's string.
+# Each image checked here, by the absolute path the .incbin directive will hold: a missing
+# one would otherwise reach the assembler as an empty path, and a quote, backslash or
+# newline in the path would break the directive's string.
+abspath() { d=$(CDPATH= cd -P -- "$(dirname -- "$1")" && pwd) && printf '%s/%s\n' "$d" "$(basename -- "$1")"; }
+nl='
+'
 for f in "$@"; do
     [ -f "$f" ] && [ -s "$f" ] || { echo "embed-fatbin.sh: $f: missing or empty" >&2; exit 1; }
-    case "$f" in *'"'*|*'\'*) echo "embed-fatbin.sh: $f: a quote or backslash in the name" >&2; exit 1 ;; esac
+    p=$(abspath "$f") || { echo "embed-fatbin.sh: $f: its folder cannot be entered" >&2; exit 1; }
+    case "$p" in *'"'*|*'\'*|*"$nl"*) echo "embed-fatbin.sh: $f: a quote, backslash or newline in the path" >&2; exit 1 ;; esac
 done
 trap 'rm -f "$out.tmp"' EXIT
 {
@@ -26,7 +31,7 @@ trap 'rm -f "$out.tmp"' EXIT
         echo "    .balign 64"
         echo "    .type j2ki_cuda_image$i, @object"
         echo "j2ki_cuda_image$i:"
-        echo "    .incbin \"$(cd "$(dirname "$f")" && pwd)/$(basename "$f")\""
+        printf '    .incbin "%s"\n' "$(abspath "$f")"
         case "$f" in *.ptx) echo "    .byte 0" ;; esac
         echo "    .size j2ki_cuda_image$i, . - j2ki_cuda_image$i"
         i=$((i + 1))
