@@ -5,8 +5,8 @@
 # the executions, execs/s and the crash files. Self-contained given the binary: on a bigger
 # machine, copy the repository with its build-fuzz/ and run, e.g.
 #   tests/fuzz/campaign.sh build-fuzz/fuzz/fuzz_check 3600 16
-# Stopped early (SIGTERM, or Ctrl-C in a terminal), it ends the fuzzer and its jobs and still
-# prints the summary of what ran.
+# Stopped early (SIGTERM, or Ctrl-C in a terminal), it ends the fuzzer and its jobs, still
+# prints the summary of what ran, and exits 128 + the signal.
 #
 # Environment: FUZZ_WORK (working directory; default BIN's directory/campaign-TARGET),
 # FUZZ_NICE (default 19), FUZZ_TIMEOUT (seconds per input, default 30), FUZZ_RSS_MB (default
@@ -28,20 +28,28 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
 LOG=$WORK/campaign-$(date -u +%Y%m%dT%H%M%SZ).log
 echo "campaign $TARGET: $SECONDS_RUN s, $JOBS job(s), seed $SEED, corpus $WORK/corpus, log $LOG"
-nice -n "${FUZZ_NICE:-19}" "$BIN" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+# Stopped early (Ctrl-C, kill, a time limit around the campaign): fork mode's parent does not
+# end on SIGINT, so the fuzzer and its jobs are ended here and the summary below is still
+# printed from the status lines logged so far; the campaign then exits 128 + the signal.
+stopped=0
+# The fuzzer runs in a session of its own (setsid), so that its jobs (fork mode starts each
+# through a shell) are ended with it as one process group.
+stop() { stopped=$1; [ -n "${fuzzer:-}" ] && kill -TERM -- "-$fuzzer" 2>/dev/null; }
+trap 'stop 130' INT
+trap 'stop 143' TERM
+setsid nice -n "${FUZZ_NICE:-19}" "$BIN" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$SECONDS_RUN" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
     -seed="$SEED" -artifact_prefix="$WORK/artifacts/" -print_final_stats=1 \
     "$WORK/corpus" "$SEEDS" > "$LOG" 2>&1 &
 fuzzer=$!
-# Stopped early (Ctrl-C, kill, a time limit around the campaign): fork mode's parent does not
-# end on SIGINT, so the fuzzer and its jobs are ended here and the summary below is still
-# printed from the status lines logged so far.
-stop() { pkill -TERM -P "$fuzzer" 2>/dev/null; kill -TERM "$fuzzer" 2>/dev/null; stopped=1; }
-stopped=0
-trap stop INT TERM
+[ $stopped = 0 ] || stop $stopped     # a signal before $! was known
 wait "$fuzzer"
 rc=$?
-[ $stopped = 1 ] && { wait "$fuzzer"; echo "campaign $TARGET: stopped before its time"; }
+if [ $stopped != 0 ]; then
+    wait "$fuzzer"
+    rc=$?
+    echo "campaign $TARGET: stopped before its time"
+fi
 trap - INT TERM
 # Fork mode's status lines: "#RUNS: cov: .. ft: .. corp: .. exec/s N oom/timeout/crash: a/b/c time: Ns ..."
 last=$(grep -E '^#[0-9]+: cov:' "$LOG" | tail -n 1)
@@ -66,4 +74,5 @@ if [ "$crashes" -gt 0 ]; then
     done | sort | awk -F'\t' '{ n[$1]++; if (!($1 in ex)) ex[$1] = $2 } END { for (s in n) printf "    %5d x %s\n            e.g. %s\n", n[s], s, ex[s] }'
     rm -f "$WORK/replay.log"
 fi
+[ $stopped = 0 ] || exit $stopped
 [ -n "$runs" ]
