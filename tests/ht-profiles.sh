@@ -9,8 +9,10 @@
 # byte budget, and decode with OpenJPEG and OpenJPH (3 components; 4:2:2 with OpenJPH only,
 # to planar YUV) when present: imf_ht_r
 # exactly (lossless), imf_ht above a PSNR floor; Grok 10.0.5 (Debian 12) too for the lossless
-# streams (it stops with "Error in HT block coder" on every budget-truncated HT stream, plain
-# ht=1 too: open, the block coder's owner). A missing decoder is a skip line with the reason.
+# streams (it stops with "Error in HT block coder" on blocks with refinement segments, which
+# budget-truncated sets have: its sources hand OpenJPH's block decoder the total length of a
+# block's segments as the cleanup's, doc/open-work.md). A missing decoder is a skip line
+# with the reason.
 #   tests/ht-profiles.sh [BUILD_DIR]
 . "$(dirname "$0")/gen/common.sh"
 BUILD=$(t_build_dir "$1")

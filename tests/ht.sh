@@ -10,7 +10,8 @@
 # PSNR more), OpenJPEG above the floor below. Budgets: never over. Grok (grk_decompress)
 # decodes the streams without refinement segments (lossless, full rate, cleanup-only 9/7)
 # like OpenJPEG; it fails on refinement segments and on 5/3 sets above plane 0
-# (doc/open-work.md). A missing decoder is a skip line with the reason.
+# (doc/open-work.md), and where it alone differs from OpenJPEG and OpenJPH (which agree) the
+# case's line says so instead of failing. A missing decoder is a skip line with the reason.
 #   tests/ht.sh [BUILD_DIR]
 . "$(dirname "$0")/gen/common.sh"
 BUILD=$(t_build_dir "$1")
@@ -85,7 +86,7 @@ for i in $(seq 1 "$N"); do
     if ! "$J2KC" -i "$d/src_0.pgx" -o "$out" "${args[@]}" > "$d/enc.log" 2>&1; then
         t_fail "$name" "j2kc ${args[*]}: $(head -2 "$d/enc.log" | tr '\n' ' ')"; continue
     fi
-    problems= details=
+    problems= details= ojph_ok=0
     size=$(stat -c %s "$out")
     [ -n "$budget" ] && [ "$size" -gt "$budget" ] && problems="$problems; $size bytes over the budget $budget"
     chk=$("$CHECK" "$out" 2>&1) || problems="$problems; j2kc-check: $(echo "$chk" | head -2 | tr '\n' ' ')"
@@ -148,7 +149,7 @@ for i in $(seq 1 "$N"); do
             details="$details ojph n/a (precincts: OpenJPH 0.9.0 fails, open)"
         elif [ -s "$d/ojph.$pnm" ] && ! grep -qi error "$d/ojph.log"; then
             if r=$("$T/cmp" "$d/src_0.pgx" "$d/ojph.$pnm" "${cmpmode[@]}" 2>&1); then
-                p=$(psnr_min "$r"); details="$details ojph $p"
+                p=$(psnr_min "$r"); details="$details ojph $p" ojph_ok=1
                 [ -n "$ref" ] && awk -v a="$p" -v b="$ref" 'BEGIN { exit !(a != b && (a < 60 || b < 60) && (a - b > 0.1 || b - a > 0.1)) }' &&
                     problems="$problems; ojph $p dB vs opj $ref"
             else
@@ -158,6 +159,7 @@ for i in $(seq 1 "$N"); do
             problems="$problems; ojph_expand failed: $(grep -m1 -i error "$d/ojph.log")"
         fi
     fi
+    grk_bad=
     # Grok: the streams without refinement segments (lossless, full rate, cleanup-only 9/7);
     # 5/3 sets above plane 0 it decodes wrong (20 dB where OpenJPEG and OpenJPH agree on 34)
     if [ $HAVE_GRK = 1 ] && [ -n "$pnm" ] && [ $multi = 0 ] &&
@@ -166,12 +168,19 @@ for i in $(seq 1 "$N"); do
             if r=$("$T/cmp" "$d/src_0.pgx" "$d/grk.$pnm" "${cmpmode[@]}" 2>&1); then
                 p=$(psnr_min "$r"); details="$details grk $p"
                 [ -n "$ref" ] && awk -v a="$p" -v b="$ref" 'BEGIN { exit !(a != b && (a < 60 || b < 60) && (a - b > 0.1 || b - a > 0.1)) }' &&
-                    problems="$problems; grk $p dB vs opj $ref"
+                    grk_bad="grk $p dB vs opj $ref"
             else
-                problems="$problems; grk: $r"
+                grk_bad="grk: $r"
             fi
         else
-            problems="$problems; grk_decompress failed: $(grep -m1 -i error "$d/grk.log")"
+            grk_bad="grk_decompress failed: $(grep -m1 -i error "$d/grk.log")"
+        fi
+        # Grok alone against OpenJPEG and OpenJPH agreeing with each other: Grok's (it has
+        # known HT defects, doc/open-work.md), said on the case's line; else ours, a failure
+        if [ -n "$grk_bad" ]; then
+            if [ -n "$ref" ] && [ "$ojph_ok" = 1 ] && [[ "$problems" != *ojph* ]]; then
+                details="$details (Grok alone differs: $grk_bad)"
+            else problems="$problems; $grk_bad"; fi
         fi
     fi
     if [ -n "$FF" ] && [ -n "$pnm" ]; then
@@ -332,59 +341,6 @@ if t_have python3; then
 else
     echo "skip ht/cleanup-only: python3 missing (reads the packet header)"
 fi
-
-# The IMF App 2E HT profiles (SMPTE ST 2067-21:2023): imf_ht_r (APP2.HT.REV, lossless) and
-# imf_ht (APP2.HT.IRV, at full rate and under a budget) on a 12-bit RGB frame, each passing
-# j2kc-check's profile rules and decoded by every decoder present: lossless exact, lossy within
-# 0.1 dB of OpenJPEG and above the floor (Grok: not the budget case, which has refinement
-# segments).
-prof_dec() {   # prof_dec NAME FILE EXACT(0|1) REFINED(0|1): problems on stdout
-    local f=$2 r p ref= mode=() probs= dec_args=()
-    [ "$3" = 1 ] && mode=(--exact)
-    if [ $HAVE_OPJ = 1 ]; then
-        if opj_decompress -i "$f" -o "$W/$1.opj.ppm" > /dev/null 2>&1 &&
-           r=$("$T/cmp" "$W/prof.ppm" "$W/$1.opj.ppm" "${mode[@]}" --psnr $FLOOR 2>&1); then ref=$(psnr_min "$r")
-        else probs="$probs; opj: ${r:-decode failed}"; fi
-    fi
-    for dec in ojph grk ff; do
-        case $dec in
-        ojph) [ $HAVE_OJPH = 1 ] || continue
-              ojph_expand -i "$f" -o "$W/$1.ojph.ppm" > /dev/null 2>&1 ;;
-        grk)  [ $HAVE_GRK = 1 ] && [ "$4" = 0 ] || continue
-              grk_decompress -i "$f" -o "$W/$1.grk.ppm" > /dev/null 2>&1 ;;
-        ff)   [ -n "$FF" ] || continue   # as the random cases read it: raw 16-bit RGB
-              "$FF" -nostdin -v error -y -i "$f" -f rawvideo -pix_fmt rgb48le "$W/$1.ff.raw" > /dev/null 2>&1 ;;
-        esac || { probs="$probs; $dec: decode failed"; continue; }
-        if [ $dec = ff ]; then dec_args=("$W/$1.ff.raw" --raw-dec 256x144:rgb48le)
-        else dec_args=("$W/$1.$dec.ppm"); fi
-        if r=$("$T/cmp" "$W/prof.ppm" "${dec_args[@]}" "${mode[@]}" --psnr $FLOOR 2>&1); then
-            p=$(psnr_min "$r")
-            # as in the random cases: above 60 dB the float 9/7 inverses' 1-LSB differences
-            # move the PSNR more
-            [ -n "$ref" ] && awk -v a="$p" -v b="$ref" 'BEGIN { exit !(a != b && (a < 60 || b < 60) && (a - b > 0.1 || b - a > 0.1)) }' &&
-                probs="$probs; $dec $p dB vs opj $ref"
-            echo "#$dec $p"
-        else
-            probs="$probs; $dec: $r"
-        fi
-    done
-    echo "#opj $ref"
-    [ -z "$probs" ] || echo "${probs#; }"
-}
-"$T/gen" -o "$W/prof.ppm" --size 256x144 --depth 12 --comps 3 --seed "$SEED"
-for pc in "imf_ht_r lossless 1 0" "imf_ht full 0 0" "imf_ht bytes 0 1"; do
-    set -- $pc
-    n="ht/profile-$1-$2" a=(--profile "$1" -q)
-    [ "$2" = bytes ] && a+=(--bytes 12000)
-    if ! "$J2KC" -i "$W/prof.ppm" -o "$W/prof-$1-$2.j2c" "${a[@]}" 2> "$W/prof.err"; then
-        t_fail "$n" "j2kc ${a[*]}: $(head -1 "$W/prof.err")"; continue
-    fi
-    chk=$("$CHECK" --profile "$1" "$W/prof-$1-$2.j2c" 2>&1) || { t_fail "$n" "j2kc-check: $(echo "$chk" | head -2 | tr '\n' ' ')"; continue; }
-    out=$(prof_dec "$1-$2" "$W/prof-$1-$2.j2c" "$3" "$4")
-    probs=$(grep -v '^#' <<< "$out") decs=$(grep '^#' <<< "$out" | tr -d '#' | tr '\n' ' ')
-    if [ -n "$probs" ]; then t_fail "$n" "$probs"
-    else t_ok "$n" "$(stat -c %s "$W/prof-$1-$2.j2c") B, $decs"; fi
-done
 
 # j2kc-check's Part-15 rules (T.814 A.2, A.3): each mutation of a valid HT stream must be
 # reported under its rule. CAP: bytes 8-9 are Ccap15 (after Pcap); SIZ bytes 4-5 are Rsiz.
