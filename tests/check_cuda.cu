@@ -738,7 +738,8 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
                 what = "top / measured planes";
             for (int b = 0; !what && b < r->top; b++)
                 if (a->q4[b] != r->q4[b] || memcmp(&a->dist[b], &r->dist[b], sizeof(double)))
-                    what = b >= r->lo && b <= r->hi ? "measured cleanup bytes" : "model statistics";
+                    what = b >= r->lo && b <= r->hi ? "measured cleanup bytes"
+                         : r->exact >> b & 1u ? "cleanup bytes of an earlier round" : "model statistics";
             for (int b = r->lo; !what && b <= r->hi; b++)
                 if (memcmp(a->rate[b - r->lo], r->rate[b - r->lo], sizeof(a->rate[0])) ||
                     memcmp(a->sdist[b - r->lo], r->sdist[b - r->lo], sizeof(a->sdist[0])))

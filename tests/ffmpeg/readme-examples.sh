@@ -67,7 +67,7 @@ while IFS= read -r cmd; do
     t=example-$i
     short=$(echo "$cmd" | cut -c1-90)
     if needs_gpu "$cmd" && ! have_gpu; then
-        skip $t "needs a GPU (CUDA frames): $short"; continue
+        skip $t "needs a GPU (CUDA frames or devices): $short"; continue
     fi
     d=$WORK/ex$i
     mkdir -p "$d"

@@ -44,8 +44,8 @@
 #define J2KI_HT_MODEL_MEL_Q4   1
 /** Planes each side of the model's pick whose whole sets are coded to measure their points
  *  (the rest of the block's planes keep the model's cleanup, scaled by the ratio measured at
- *  the pick). 3 (up to 7 sets a block) gave the PSNR of measuring every plane on the bench
- *  frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
+ *  the pick). 3 (up to 7 sets a block and round) gave the PSNR of measuring every plane on
+ *  the bench frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
 #define J2KI_HT_PLANE_MEASURE  3
 /** Measuring rounds: the first around the model's picks, each later one around the picks of
  *  the slope found over the measured points, for the blocks whose pick lies outside them. 2
