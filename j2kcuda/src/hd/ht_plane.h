@@ -48,9 +48,8 @@
  *  the bench frames, and 1 did not near the full rate (bench/results/ht-plane-choice.md). */
 #define J2KI_HT_PLANE_MEASURE  3
 /** Measuring rounds: the first around the model's picks, each later one around the picks of
- *  the slope found over the measured points, for the blocks whose pick lies outside them. 2
- *  gained up to 9 dB at 2-2.5 MB on the corpus's 2K frames, 3 at most 0.1 dB more
- *  (bench/results/ht-plane-choice.md). */
+ *  the slope found over the measured points, for the blocks whose pick lies outside them
+ *  (the choice of 2: bench/results/ht-plane-choice.md). */
 #define J2KI_HT_PLANE_ROUNDS   2
 /** Packet header bytes counted per code-block when the budget is shared out (inclusion, zero
  *  planes, passes and two lengths come to 2-4 bytes a contributing block). */
