@@ -684,7 +684,7 @@ static void check_ht(const Cfg *cfg, const J2kiCodingParams *cp, J2kiPlan *plan,
 
     /* the reference */
     J2kiPool *pool = j2ki_pool_new(1);
-    void *work = malloc(j2ki_ht_planes_scratch_size(plan, 1));
+    void *work = malloc(j2ki_ht_planes_scratch_size(plan));
     uint8_t *p = (uint8_t *)calloc(n ? n : 1, 1);
     int *rret = (int *)calloc(n ? n : 1, sizeof(int));
     uint32_t *hlim = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t));

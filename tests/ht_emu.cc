@@ -7,9 +7,9 @@
  * everything) or none, random samples whose magnitudes reach every band's M_b, with and
  * without the refinement passes (ht_refine; without: one pass per block). The code-block
  * descriptors are laid out as backend_cuda.cu lays them out (j2ki_cblk_offset, 16-byte
- * aligned buffers), and the per-block kernels run with a few threads (HT_MAX_THREADS), so
- * each thread takes several blocks with one scratch. A run fails unless some case chose
- * planes above 0, measured sets and coded refinement passes.
+ * aligned buffers), and the kernels run with few threads (HT_MAX_THREADS, HT_MAX_WIDE), so
+ * each thread (or warp) takes several blocks, CODE's with one scratch. A run fails unless some
+ * case chose planes above 0, measured sets and coded refinement passes.
  * Not a GPU: the device compiler (no contraction: --fmad=false) and memory are check_cuda's.
  * Build and run: make B=build check-ht-emu (g++ with C++20, the CUDA headers; no GPU).
  *   J2KC_TEST_SEED=N replays a run.
@@ -31,6 +31,7 @@ extern "C" {
 }
 
 #define HT_MAX_THREADS 5
+#define HT_MAX_WIDE 160
 #include "cuda/cuda_launch.h"
 #include "cuda/ht_kern.cu"
 
@@ -46,6 +47,7 @@ extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, siz
     EMU_KERNEL_CASE(J2KI_K_HT_STATS, j2ki_k_ht_stats, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_SLOPE, j2ki_k_ht_slope, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_MEASURE, j2ki_k_ht_measure, J2kiHtParams)
+    EMU_KERNEL_CASE(J2KI_K_HT_COMMIT, j2ki_k_ht_commit, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_CODE, j2ki_k_ht_code, J2kiHtParams)
     default:
         printf("FAIL ht_emu: launch of kernel %d, not the HT coder's\n", (int)id);
@@ -151,7 +153,7 @@ static int run(int iter, J2kiPool *pool)
 
     /* the reference */
     std::vector<uint8_t> p(pl->nb_cblks + 1);
-    std::vector<uint8_t> work(j2ki_ht_planes_scratch_size(pl, j2ki_pool_threads(pool)));
+    std::vector<uint8_t> work(j2ki_ht_planes_scratch_size(pl));
     j2ki_ht_planes_ref(pl, samples.data(), pool, work.data(), p.data());
     J2kiHt *ht = j2ki_ht_alloc();
     std::vector<int> ref_ret(pl->nb_cblks + 1);

@@ -9,6 +9,7 @@
 #include "test.h"
 
 #include "hd/ht_core.h"
+#include "hd/ht_plane.h"
 
 /* ---- readers ---- */
 
@@ -368,8 +369,10 @@ static int ht_decode(const uint8_t *seg, uint32_t lcup, uint32_t lref, int passe
 /* ---- the test ---- */
 
 static J2kiHtScratch scratch;
+static J2kiHtSig sig;
 static uint8_t buf[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP], buf2[J2KI_HT_CUP_CAP + J2KI_HT_REF_CAP];
-static long sp_coded, sp_skipped;     /* SigProp's samples with bit p-1 set: coded / not */
+static long sp_coded, sp_skipped;
+static long cap_fail, measured;       /* counted runs that did not fit; sets measured */     /* SigProp's samples with bit p-1 set: coded / not */
 static int32_t coefs[J2KI_HT_MAX_AREA], dec[J2KI_HT_MAX_AREA];
 
 /* the expected decoded value: bits >= p after the cleanup; bit p-1 after the refinements
@@ -406,7 +409,7 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
     if (!top)
         return;
     p = (int)(test_rand() % (uint32_t)top);
-    ret = j2ki_ht_cleanup(coefs, w, w, h, frac, p, &scratch, buf, sizeof(buf), &lcup);
+    ret = j2ki_ht_cleanup(coefs, w, w, h, frac, p, &scratch, &sig, buf, sizeof(buf), &lcup);
     CHECK(ret == 0, "cleanup %dx%d p=%d: %d", w, h, p, ret);
     if (ret)
         return;
@@ -417,9 +420,34 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
           "%dx%d p=%d: MEL ends in 0xFF", w, h, p);
     lsp = lmr = 0;
     if (p > 0) {
-        ret = j2ki_ht_refine(coefs, w, w, h, frac, p, &scratch, buf + lcup, sizeof(buf) - lcup, &lsp, &lmr);
+        ret = j2ki_ht_refine(coefs, w, w, h, frac, p, &sig, buf + lcup, sizeof(buf) - lcup, &lsp, &lmr);
         CHECK(ret == 0, "refine %dx%d p=%d: %d", w, h, p, ret);
         CHECK(lsp == 0 || buf[lcup + lsp - 1] != 0xff, "%dx%d p=%d: SigProp ends in 0xFF", w, h, p);
+    }
+    /* counted without storing (the plane chooser's measured sets): the same lengths, and the
+     * same failures where the segment does not fit a smaller buffer */
+    {
+        uint32_t c_lcup, c_lsp = 0, c_lmr = 0, small = 1 + test_rand() % (lcup + lsp + lmr + 1);
+        uint32_t s_lcup, s_lsp = 0, s_lmr = 0;
+        int rc = j2ki_ht_cleanup(coefs, w, w, h, frac, p, NULL, &sig, NULL, sizeof(buf), &c_lcup);
+        if (!rc && p > 0)
+            rc = j2ki_ht_refine(coefs, w, w, h, frac, p, &sig, NULL, sizeof(buf) - c_lcup, &c_lsp, &c_lmr);
+        CHECK(rc == 0 && c_lcup == lcup && c_lsp == lsp && c_lmr == lmr,
+              "%dx%d p=%d: counted %u %u %u bytes, coded %u %u %u (%d)", w, h, p, c_lcup, c_lsp, c_lmr, lcup, lsp,
+              lmr, rc);
+        rc = j2ki_ht_cleanup(coefs, w, w, h, frac, p, NULL, &sig, NULL, small, &c_lcup);
+        int rs = j2ki_ht_cleanup(coefs, w, w, h, frac, p, &scratch, &sig, buf2, small, &s_lcup);
+        if (!rc && !rs && p > 0) {
+            rc = j2ki_ht_refine(coefs, w, w, h, frac, p, &sig, NULL, small - c_lcup, &c_lsp, &c_lmr);
+            rs = j2ki_ht_refine(coefs, w, w, h, frac, p, &sig, buf2 + s_lcup, small - s_lcup, &s_lsp, &s_lmr);
+        }
+        CHECK(rc == rs && (rc || (c_lcup == s_lcup && c_lsp == s_lsp && c_lmr == s_lmr)),
+              "%dx%d p=%d in %u bytes: counted %d, coded %d", w, h, p, small, rc, rs);
+        cap_fail += rs != 0;
+        /* the stored bytes of the full run are needed below: code them again */
+        j2ki_ht_cleanup(coefs, w, w, h, frac, p, &scratch, &sig, buf, sizeof(buf), &lcup);
+        if (p > 0)
+            j2ki_ht_refine(coefs, w, w, h, frac, p, &sig, buf + lcup, sizeof(buf) - lcup, &lsp, &lmr);
     }
     /* cleanup alone */
     ret = ht_decode(buf, lcup, 0, 1, w, h, p, dec);
@@ -489,6 +517,22 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
                   "encode_set %dx%d p=%d: refinement passes %u %u", w, h, p, npr > 1 ? pr[1].rate : 0,
                   npr > 1 ? pr[2].rate : 0);
         }
+        /* the plane chooser's measured set: the coded set's rates and distortions, bit for bit
+         * (its passes' cumulative decreases), with and without the refinement passes */
+        for (int rf = 0; rf < 2 && !r1 && !r2; rf++) {
+            uint32_t mr[3];
+            double md[3], cum = 0.0;
+            int np = rf ? npr : npc, same;
+            int rm = j2ki_ht_measure_set(coefs, w, w, h, frac, p, rf, sizeof(buf), mr, md);
+            same = rm == 0;
+            for (int k = 0; same && k < np; k++) {
+                const J2kiPass *q = rf ? &pr[k] : &pc[k];
+                cum += q->dist;
+                same = mr[k] == q->rate && !memcmp(&md[k], &cum, sizeof(double));
+            }
+            measured++;
+            CHECK(same, "measure_set %dx%d p=%d refine=%d: differs from the coded set (%d)", w, h, p, rf, rm);
+        }
     }
 }
 
@@ -511,5 +555,7 @@ int main(void)
     /* the SigProp check above saw both kinds of samples */
     CHECK(sp_coded > 0 && sp_skipped > 0, "SigProp: %ld samples coded, %ld skipped with bit p-1 set", sp_coded,
           sp_skipped);
+    CHECK(cap_fail > 0 && measured > 0, "counted runs: %ld did not fit their buffer, %ld sets measured", cap_fail,
+          measured);
     return test_done("ht");
 }

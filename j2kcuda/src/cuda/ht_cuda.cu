@@ -1,7 +1,7 @@
 /*
  * CUDA tier-1 with ht=1, see ht_cuda.h; the kernels are ht_kern.cu's. With a byte budget:
- * STATS, SLOPE (the model's slope), then J2KI_HT_PLANE_ROUNDS times MEASURE and SLOPE (the
- * measured points'), CODE; without, CODE alone at plane 0 (ref/ht_plane.c's order).
+ * STATS, SLOPE (the model's slope), then J2KI_HT_PLANE_ROUNDS times MEASURE, COMMIT and SLOPE
+ * (the measured points'), CODE; without, CODE alone at plane 0 (ref/ht_plane.c's order).
  *
  * Scratch: the slope (a double) and the rounds' stale flags in 256 bytes, then a
  * J2kiHtPlaneStat per code-block, then a J2kiHtScratch per thread.
@@ -17,6 +17,14 @@ static_assert(sizeof(double) + J2KI_HT_PLANE_ROUNDS * sizeof(uint32_t) <= 256, "
 static uint32_t ht_threads(uint32_t nb_cblks)
 {
     return nb_cblks < HT_MAX_THREADS ? nb_cblks : HT_MAX_THREADS;
+}
+
+/* Thread blocks of n threads of bs each, n capped at HT_MAX_WIDE. */
+static uint32_t ht_wide_grid(uint64_t n, uint32_t bs)
+{
+    if (n > HT_MAX_WIDE)
+        n = HT_MAX_WIDE;
+    return (uint32_t)((n + bs - 1) / bs);
 }
 
 extern "C" size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks)
@@ -62,11 +70,15 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.refine = refine;
     grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
     if (budget) {
-        if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+        const uint32_t g_stats = ht_wide_grid((uint64_t)nb_cblks * 32u, HT_WIDE_THREADS);
+        const uint32_t g_measure = ht_wide_grid((uint64_t)nb_cblks * HT_SET_LANES, HT_WIDE_THREADS);
+        const uint32_t g_commit = ht_wide_grid(nb_cblks, HT_THREADS);
+        if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, g_stats, HT_WIDE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
             (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS)
             return e;
         for (p.round = 0; p.round < J2KI_HT_PLANE_ROUNDS; p.round++)
-            if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, grid, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+            if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_MEASURE>, g_measure, HT_WIDE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
+                (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_COMMIT>, g_commit, HT_THREADS, 0, st, p)) != CUDA_SUCCESS ||
                 (e = j2ki_launch(j2ki_kernel<J2KI_K_HT_SLOPE>, 1, HT_SLOPE_THREADS, 0, st, p)) != CUDA_SUCCESS)
                 return e;
     }

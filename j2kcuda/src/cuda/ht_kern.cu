@@ -1,8 +1,9 @@
 /*
  * The HT block coder's kernels (device code only, ISO/IEC 15444-15 clause 7), see ht_cuda.h:
  * the steps of ref/ht_plane.c and ref/ht_ref.c, calling the same J2KI_HD functions
- * (hd/ht_plane.h, hd/ht_core.h) one thread per code-block, and the slope search in one
- * thread block whose byte sums are integers (atomic adds in any order give the same sum).
+ * (hd/ht_plane.h, hd/ht_core.h): the statistics a warp per code-block (a lane per plane), the
+ * measured sets a thread per set, the final set a thread per code-block, and the slope search
+ * in one thread block whose byte sums are integers (atomic adds in any order give the same sum).
  */
 #include "cuda/ht_kern.h"
 
@@ -10,18 +11,31 @@
 #define HT_BLOCK(p, i) const J2kiCblkDev cb = (p).cblks[i]; \
                        const int32_t *coefs = (p).samples + cb.buf
 
-/* STATS: the model's statistics of every block (ref/ht_plane.c stat_item). */
+/* STATS: the model's statistics of every block (ref/ht_plane.c stat_item), a warp per block:
+ * the lanes find its top plane together, then lane b sums plane b over the whole block in
+ * scan order (the reference's order, plane by plane). */
 __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
 {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.threads)
-        return;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31u;
+    const uint32_t nb_warps = (gridDim.x * blockDim.x) >> 5;
     if (t == 0)
         for (int r = 0; r < J2KI_HT_PLANE_ROUNDS; r++)
             p.stale[r] = 0;
-    for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
+    for (uint32_t i = t >> 5; i < p.nb_cblks; i += nb_warps) {   /* the same i across the warp */
         HT_BLOCK(p, i);
-        j2ki_ht_plane_stats(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.refine);
+        uint32_t acc = 0;
+        int top;
+        for (int k = (int)lane; k < cb.w * cb.h; k += 32) {
+            int32_t v = coefs[(ptrdiff_t)(k / cb.w) * cb.stride + k % cb.w];
+            acc |= (v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v) >> cb.frac_bits;
+        }
+        for (int o = 16; o; o >>= 1)
+            acc |= __shfl_xor_sync(0xffffffffu, acc, o);
+        top = j2ki_ht_bits32(acc);
+        if (lane == 0)
+            j2ki_ht_plane_stats_head(&p.st[i], top, p.refine);
+        if ((int)lane < top)
+            j2ki_ht_plane_stats_at(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, (int)lane);
     }
 }
 
@@ -73,24 +87,57 @@ __device__ __forceinline__ void ht_slope(const J2kiHtParams &p)
         *p.lambda = j2ki_ht_slope(hi);
 }
 
-/* MEASURE: the sets around the pick at the last slope coded into the block's own buffer; in
- * a later round only for the blocks whose pick lies outside their measured planes
- * (ref/ht_plane.c measure_item). */
+/* MEASURE: the sets around each block's pick at the last slope, a thread per set (lane k of
+ * the block's HT_SET_LANES: plane lo + k), counted without storing a byte, into the block's
+ * staging points; in a later round only for the blocks whose pick lies outside their measured
+ * planes (ref/ht_plane.c measure_item). Lane 0 records the planes, or none. Every lane reads
+ * the block's points and writes only staging fields and its own set's. */
 __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
 {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.threads)
-        return;
+    const uint32_t nb_threads = gridDim.x * blockDim.x;
     const double lambda = *p.lambda;
-    for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
+    for (uint64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < (uint64_t)p.nb_cblks * HT_SET_LANES; t += nb_threads) {
+        const uint32_t i = (uint32_t)(t / HT_SET_LANES);
+        const int k = (int)(t % HT_SET_LANES);
         HT_BLOCK(p, i);
-        if (p.round) {
-            if (!j2ki_ht_plane_stale(&p.st[i], p.weight[i], lambda))
-                continue;
-            atomicOr(&p.stale[p.round], 1u);
+        J2kiHtPlaneStat *st = &p.st[i];
+        int measured = st->top > 0, b0, lo, hi;
+        if (measured && p.round)
+            measured = j2ki_ht_plane_stale(st, p.weight[i], lambda);
+        if (!measured) {
+            if (k == 0) {
+                st->mlo = 1;
+                st->mhi = 0;
+            }
+            continue;
         }
-        j2ki_ht_plane_measure(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, p.weight[i], lambda,
-                              &p.scratch[t], p.data + cb.data_off, cb.data_cap);
+        b0 = j2ki_ht_plane_span(st, p.weight[i], lambda, &lo, &hi);
+        if (k == 0) {
+            if (p.round)
+                atomicOr(&p.stale[p.round], 1u);
+            st->mb0 = b0;
+            st->mlo = lo;
+            st->mhi = hi;
+        }
+        if (lo + k <= hi)
+            st->mfail[k] = (uint8_t)(j2ki_ht_measure_set(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k,
+                                                         st->refine, cb.data_cap, st->mrate[k], st->msdist[k]) < 0);
+    }
+}
+
+/* COMMIT: a block's measured sets become its points once every one of them fitted
+ * (j2ki_ht_plane_measure's rule). */
+__device__ __forceinline__ void ht_commit(const J2kiHtParams &p)
+{
+    const uint32_t nb_threads = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.nb_cblks; i += nb_threads) {
+        J2kiHtPlaneStat *st = &p.st[i];
+        int ok = st->mlo <= st->mhi;
+        for (int k = 0; ok && k <= st->mhi - st->mlo; k++)
+            ok = !st->mfail[k];
+        if (ok)
+            j2ki_ht_plane_commit(st, st->mb0, st->mlo, st->mhi, (const uint32_t (*)[3])st->mrate,
+                                 (const double (*)[3])st->msdist);
     }
 }
 
@@ -117,7 +164,7 @@ __device__ __forceinline__ void ht_code(const J2kiHtParams &p)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_stats(const __grid_constant__ J2kiHtParams p)
+extern "C" __global__ void __launch_bounds__(HT_WIDE_THREADS) j2ki_k_ht_stats(const __grid_constant__ J2kiHtParams p)
 {
     ht_stats(p);
 }
@@ -127,9 +174,14 @@ extern "C" __global__ void __launch_bounds__(HT_SLOPE_THREADS) j2ki_k_ht_slope(c
     ht_slope(p);
 }
 
-extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_measure(const __grid_constant__ J2kiHtParams p)
+extern "C" __global__ void __launch_bounds__(HT_WIDE_THREADS) j2ki_k_ht_measure(const __grid_constant__ J2kiHtParams p)
 {
     ht_measure(p);
+}
+
+extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_commit(const __grid_constant__ J2kiHtParams p)
+{
+    ht_commit(p);
 }
 
 extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_code(const __grid_constant__ J2kiHtParams p)

@@ -10,9 +10,10 @@ extern "C" {
 #include "hd/ht_plane.h"
 }
 
-/** Every HT kernel's parameters. The per-block kernels (STATS, MEASURE, CODE) run `threads`
- *  threads, each taking the code-blocks i = t, t + threads, ... with scratch[t]; SLOPE is one
- *  thread block of HT_SLOPE_THREADS. */
+/** Every HT kernel's parameters. STATS runs a warp per code-block (lane b: plane b), MEASURE a
+ *  thread per code-block and set (HT_SET_LANES lanes a block), COMMIT and CODE a thread per
+ *  code-block (CODE with scratch[t]); each takes further code-blocks by a grid stride. SLOPE is
+ *  one thread block of HT_SLOPE_THREADS. */
 typedef struct J2kiHtParams {
     const int32_t     *samples;
     const J2kiCblkDev *cblks;
@@ -34,16 +35,25 @@ typedef struct J2kiHtParams {
     int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtParams;
 
-/** Threads per thread block of the per-block kernels: one warp, so that a frame's few
- *  thousand code-blocks (a 4K 4:4:4 frame has about 6,500 of 64x64) spread over every SM
- *  rather than filling some (64 threads a block would leave 30 of an H100's 132 idle). */
+/** Threads per thread block of CODE and COMMIT: one warp, so that a frame's few thousand
+ *  code-blocks (a 4K 4:4:4 frame has about 6,500 of 64x64) spread over every SM rather than
+ *  filling some (64 threads a block would leave 30 of an H100's 132 idle). */
 #define HT_THREADS 32
+/** Threads per thread block of STATS and MEASURE (4 warps: 4 code-blocks, or 16 blocks' sets). */
+#define HT_WIDE_THREADS 128
+/** MEASURE's threads per code-block: one per set (J2KI_HT_PLANE_SETS), rounded up to a power
+ *  of two. */
+#define HT_SET_LANES 8
 /** The one thread block of the slope search. */
 #define HT_SLOPE_THREADS 1024
-/** Threads of the per-block kernels at most (each owns a J2kiHtScratch of about 11 KB in global
- *  memory: 8192 of them take 88 MB a slot). */
+/** Threads of CODE at most (each owns a J2kiHtScratch of about 4.6 KB in global memory: 8192 of
+ *  them take 38 MB a slot). */
 #ifndef HT_MAX_THREADS     /* tests/ht_emu.cc sets a few, so that threads take several blocks */
 #define HT_MAX_THREADS 8192
+#endif
+/** STATS's warps and MEASURE's and COMMIT's threads at most (no scratch: a grid-stride bound). */
+#ifndef HT_MAX_WIDE
+#define HT_MAX_WIDE (1u << 20)
 #endif
 
 #endif /* J2KI_HT_KERN_H */

@@ -54,18 +54,22 @@
 /** MEL exponents E_MEL[k] of the 13 states (Table 2 of T.814). */
 #define J2KI_HT_MEL_E_INIT { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 5 }
 
-/** Forward bit writer with 0xFF stuffing, LSB first (MagSgn, SigProp) or MSB first (MEL). */
+/** Forward bit writer with 0xFF stuffing, LSB first (MagSgn, SigProp) or MSB first (MEL).
+ *  With buf NULL the bytes are counted, not stored (the plane chooser's measured sets): pos,
+ *  overflow and the stuffing are those of a stored stream, which need only the bytes' values
+ *  as they are formed. */
 typedef struct J2kiHtFwd {
     uint8_t *buf;
     uint32_t pos, cap;
     uint32_t cur;       /* bits of the byte being formed */
     int      nb;        /* bits in cur */
     int      room;      /* bits this byte carries: 8, or 7 after 0xFF */
+    uint32_t ff_run;    /* the 0xFF bytes that end the stream so far */
     int      overflow;
 } J2kiHtFwd;
 
 /** Backward bit writer, LSB first (VLC, MagRef); bytes are stored in the order written and
- *  laid out reversed by the caller. */
+ *  laid out reversed by the caller (buf NULL: counted, as J2kiHtFwd). */
 typedef struct J2kiHtBwd {
     uint8_t *buf;
     uint32_t pos, cap;
@@ -75,40 +79,68 @@ typedef struct J2kiHtBwd {
     int      overflow;
 } J2kiHtBwd;
 
-/** Scratch of one cleanup coder: the exponents of the sample row above the quad row being
- *  coded and of the bottom row of the current one (with one zero column each side), and the
- *  MEL and VLC bytes before they are laid out. */
+/** Scratch of one cleanup coder that stores its bytes: the MEL and VLC bytes before they are
+ *  laid out. */
 typedef struct J2kiHtScratch {
-    uint8_t e_above[J2KI_HT_MAX_W + 4];
-    uint8_t e_below[J2KI_HT_MAX_W + 4];
     uint8_t mel[J2KI_HT_MEL_CAP];
     uint8_t vlc[J2KI_HT_MAX_SCUP + 1];
-    uint8_t sig[J2KI_HT_MAX_AREA];     /* cleanup significance, then SigProp's, per sample */
     uint32_t pcup, mel_len;            /* the last cleanup's MagSgn and MEL byte counts */
 } J2kiHtScratch;
 
+/** Per-sample significance of one HT set, one bit per sample (bit i % 32 of word i / 32, i =
+ *  y w + x): sig, significant in the cleanup (written by j2ki_ht_cleanup); sp, made
+ *  significant by SigProp (written by j2ki_ht_refine). Small enough for a thread's stack. */
+typedef struct J2kiHtSig {
+    uint32_t sig[J2KI_HT_MAX_AREA / 32];
+    uint32_t sp[J2KI_HT_MAX_AREA / 32];
+} J2kiHtSig;
+
+J2KI_HD int j2ki_ht_sig_get(const uint32_t *m, int i) { return (int)(m[i >> 5] >> (i & 31)) & 1; }
+J2KI_HD void j2ki_ht_sig_set(uint32_t *m, int i) { m[i >> 5] |= 1u << (i & 31); }
+
+/** Number of significant bits of v (0 for 0). */
+J2KI_HD int j2ki_ht_bits32(uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return 32 - __clz(v);
+#else
+    return v ? 32 - __builtin_clz(v) : 0;
+#endif
+}
+
 J2KI_HD void j2ki_ht_fwd_init(J2kiHtFwd *w, uint8_t *buf, uint32_t cap)
 {
-    w->buf = buf; w->pos = 0; w->cap = cap; w->cur = 0; w->nb = 0; w->room = 8; w->overflow = 0;
+    w->buf = buf; w->pos = 0; w->cap = cap; w->cur = 0; w->nb = 0; w->room = 8; w->ff_run = 0; w->overflow = 0;
 }
 
 J2KI_HD void j2ki_ht_fwd_byte(J2kiHtFwd *w)
 {
-    if (w->pos < w->cap)
-        w->buf[w->pos++] = (uint8_t)w->cur;
-    else
+    if (w->pos < w->cap) {
+        if (w->buf)
+            w->buf[w->pos] = (uint8_t)w->cur;
+        w->pos++;
+    } else {
         w->overflow = 1;
+    }
     w->room = w->cur == 0xff ? 7 : 8;
+    w->ff_run = w->cur == 0xff ? w->ff_run + 1 : 0;
     w->cur = 0;
     w->nb = 0;
 }
 
-/** Appends the n low bits of v, least significant first (MagSgn, SigProp). */
+/** Appends the n low bits of v (n <= 32), least significant first (MagSgn, SigProp), as many
+ *  at a time as the byte being formed takes. */
 J2KI_HD void j2ki_ht_fwd_lsb(J2kiHtFwd *w, uint32_t v, int n)
 {
-    for (int i = 0; i < n; i++) {
-        w->cur |= ((v >> i) & 1u) << w->nb;
-        if (++w->nb == w->room)
+    while (n > 0) {
+        int k = w->room - w->nb;
+        if (k > n)
+            k = n;
+        w->cur |= (v & ((1u << k) - 1u)) << w->nb;
+        v >>= k;
+        n -= k;
+        w->nb += k;
+        if (w->nb == w->room)
             j2ki_ht_fwd_byte(w);
     }
 }
@@ -142,7 +174,7 @@ J2KI_HD void j2ki_ht_fwd_flush_lsb0(J2kiHtFwd *w)
  *  it). A final 0xFF gets a 0x00 after it, which no decoder needs. */
 J2KI_HD void j2ki_ht_fwd_no_ff_end(J2kiHtFwd *w)
 {
-    if (w->pos > 0 && w->buf[w->pos - 1] == 0xff) {
+    if (w->pos > 0 && w->ff_run) {
         w->cur = 0;
         w->nb = 0;
         j2ki_ht_fwd_byte(w);
@@ -162,8 +194,10 @@ J2KI_HD void j2ki_ht_fwd_flush_magsgn(J2kiHtFwd *w)
         w->cur = 0;
         w->nb = 0;
     }
-    while (w->pos > 0 && w->buf[w->pos - 1] == 0xff)
+    while (w->pos > 0 && w->ff_run) {
         w->pos--;
+        w->ff_run--;
+    }
 }
 
 J2KI_HD void j2ki_ht_bwd_init(J2kiHtBwd *w, uint8_t *buf, uint32_t cap)
@@ -173,21 +207,30 @@ J2KI_HD void j2ki_ht_bwd_init(J2kiHtBwd *w, uint8_t *buf, uint32_t cap)
 
 J2KI_HD void j2ki_ht_bwd_byte(J2kiHtBwd *w)
 {
-    if (w->pos < w->cap)
-        w->buf[w->pos++] = (uint8_t)w->cur;
-    else
+    if (w->pos < w->cap) {
+        if (w->buf)
+            w->buf[w->pos] = (uint8_t)w->cur;
+        w->pos++;
+    } else {
         w->overflow = 1;
+    }
     w->gt8f = w->cur > 0x8f;
     w->cur = 0;
     w->nb = 0;
 }
 
-/** Appends the n low bits of v, least significant first, with the backward stuffing rule. */
+/** Appends the n low bits of v (n <= 32), least significant first, with the backward
+ *  stuffing rule, which is decided at the byte's seventh bit: up to it, then bit by bit. */
 J2KI_HD void j2ki_ht_bwd_lsb(J2kiHtBwd *w, uint32_t v, int n)
 {
-    for (int i = 0; i < n; i++) {
-        w->cur |= ((v >> i) & 1u) << w->nb;
-        w->nb++;
+    while (n > 0) {
+        int k = w->nb < 7 ? 7 - w->nb : 1;
+        if (k > n)
+            k = n;
+        w->cur |= (v & ((1u << k) - 1u)) << w->nb;
+        v >>= k;
+        n -= k;
+        w->nb += k;
         if (w->nb == 8 || (w->nb == 7 && w->gt8f && w->cur == 0x7f))
             j2ki_ht_bwd_byte(w);
     }
@@ -202,13 +245,7 @@ J2KI_HD void j2ki_ht_bwd_flush(J2kiHtBwd *w)
 /** Exponent E of a magnitude index (7.3.7): the bits of 2 mu - 1, 0 for mu = 0. */
 J2KI_HD int j2ki_ht_exponent(uint32_t mu)
 {
-    int e = 0;
-    uint32_t v = mu ? 2u * mu - 1u : 0u;
-    while (v) {
-        e++;
-        v >>= 1;
-    }
-    return e;
+    return mu ? j2ki_ht_bits32(2u * mu - 1u) : 0;
 }
 
 /** Writes the U-VLC prefix of u >= 1 (7.3.6): 1 -> "1", 2 -> "01", 3..4 -> "001", 5.. ->
@@ -396,14 +433,26 @@ J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int
     }
 }
 
+/** Exponent E (7.3.7) of sample (x, y)'s magnitude index at bit-plane p; 0 outside the block
+ *  (the rows above the first and the columns beside the block count as insignificant). */
+J2KI_HD int j2ki_ht_exp_at(const int32_t *coefs, ptrdiff_t stride, int w, int frac_bits, int p, int x, int y)
+{
+    int32_t v;
+    if (x < 0 || x >= w || y < 0)
+        return 0;
+    v = coefs[(ptrdiff_t)y * stride + x];
+    return j2ki_ht_exponent(((v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v) >> frac_bits) >> p);
+}
+
 /**
- * The cleanup pass of a w x h block at bit-plane p (7.3) into out[0..cap): sets *lcup and the
- * per-sample cleanup significance s->sig[y * w + x]. Values follow tier-1's convention
- * (t1_ref.h): the index is |v| >> frac_bits. Returns 0, J2KC_ERR_BUFSIZE when cap is too small
- * or Scup would pass 4079, J2KC_ERR_INVAL for a bad shape.
+ * The cleanup pass of a w x h block at bit-plane p (7.3) into out[0..cap): sets *lcup and, with
+ * sg, the cleanup significance sg->sig. Values follow tier-1's convention (t1_ref.h): the index
+ * is |v| >> frac_bits. With out NULL nothing is stored (s may be NULL too): *lcup and the
+ * errors are those of the stored segment. Returns 0, J2KC_ERR_BUFSIZE when cap is too small or
+ * Scup would pass 4079, J2KC_ERR_INVAL for a bad shape.
  */
 J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
-                            int p, J2kiHtScratch *s, uint8_t *out, uint32_t cap, uint32_t *lcup)
+                            int p, J2kiHtScratch *s, J2kiHtSig *sg, uint8_t *out, uint32_t cap, uint32_t *lcup)
 {
     J2kiHtFwd ms, melw;
     J2kiHtBwd vlc;
@@ -412,46 +461,55 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
     uint32_t scup, len;
 
     *lcup = 0;
-    if (w <= 0 || h <= 0 || w > J2KI_HT_MAX_W || w * h > J2KI_HT_MAX_AREA || p < 0 || p > 30)
+    if (w <= 0 || h <= 0 || w > J2KI_HT_MAX_W || w * h > J2KI_HT_MAX_AREA || p < 0 || p > 30 || (out && !s))
         return J2KC_ERR_INVAL;
+    if (sg)
+        for (int i = 0; i < (w * h + 31) / 32; i++)
+            sg->sig[i] = 0;
     j2ki_ht_fwd_init(&ms, out, cap);
-    j2ki_ht_fwd_init(&melw, s->mel, sizeof(s->mel));
-    j2ki_ht_bwd_init(&vlc, s->vlc, sizeof(s->vlc));
+    j2ki_ht_fwd_init(&melw, out ? s->mel : NULL, sizeof(s->mel));
+    j2ki_ht_bwd_init(&vlc, out ? s->vlc : NULL, sizeof(s->vlc));
     /* the Scup bytes: byte Lcup-1 (a 0xFF for the stuffing rule), then 4 bits of 1s */
-    vlc.buf[vlc.pos++] = 0xff;
+    vlc.cur = 0xff;
+    j2ki_ht_bwd_byte(&vlc);
     vlc.cur = 0xf;
     vlc.nb = 4;
-    for (int i = 0; i < J2KI_HT_MAX_W + 4; i++)
-        s->e_above[i] = 0;
 
     for (int qy = 0; qy < qh; qy++) {
         int initial = qy == 0;
         int left_sig = 0;           /* the left quad's significance as this quad's context needs it
                                      * (set after each quad, below) */
-        for (int i = 0; i < J2KI_HT_MAX_W + 4 && i < w + 4; i++)
-            s->e_below[i] = 0;
+        /* outside the initial row, the exponents of the row above at sample columns x - 1 ..
+         * x + 2 of the quad at x, carried from quad to quad */
+        int ea0 = 0, ea1 = 0, ea2 = 0, ea3 = 0;
         for (int qx = 0; qx < qw; qx += 2) {
             J2kiHtQuad q[2];
             int nq = qx + 1 < qw ? 2 : 1;
             for (int k = 0; k < nq; k++) {
                 int x = 2 * (qx + k), c, kappa = 1, ret;
                 J2kiHtQuad *cq = &q[k];
+                if (!initial) {
+                    if (x) {
+                        ea0 = ea2;
+                        ea1 = ea3;
+                    } else {
+                        ea1 = j2ki_ht_exp_at(coefs, stride, w, frac_bits, p, 0, 2 * qy - 1);
+                    }
+                    ea2 = j2ki_ht_exp_at(coefs, stride, w, frac_bits, p, x + 1, 2 * qy - 1);
+                    ea3 = j2ki_ht_exp_at(coefs, stride, w, frac_bits, p, x + 2, 2 * qy - 1);
+                }
                 j2ki_ht_load_quad(coefs, stride, w, h, frac_bits, p, qx + k, qy, cq);
-                /* e_above is indexed by sample column + 1 */
                 if (initial) {
                     /* 7.3.5: (sigma_TL | sigma_BL) + 2 sigma_TR + 4 sigma_BR of the left quad,
                      * which left_sig holds in its bits 0, 1 and 2 */
                     c = left_sig;
                 } else {
-                    int sn = s->e_above[x + 1] > 0, sne = s->e_above[x + 2] > 0;
-                    int snw = s->e_above[x] > 0, snf = s->e_above[x + 3] > 0;
+                    /* ea0 .. ea3: NW, N, NE and the one beyond (samples x - 1 .. x + 2 above) */
+                    int sn = ea1 > 0, sne = ea2 > 0, snw = ea0 > 0, snf = ea3 > 0;
                     int sw = (left_sig & 3) != 0;
                     c = (sn | snw) | (sw << 1) | ((sne | snf) << 2);
-                    if (cq->rho & (cq->rho - 1)) {
-                        int emx = j2ki_imax(j2ki_imax(s->e_above[x], s->e_above[x + 1]),
-                                            j2ki_imax(s->e_above[x + 2], s->e_above[x + 3]));
-                        kappa = j2ki_imax(1, emx - 1);
-                    }
+                    if (cq->rho & (cq->rho - 1))
+                        kappa = j2ki_imax(1, j2ki_imax(j2ki_imax(ea0, ea1), j2ki_imax(ea2, ea3)) - 1);
                 }
                 ret = j2ki_ht_code_quad(cq, c, kappa, initial, &mel, &melw, &vlc);
                 if (ret < 0)
@@ -462,20 +520,17 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
                                (((cq->rho >> 3) & 1) << 2);
                 else
                     left_sig = (cq->rho >> 2) & 3;
-                s->e_below[x + 1] = (uint8_t)cq->e[1];
-                s->e_below[x + 2] = (uint8_t)cq->e[3];
-                for (int n = 0; n < 4; n++) {
-                    int sx = x + (n >> 1), sy = 2 * qy + (n & 1);
-                    if (sx < w && sy < h)
-                        s->sig[sy * w + sx] = (uint8_t)(cq->mu[n] != 0);
-                }
+                if (sg)
+                    for (int n = 0; n < 4; n++) {
+                        int sx = x + (n >> 1), sy = 2 * qy + (n & 1);
+                        if (cq->mu[n])
+                            j2ki_ht_sig_set(sg->sig, sy * w + sx);
+                    }
             }
             j2ki_ht_code_u_pair(&q[0], nq == 2 ? &q[1] : NULL, initial, &mel, &melw, &vlc);
             for (int k = 0; k < nq; k++)
                 j2ki_ht_magsgn_quad(&q[k], &ms);
         }
-        for (int i = 0; i < J2KI_HT_MAX_W + 4 && i < w + 4; i++)
-            s->e_above[i] = s->e_below[i];
     }
     j2ki_ht_fwd_flush_magsgn(&ms);
     j2ki_ht_mel_end(&mel, &melw);
@@ -489,14 +544,16 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
     len = ms.pos + scup;
     if (len > cap)
         return J2KC_ERR_BUFSIZE;
-    for (uint32_t i = 0; i < melw.pos; i++)
-        out[ms.pos + i] = s->mel[i];
-    for (uint32_t i = 0; i < vlc.pos; i++)
-        out[len - 1 - i] = s->vlc[i];
-    out[len - 1] = (uint8_t)(scup >> 4);
-    out[len - 2] = (uint8_t)((out[len - 2] & 0xf0) | (scup & 0xf));
-    s->pcup = ms.pos;
-    s->mel_len = melw.pos;
+    if (out) {
+        for (uint32_t i = 0; i < melw.pos; i++)
+            out[ms.pos + i] = s->mel[i];
+        for (uint32_t i = 0; i < vlc.pos; i++)
+            out[len - 1 - i] = s->vlc[i];
+        out[len - 1] = (uint8_t)(scup >> 4);
+        out[len - 2] = (uint8_t)((out[len - 2] & 0xf0) | (scup & 0xf));
+        s->pcup = ms.pos;
+        s->mel_len = melw.pos;
+    }
     *lcup = len;
     return 0;
 }
@@ -510,15 +567,16 @@ J2KI_HD int j2ki_ht_bit(const int32_t *coefs, ptrdiff_t stride, int frac_bits, i
 }
 
 /** SigProp's neighbourhood test (7.4): a neighbour (8-connected) significant in the cleanup,
- *  or made significant by this pass and already visited (sig value 2; 3 = visited, not). */
-J2KI_HD int j2ki_ht_sp_nbr(const uint8_t *sig, int w, int h, int x, int y)
+ *  or made significant by this pass before (a sample not yet visited has no sp bit). */
+J2KI_HD int j2ki_ht_sp_nbr(const J2kiHtSig *sg, int w, int h, int x, int y)
 {
     for (int dy = -1; dy <= 1; dy++)
         for (int dx = -1; dx <= 1; dx++) {
-            int nx = x + dx, ny = y + dy;
+            int nx = x + dx, ny = y + dy, i;
             if ((!dx && !dy) || nx < 0 || ny < 0 || nx >= w || ny >= h)
                 continue;
-            if (sig[ny * w + nx] == 1 || sig[ny * w + nx] == 2)
+            i = ny * w + nx;
+            if (j2ki_ht_sig_get(sg->sig, i) | j2ki_ht_sig_get(sg->sp, i))
                 return 1;
         }
     return 0;
@@ -526,13 +584,12 @@ J2KI_HD int j2ki_ht_sp_nbr(const uint8_t *sig, int w, int h, int x, int y)
 
 /**
  * SigProp and MagRef at bit-plane p - 1 (7.4, 7.5; p >= 1) into out[0..cap): SigProp's bytes
- * (*lsp) then MagRef's (*lmr, laid out backwards from out[*lsp + *lmr - 1]). s->sig must be
- * the cleanup's significance (j2ki_ht_cleanup); SigProp marks its new samples 2 and the
- * samples it visited without a significant neighbour 3 (MagRef needs only value 1). Returns 0
- * or J2KC_ERR_BUFSIZE.
+ * (*lsp) then MagRef's (*lmr, laid out backwards from out[*lsp + *lmr - 1]); out NULL: counted
+ * only. sg->sig must be the cleanup's significance (j2ki_ht_cleanup); SigProp sets sg->sp for
+ * the samples it makes significant. Returns 0 or J2KC_ERR_BUFSIZE.
  */
 J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
-                           int p, J2kiHtScratch *s, uint8_t *out, uint32_t cap, uint32_t *lsp,
+                           int p, J2kiHtSig *sg, uint8_t *out, uint32_t cap, uint32_t *lsp,
                            uint32_t *lmr)
 {
     J2kiHtFwd sp;
@@ -542,6 +599,8 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
     *lsp = *lmr = 0;
     if (p < 1)
         return J2KC_ERR_INVAL;
+    for (int i = 0; i < (w * h + 31) / 32; i++)
+        sg->sp[i] = 0;
     j2ki_ht_fwd_init(&sp, out, cap);
     for (int y0 = 0; y0 < h; y0 += 4) {
         int y1 = j2ki_imin(y0 + 4, h);
@@ -549,20 +608,18 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
             int x1 = j2ki_imin(x0 + 4, w);
             for (int x = x0; x < x1; x++)
                 for (int y = y0; y < y1; y++) {
-                    uint8_t *sg = &s->sig[y * w + x];
-                    if (*sg == 1)
+                    if (j2ki_ht_sig_get(sg->sig, y * w + x))
                         continue;
-                    if (j2ki_ht_sp_nbr(s->sig, w, h, x, y)) {
+                    if (j2ki_ht_sp_nbr(sg, w, h, x, y)) {
                         int bit = j2ki_ht_bit(coefs, stride, frac_bits, x, y, b);
                         j2ki_ht_fwd_lsb(&sp, (uint32_t)bit, 1);
-                        *sg = bit ? 2 : 3;
-                    } else {
-                        *sg = 3;
+                        if (bit)
+                            j2ki_ht_sig_set(sg->sp, y * w + x);
                     }
                 }
             for (int x = x0; x < x1; x++)
                 for (int y = y0; y < y1; y++)
-                    if (s->sig[y * w + x] == 2)
+                    if (j2ki_ht_sig_get(sg->sp, y * w + x))
                         j2ki_ht_fwd_lsb(&sp, coefs[(ptrdiff_t)y * stride + x] < 0, 1);
         }
     }
@@ -570,23 +627,24 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
     j2ki_ht_fwd_no_ff_end(&sp);
     if (sp.overflow)
         return J2KC_ERR_BUFSIZE;
-    j2ki_ht_bwd_init(&mr, out + sp.pos, cap - sp.pos);
+    j2ki_ht_bwd_init(&mr, out ? out + sp.pos : NULL, cap - sp.pos);
     /* bytes in the order written: stored forwards at out + lsp, reversed below */
     for (int y0 = 0; y0 < h; y0 += 4) {
         int y1 = j2ki_imin(y0 + 4, h);
         for (int x = 0; x < w; x++)
             for (int y = y0; y < y1; y++)
-                if (s->sig[y * w + x] == 1)
+                if (j2ki_ht_sig_get(sg->sig, y * w + x))
                     j2ki_ht_bwd_lsb(&mr, (uint32_t)j2ki_ht_bit(coefs, stride, frac_bits, x, y, b), 1);
     }
     j2ki_ht_bwd_flush(&mr);
     if (mr.overflow)
         return J2KC_ERR_BUFSIZE;
-    for (uint32_t i = 0; i < mr.pos / 2; i++) {
-        uint8_t t = mr.buf[i];
-        mr.buf[i] = mr.buf[mr.pos - 1 - i];
-        mr.buf[mr.pos - 1 - i] = t;
-    }
+    if (out)
+        for (uint32_t i = 0; i < mr.pos / 2; i++) {
+            uint8_t t = mr.buf[i];
+            mr.buf[i] = mr.buf[mr.pos - 1 - i];
+            mr.buf[mr.pos - 1 - i] = t;
+        }
     *lsp = sp.pos;
     *lmr = mr.pos;
     return 0;
@@ -595,11 +653,12 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
 /**
  * Distortion decreases of the three passes of the HT set at bit-plane p (in squared index
  * units, as tier-1's J2kiPass.dist), after j2ki_ht_refine (or with p = 0 after the cleanup
- * alone: d[1] = d[2] = 0). Reconstruction at the midpoint of the interval left: (mu + 1/2) 2^p
- * after the cleanup, 3/2 2^(p-1) for SigProp's new samples, (mu' + 1/2) 2^(p-1) after MagRef.
+ * alone: d[1] = d[2] = 0; sp NULL: no SigProp, d[1] = 0). Reconstruction at the midpoint of
+ * the interval left: (mu + 1/2) 2^p after the cleanup, 3/2 2^(p-1) for SigProp's new samples
+ * (sp), (mu' + 1/2) 2^(p-1) after MagRef.
  */
 J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
-                          int p, const uint8_t *sig, double d[3])
+                          int p, const uint32_t *sp, double d[3])
 {
     double unit = 1.0, step = 1.0;
     for (int i = 0; i < frac_bits; i++)
@@ -618,11 +677,11 @@ J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, 
                 e1 = xv - ((double)mu + 0.5) * step;
                 e1 *= e1;
                 d[0] += e0 - e1;
-                if (p > 0 && sig[y * w + x] == 1) {
+                if (p > 0) {
                     e2 = xv - ((double)(q >> (p - 1)) + 0.5) * step * 0.5;
                     d[2] += e1 - e2 * e2;
                 }
-            } else if (p > 0 && sig[y * w + x] == 2) {
+            } else if (p > 0 && sp && j2ki_ht_sig_get(sp, y * w + x)) {
                 e0 = xv * xv;
                 e2 = xv - 1.5 * step * 0.5;
                 d[1] += e0 - e2 * e2;
@@ -673,6 +732,7 @@ J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, in
                                J2kiPass *passes, int max_passes, int *nb_passes, int *numbps,
                                uint32_t *len)
 {
+    J2kiHtSig sg;
     uint32_t lcup, lsp = 0, lmr = 0;
     double d[3];
     int top, ret;
@@ -692,15 +752,15 @@ J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, in
     refine = refine && p > 0;
     if (max_passes < (refine ? 3 : 1))
         return J2KC_ERR_BUFSIZE;
-    ret = j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, p, s, data, cap, &lcup);
+    ret = j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, p, s, &sg, data, cap, &lcup);
     if (ret < 0)
         return ret;
     if (refine) {
-        ret = j2ki_ht_refine(coefs, stride, w, h, frac_bits, p, s, data + lcup, cap - lcup, &lsp, &lmr);
+        ret = j2ki_ht_refine(coefs, stride, w, h, frac_bits, p, &sg, data + lcup, cap - lcup, &lsp, &lmr);
         if (ret < 0)
             return ret;
     }
-    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, s->sig, d);   /* d[0] alone without refine */
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, refine ? sg.sp : NULL, d);   /* d[0] alone without refine */
     *numbps = p + 1;
     *nb_passes = refine ? 3 : 1;
     *len = lcup + lsp + lmr;

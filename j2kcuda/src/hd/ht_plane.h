@@ -73,56 +73,71 @@ typedef struct J2kiHtPlaneStat {
     uint32_t exact;                     /* planes whose q4 is a measured cleanup's (top <= 32:
                                            j2ki_ht_top_planes counts the bits of a uint32_t) */
     int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
+    /* a measuring round's sets before they become the block's points (the device codes them
+     * one thread a set, then j2ki_ht_plane_commit): the planes mlo..mhi around mb0 (mlo > mhi:
+     * none this round), per set its points and whether it did not fit */
+    uint32_t mrate[J2KI_HT_PLANE_SETS][3];
+    double   msdist[J2KI_HT_PLANE_SETS][3];
+    int32_t  mb0, mlo, mhi;
+    uint8_t  mfail[J2KI_HT_PLANE_SETS];
 } J2kiHtPlaneStat;
 
-/** The model's statistics of a w x h block (values as t1_ref.h describes): per plane b < top,
- *  q4[b] modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1
- *  units); nothing measured yet. refine: the sets will have refinement passes (ht_refine). */
-J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
-                                 int frac_bits, int refine)
+/** The start of a block's statistics: top magnitude planes, nothing measured yet. */
+J2KI_HD void j2ki_ht_plane_stats_head(J2kiHtPlaneStat *st, int top, int refine)
 {
-    const int top = j2ki_ht_top_planes(coefs, stride, w, h, frac_bits);
-    double unit = 1.0;
     st->top = top;
     st->lo = 1;
     st->hi = 0;
     st->exact = 0;
     st->refine = refine;
+    st->mlo = 1;
+    st->mhi = 0;
+}
+
+/** The model's statistics of plane b of a w x h block (values as t1_ref.h describes): q4[b]
+ *  modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1 units),
+ *  summed quad by quad in scan order. */
+J2KI_HD void j2ki_ht_plane_stats_at(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
+                                    int frac_bits, int b)
+{
+    double unit = 1.0, step = 1.0, dist = 0.0;
+    uint64_t q4 = 0;
     for (int i = 0; i < frac_bits; i++)
         unit *= 0.5;
-    for (int b = 0; b < top; b++) {
-        st->q4[b] = 0;
-        st->dist[b] = 0.0;
-    }
+    for (int i = 0; i < b; i++)
+        step *= 2.0;
     for (int qy = 0; qy < (h + 1) / 2; qy++)
         for (int qx = 0; qx < (w + 1) / 2; qx++) {
-            uint32_t a[4], q[4];
+            int nsig = 0, emax = 0;
             for (int n = 0; n < 4; n++) {
                 int x = 2 * qx + (n >> 1), y = 2 * qy + (n & 1);
-                a[n] = q[n] = 0;
                 if (x < w && y < h) {
                     int32_t v = coefs[(ptrdiff_t)y * stride + x];
-                    a[n] = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-                    q[n] = a[n] >> frac_bits;
-                }
-            }
-            for (int b = 0; b < top; b++) {
-                int nsig = 0, emax = 0;
-                double step = 1.0;
-                for (int i = 0; i < b; i++)
-                    step *= 2.0;
-                for (int n = 0; n < 4; n++) {
-                    uint32_t mu = q[n] >> b;
+                    uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+                    uint32_t mu = (a >> frac_bits) >> b;
                     if (mu) {
-                        double xv = (double)a[n] * unit, e = xv - ((double)mu + 0.5) * step;
+                        double xv = (double)a * unit, e = xv - ((double)mu + 0.5) * step;
                         nsig++;
                         emax = j2ki_imax(emax, j2ki_ht_exponent(mu));
-                        st->dist[b] += xv * xv - e * e;
+                        dist += xv * xv - e * e;
                     }
                 }
-                st->q4[b] += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
             }
+            q4 += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
         }
+    st->q4[b] = q4;
+    st->dist[b] = dist;
+}
+
+/** The model's statistics of a w x h block, every plane below its top. refine: the sets will
+ *  have refinement passes (ht_refine). */
+J2KI_HD void j2ki_ht_plane_stats(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
+                                 int frac_bits, int refine)
+{
+    const int top = j2ki_ht_top_planes(coefs, stride, w, h, frac_bits);
+    j2ki_ht_plane_stats_head(st, top, refine);
+    for (int b = 0; b < top; b++)
+        j2ki_ht_plane_stats_at(st, coefs, stride, w, h, frac_bits, b);
 }
 
 /** The block's best point at slope lambda (weighted distortion per byte) over every plane:
@@ -156,40 +171,48 @@ J2KI_HD int j2ki_ht_plane_point(const J2kiHtPlaneStat *st, double weight, double
     return best;
 }
 
-/** Second look at one block: the sets around its pick at slope lambda are coded into
- *  out[0..cap) (the block's own buffer: its final set overwrites them) and their exact bytes
- *  and distortions become its points there; its other planes keep the model's cleanup, scaled
- *  by the ratio measured at the pick (the model's error is mostly a factor per block), or the
- *  exact bytes of a cleanup measured in an earlier round. The points change only once every
- *  set has been coded: a set that does not fit cap leaves the block's points as they were. */
-J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
-                                   int frac_bits, double weight, double lambda, J2kiHtScratch *s,
-                                   uint8_t *out, uint32_t cap)
+/** The planes whose sets a measuring round codes for a block (st->top > 0): lo..hi around its
+ *  pick at slope lambda, which is returned. */
+J2KI_HD int j2ki_ht_plane_span(const J2kiHtPlaneStat *st, double weight, double lambda, int *lo, int *hi)
 {
-    uint32_t rate[J2KI_HT_PLANE_SETS][3];
-    double sdist[J2KI_HT_PLANE_SETS][3];
     uint64_t unused;
+    int b0 = j2ki_imin(j2ki_ht_plane_point(st, weight, lambda, &unused), st->top - 1);
+    *lo = j2ki_imax(b0 - J2KI_HT_PLANE_MEASURE, 0);
+    *hi = j2ki_imin(b0 + J2KI_HT_PLANE_MEASURE, st->top - 1);
+    return b0;
+}
+
+/** One measured set: the points of the HT set at plane b (cleanup, + SigProp, + MagRef: rates
+ *  in bytes, cumulative distortion decreases) as j2ki_ht_encode_set would code it into cap
+ *  bytes, counted without storing a byte. Returns 0, or < 0 when it does not fit cap. */
+J2KI_HD int j2ki_ht_measure_set(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
+                                int refine, uint32_t cap, uint32_t rate[3], double sdist[3])
+{
+    J2kiHtSig sg;
+    uint32_t lcup, lsp = 0, lmr = 0;
+    double d[3];
+    refine = refine && b > 0;
+    if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, NULL, &sg, NULL, cap, &lcup) < 0 ||
+        (refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, &sg, NULL, cap - lcup, &lsp, &lmr) < 0))
+        return -1;
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, refine ? sg.sp : NULL, d);
+    rate[0] = lcup;
+    rate[1] = lcup + lsp;
+    rate[2] = lcup + lsp + lmr;
+    sdist[0] = d[0];
+    sdist[1] = d[0] + d[1];
+    sdist[2] = d[0] + d[1] + d[2];
+    return 0;
+}
+
+/** The sets of planes lo..hi around the pick b0, every one measured (rate[b - lo], sdist[b -
+ *  lo]), become the block's points there; its other planes keep the model's cleanup, scaled
+ *  by the ratio measured at the pick (the model's error is mostly a factor per block), or the
+ *  exact bytes of a cleanup measured in an earlier round. */
+J2KI_HD void j2ki_ht_plane_commit(J2kiHtPlaneStat *st, int b0, int lo, int hi, const uint32_t (*rate)[3],
+                                  const double (*sdist)[3])
+{
     double ratio = 1.0;
-    int b0, lo, hi;
-    if (!st->top)
-        return;
-    b0 = j2ki_imin(j2ki_ht_plane_point(st, weight, lambda, &unused), st->top - 1);
-    lo = j2ki_imax(b0 - J2KI_HT_PLANE_MEASURE, 0);
-    hi = j2ki_imin(b0 + J2KI_HT_PLANE_MEASURE, st->top - 1);
-    for (int b = lo; b <= hi; b++) {
-        uint32_t lcup, lsp = 0, lmr = 0;
-        double d[3];
-        if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, s, out, cap, &lcup) < 0 ||
-            (b > 0 && st->refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, s, out + lcup, cap - lcup, &lsp, &lmr) < 0))
-            return;
-        j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, s->sig, d);
-        rate[b - lo][0] = lcup;
-        rate[b - lo][1] = lcup + lsp;
-        rate[b - lo][2] = lcup + lsp + lmr;
-        sdist[b - lo][0] = d[0];
-        sdist[b - lo][1] = d[0] + d[1];
-        sdist[b - lo][2] = d[0] + d[1] + d[2];
-    }
     for (int b = lo; b <= hi; b++)
         for (int k = 0; k < 3; k++) {
             st->rate[b - lo][k] = rate[b - lo][k];
@@ -206,6 +229,25 @@ J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, pt
         st->exact |= 1u << b;
     st->lo = lo;
     st->hi = hi;
+}
+
+/** Second look at one block: the sets around its pick at slope lambda are measured (as they
+ *  would be coded into cap bytes) and become its points there (j2ki_ht_plane_commit). The
+ *  points change only once every set has been measured: a set that does not fit cap leaves
+ *  the block's points as they were. */
+J2KI_HD void j2ki_ht_plane_measure(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
+                                   int frac_bits, double weight, double lambda, uint32_t cap)
+{
+    uint32_t rate[J2KI_HT_PLANE_SETS][3];
+    double sdist[J2KI_HT_PLANE_SETS][3];
+    int b0, lo, hi;
+    if (!st->top)
+        return;
+    b0 = j2ki_ht_plane_span(st, weight, lambda, &lo, &hi);
+    for (int b = lo; b <= hi; b++)
+        if (j2ki_ht_measure_set(coefs, stride, w, h, frac_bits, b, st->refine, cap, rate[b - lo], sdist[b - lo]) < 0)
+            return;
+    j2ki_ht_plane_commit(st, b0, lo, hi, (const uint32_t (*)[3])rate, (const double (*)[3])sdist);
 }
 
 /** Whether the block's pick at slope lambda lies outside its measured planes (a plane the

@@ -198,7 +198,7 @@ static int ref_init(void **priv, const J2kiCodingParams *cp, const J2kiPlan *pla
             if (!(rb->ht[w] = j2ki_ht_alloc()))
                 goto fail;
         if (!(rb->ht_p = calloc(rb->plan->nb_cblks ? rb->plan->nb_cblks : 1, 1)) ||
-            !(rb->ht_work = malloc(j2ki_ht_planes_scratch_size(rb->plan, rb->nb_workers))))
+            !(rb->ht_work = malloc(j2ki_ht_planes_scratch_size(rb->plan))))
             goto fail;
     }
     if (j2ki_t1s_enabled(cp)) {

@@ -11,15 +11,13 @@ typedef struct PlaneJob {
     const J2kiPlan  *plan;
     const int32_t   *samples;
     J2kiHtPlaneStat *st;
-    J2kiHtScratch   *work;      /* per worker */
     double           lambda;    /* measure_item's slope */
     int              round;     /* measure_item: 0, every block; later, the stale ones */
 } PlaneJob;
 
-size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers)
+size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan)
 {
-    return (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(J2kiHtPlaneStat) +
-           (size_t)nb_workers * sizeof(J2kiHtScratch);
+    return (size_t)(plan->nb_cblks ? plan->nb_cblks : 1) * sizeof(J2kiHtPlaneStat);
 }
 
 static void stat_item(void *opaque, uint32_t i, int worker)
@@ -32,18 +30,18 @@ static void stat_item(void *opaque, uint32_t i, int worker)
                         (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0), band->frac_bits, job->plan->cp->ht_refine);
 }
 
-/* The sets are coded into the block's own buffer; its tier-1 overwrites them. */
+/* The sets are measured as they would be coded into the block's buffer. */
 static void measure_item(void *opaque, uint32_t i, int worker)
 {
     const PlaneJob *job = opaque;
     const J2kiCblk *cb = &job->plan->cblks[i];
     const J2kiBand *band = &job->plan->bands[cb->band_idx];
+    (void)worker;
     if (job->round && !j2ki_ht_plane_stale(&job->st[i], band->dist_weight, job->lambda))
         return;
     j2ki_ht_plane_measure(&job->st[i], job->samples + j2ki_cblk_offset(job->plan, cb),
                           j2ki_cblk_tc(job->plan, cb)->w, (int)(cb->x1 - cb->x0), (int)(cb->y1 - cb->y0),
-                          band->frac_bits, band->dist_weight, job->lambda, &job->work[worker], cb->data,
-                          cb->data_cap);
+                          band->frac_bits, band->dist_weight, job->lambda, cb->data_cap);
 }
 
 int64_t j2ki_ht_plane_fixed_bytes(const J2kiPlan *plan)
@@ -92,8 +90,7 @@ void j2ki_ht_planes_ref(const J2kiPlan *plan, const int32_t *samples, J2kiPool *
                         void *scratch, uint8_t *p)
 {
     const J2kiCodingParams *cp = plan->cp;
-    PlaneJob job = { .plan = plan, .samples = samples, .st = scratch,
-                     .work = (J2kiHtScratch *)((J2kiHtPlaneStat *)scratch + (plan->nb_cblks ? plan->nb_cblks : 1)) };
+    PlaneJob job = { .plan = plan, .samples = samples, .st = scratch };
     int64_t target32;
     double lambda;
 

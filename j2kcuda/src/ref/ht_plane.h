@@ -14,9 +14,9 @@
 extern "C" {
 #endif
 
-/** Work area of j2ki_ht_planes_ref for nb_workers pool workers, in bytes. It begins with the
- *  J2kiHtPlaneStat of every code-block, which a run leaves there (check_cuda compares them). */
-size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan, int nb_workers);
+/** Work area of j2ki_ht_planes_ref in bytes: the J2kiHtPlaneStat of every code-block, which a
+ *  run leaves there (check_cuda compares them). */
+size_t j2ki_ht_planes_scratch_size(const J2kiPlan *plan);
 
 /** The bytes of a codestream of plan that no code-block's choice changes: the main header,
  *  EOC, the tile-parts' SOT and SOD, and a byte per packet (an empty one's whole header; the
