@@ -45,7 +45,8 @@ extern "C" CUresult j2ki_cuda_launch(J2kiKernelId id, dim3 grid, dim3 block, siz
     g_launches++;
     switch (id) {
     EMU_KERNEL_CASE(J2KI_K_HT_STATS, j2ki_k_ht_stats, J2kiHtParams)
-    EMU_KERNEL_CASE(J2KI_K_HT_SLOPE, j2ki_k_ht_slope, J2kiHtParams)
+    EMU_KERNEL_CASE(J2KI_K_HT_SLOPE_STEP, j2ki_k_ht_slope_step, J2kiHtParams)
+    EMU_KERNEL_CASE(J2KI_K_HT_SLOPE_END, j2ki_k_ht_slope_end, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_MEASURE, j2ki_k_ht_measure, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_COMMIT, j2ki_k_ht_commit, J2kiHtParams)
     EMU_KERNEL_CASE(J2KI_K_HT_CODE, j2ki_k_ht_code, J2kiHtParams)

@@ -2,8 +2,9 @@
  * The HT block coder's kernels (device code only, ISO/IEC 15444-15 clause 7), see ht_cuda.h:
  * the steps of ref/ht_plane.c and ref/ht_ref.c, calling the same J2KI_HD functions
  * (hd/ht_plane.h, hd/ht_core.h): the statistics a warp per code-block (a lane per plane), the
- * measured sets a thread per set, the final set a thread per code-block, and the slope search
- * in one thread block whose byte sums are integers (atomic adds in any order give the same sum).
+ * measured sets a thread per set, the final set a thread per code-block, and each step of the slope
+ * searches over the whole device, its byte sums integers (atomic adds in any order give the
+ * same sum).
  */
 #include "cuda/ht_kern.h"
 
@@ -18,9 +19,12 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31u;
     const uint32_t nb_warps = (gridDim.x * blockDim.x) >> 5;
-    if (t == 0)
+    if (t == 0) {
         for (int r = 0; r < J2KI_HT_PLANE_ROUNDS; r++)
             p.stale[r] = 0;
+        for (int k = 0; k < HT_SEARCHES * HT_SLOPE_SLOTS; k++)
+            p.sums[k] = 0;
+    }
     for (uint32_t i = t >> 5; i < p.nb_cblks; i += nb_warps) {   /* the same i across the warp */
         HT_BLOCK(p, i);
         uint32_t acc = 0;
@@ -39,52 +43,86 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
     }
 }
 
-/* Whether the blocks' picks at slope lambda are over the target: every thread of the block
- * sums its share, the shares are added atomically (integers: exact in any order). Called by
- * every thread of the block alike. */
-__device__ int ht_over_at(const J2kiHtParams &p, double lambda, unsigned long long *sum)
+/* The slope searches (ref/ht_plane.c's fill_slope) spread over the device: each bisection step
+ * is a launch of SLOPE_STEP whose threads sum their blocks' picks at the step's slope into the
+ * step's own slot (integers: exact in any order); a launch finds its step's slope by replaying
+ * the earlier steps' decisions from their sums, so every launch and SLOPE_END follow the
+ * reference's bisection, step for step. Steps after the range has closed do nothing. After a
+ * later measuring round that measured no block again the points are those of the last
+ * search, and so is its slope: the search does nothing. */
+
+/* Whether search p.search is left out (no block measured again in its round). */
+__device__ __forceinline__ int ht_search_idle(const J2kiHtParams &p)
 {
+    return p.search >= 2 && !p.stale[p.search - 1];
+}
+
+/* The bisection range after the first n steps of a search whose sums are sum[]. */
+__device__ void ht_slope_replay(const J2kiHtParams &p, const unsigned long long *sum, int n, uint64_t *lo,
+                                uint64_t *hi)
+{
+    *lo = J2KI_HT_SLOPE_BITS_MIN;
+    *hi = J2KI_HT_SLOPE_BITS_MAX;
+    for (int j = 1; j <= n && *hi - *lo > 1; j++) {
+        uint64_t mid = j2ki_ht_slope_mid(*lo, *hi);
+        if (j2ki_ht_plane_over(sum[j], p.target32))
+            *lo = mid;
+        else
+            *hi = mid;
+    }
+}
+
+/* SLOPE_STEP: the blocks' picks at step p.step's slope, summed into its slot. */
+__device__ __forceinline__ void ht_slope_step(const J2kiHtParams &p)
+{
+    __shared__ unsigned long long part_sum;
+    unsigned long long *sum = p.sums + (size_t)p.search * HT_SLOPE_SLOTS;
+    const uint32_t nb_threads = gridDim.x * blockDim.x;
     unsigned long long part = 0;
-    int over;
+    double lambda = 0.0;
+    if (ht_search_idle(p))
+        return;
+    if (p.step) {
+        uint64_t lo, hi;
+        if (!j2ki_ht_plane_over(sum[0], p.target32))
+            return;
+        ht_slope_replay(p, sum, p.step - 1, &lo, &hi);
+        if (hi - lo <= 1)
+            return;
+        lambda = j2ki_ht_slope(j2ki_ht_slope_mid(lo, hi));
+    }
+    /* every thread of the block reaches the barriers (the returns above are the block's alike) */
     if (threadIdx.x == 0)
-        *sum = 0;
+        part_sum = 0;
     __syncthreads();
-    for (uint32_t i = threadIdx.x; i < p.nb_cblks; i += blockDim.x) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.nb_cblks; i += nb_threads) {
         uint64_t bytes;
         j2ki_ht_plane_point(&p.st[i], p.weight[i], lambda, &bytes);
         part += bytes;
     }
     if (part)
-        atomicAdd(sum, part);
+        atomicAdd(&part_sum, part);
     __syncthreads();
-    over = j2ki_ht_plane_over(*sum, p.target32);
-    __syncthreads();
-    return over;
+    if (threadIdx.x == 0 && part_sum)
+        atomicAdd(&sum[p.step], part_sum);
 }
 
-/* SLOPE: ref/ht_plane.c's fill_slope, the bisection every thread follows alike. After a later
- * measuring round that measured no block again the points are those of the last search, and
- * so is its slope. */
-__device__ __forceinline__ void ht_slope(const J2kiHtParams &p)
+/* SLOPE_END: the search's slope from its sums: 0 when the picks at 0 fit, else the end of the
+ * bisection (the smallest slope in range whose picks fit). */
+__device__ __forceinline__ void ht_slope_end(const J2kiHtParams &p)
 {
-    __shared__ unsigned long long sum;
-    uint64_t lo = J2KI_HT_SLOPE_BITS_MIN, hi = J2KI_HT_SLOPE_BITS_MAX;
-    if (p.round && !p.stale[p.round])
+    const unsigned long long *sum = p.sums + (size_t)p.search * HT_SLOPE_SLOTS;
+    uint64_t lo, hi;
+    if (ht_search_idle(p))
         return;
-    if (!ht_over_at(p, 0.0, &sum)) {
-        if (threadIdx.x == 0)
-            *p.lambda = 0.0;
+    if (!j2ki_ht_plane_over(sum[0], p.target32)) {
+        *p.lambda = 0.0;
         return;
     }
-    while (hi - lo > 1) {
-        uint64_t mid = j2ki_ht_slope_mid(lo, hi);
-        if (ht_over_at(p, j2ki_ht_slope(mid), &sum))
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (threadIdx.x == 0)
-        *p.lambda = j2ki_ht_slope(hi);
+    ht_slope_replay(p, sum, HT_SLOPE_STEPS, &lo, &hi);
+    if (hi - lo > 1)
+        atomicOr(p.flag, 1u);   /* cannot happen: HT_SLOPE_STEPS close the range */
+    *p.lambda = j2ki_ht_slope(hi);
 }
 
 /* MEASURE: the sets around each block's pick at the last slope, a thread per set (lane k of
@@ -169,9 +207,14 @@ extern "C" __global__ void __launch_bounds__(HT_WIDE_THREADS) j2ki_k_ht_stats(co
     ht_stats(p);
 }
 
-extern "C" __global__ void __launch_bounds__(HT_SLOPE_THREADS) j2ki_k_ht_slope(const __grid_constant__ J2kiHtParams p)
+extern "C" __global__ void __launch_bounds__(HT_WIDE_THREADS) j2ki_k_ht_slope_step(const __grid_constant__ J2kiHtParams p)
 {
-    ht_slope(p);
+    ht_slope_step(p);
+}
+
+extern "C" __global__ void __launch_bounds__(1) j2ki_k_ht_slope_end(const __grid_constant__ J2kiHtParams p)
+{
+    ht_slope_end(p);
 }
 
 extern "C" __global__ void __launch_bounds__(HT_WIDE_THREADS) j2ki_k_ht_measure(const __grid_constant__ J2kiHtParams p)

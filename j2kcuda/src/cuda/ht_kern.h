@@ -11,18 +11,20 @@ extern "C" {
 }
 
 /** Every HT kernel's parameters. STATS runs a warp per code-block (lane b: plane b), MEASURE a
- *  thread per code-block and set (HT_SET_LANES lanes a block), COMMIT and CODE a thread per
- *  code-block (CODE with scratch[t]); each takes further code-blocks by a grid stride. SLOPE is
- *  one thread block of HT_SLOPE_THREADS. */
+ *  thread per code-block and set (HT_SET_LANES lanes a block), COMMIT, SLOPE_STEP and CODE a
+ *  thread per code-block (CODE with scratch[t]); each takes further code-blocks by a grid
+ *  stride. SLOPE_END is one thread. */
 typedef struct J2kiHtParams {
     const int32_t     *samples;
     const J2kiCblkDev *cblks;
     const double      *weight;      /* per code-block: its band's dist_weight */
     J2kiHtPlaneStat   *st;          /* per code-block */
     J2kiHtScratch     *scratch;     /* per thread */
-    double            *lambda;      /* the slope SLOPE found (0: every pick fits) */
+    double            *lambda;      /* the slope the last search found (0: every pick fits) */
     uint32_t          *stale;       /* per measuring round r >= 1: whether a block was measured
                                        again (stale[0] unused: round 0 measures every block) */
+    unsigned long long *sums;       /* per search, HT_SLOPE_SLOTS byte sums (1/32 units): the
+                                       picks at slope 0, then at each bisection step's slope */
     uint8_t           *data;
     J2kiPass          *passes;
     J2kiCblkRes       *res;
@@ -30,7 +32,9 @@ typedef struct J2kiHtParams {
     int64_t            target32;    /* j2ki_ht_plane_target32 */
     uint32_t           nb_cblks;
     uint32_t           threads;
-    int                round;       /* MEASURE and the SLOPE after it: the measuring round */
+    int                round;       /* MEASURE, COMMIT: the measuring round */
+    int                search;      /* SLOPE_*: 0 the model's, r + 1 after measuring round r */
+    int                step;        /* SLOPE_STEP: 0 slope 0, else the bisection step */
     int                budget;      /* CODE: 0, plane 0 everywhere; 1, the pick at *lambda */
     int                refine;      /* the sets have SigProp and MagRef (ht_refine) */
 } J2kiHtParams;
@@ -44,8 +48,13 @@ typedef struct J2kiHtParams {
 /** MEASURE's threads per code-block: one per set (J2KI_HT_PLANE_SETS), rounded up to a power
  *  of two. */
 #define HT_SET_LANES 8
-/** The one thread block of the slope search. */
-#define HT_SLOPE_THREADS 1024
+/** Bisection steps of a slope search: J2KI_HT_SLOPE_BITS_MAX - MIN is 10 x 2^56 < 2^60, and
+ *  each step halves the range (rounding up) until it is 1. */
+#define HT_SLOPE_STEPS 60
+/** Byte sums of a search: slope 0, then one per step. */
+#define HT_SLOPE_SLOTS (1 + HT_SLOPE_STEPS)
+/** Slope searches of a frame: the model's, then one per measuring round. */
+#define HT_SEARCHES (1 + J2KI_HT_PLANE_ROUNDS)
 /** Threads of CODE at most (each owns a J2kiHtScratch of about 4.6 KB in global memory: 8192 of
  *  them take 38 MB a slot). */
 #ifndef HT_MAX_THREADS     /* tests/ht_emu.cc sets a few, so that threads take several blocks */
