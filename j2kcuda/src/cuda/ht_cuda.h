@@ -1,8 +1,9 @@
 /*
  * CUDA tier-1 with ht=1: the HT block coder (ISO/IEC 15444-15 clause 7) of every code-block,
  * with the set's bit-plane chosen under the byte budget as the reference backend chooses it
- * (hd/ht_plane.h, ref/ht_plane.c): the same per-block functions, one thread per code-block,
- * and the slope searches over integer byte sums, so the passes and bytes equal ref's.
+ * (hd/ht_plane.h, ref/ht_plane.c): the same per-block functions (a thread per code-block,
+ * per measured set, or a warp per block and a lane per plane for the statistics), and the
+ * slope searches over integer byte sums, so the passes and bytes equal ref's.
  */
 #ifndef J2KI_HT_CUDA_H
 #define J2KI_HT_CUDA_H

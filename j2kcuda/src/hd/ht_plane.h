@@ -8,8 +8,9 @@
  * b (midpoint reconstruction, tier-1 units) and a model of its bytes: per significant quad
  * (significant samples) x (largest exponent) MagSgn bits plus J2KI_HT_MODEL_VLC_Q4 quarter
  * bits of CxtVLC and U-VLC, per insignificant quad J2KI_HT_MODEL_MEL_Q4 quarter bits of MEL.
- * ref/ht_plane.c finds the slope at which the blocks' picks fill the budget, then codes the
- * whole sets (cleanup, SigProp, MagRef) at the planes around each pick (J2KI_HT_PLANE_MEASURE):
+ * ref/ht_plane.c finds the slope at which the blocks' picks fill the budget, then measures the
+ * whole sets (cleanup, SigProp, MagRef: coded, their bytes counted, not stored) at the planes
+ * around each pick (J2KI_HT_PLANE_MEASURE):
  * their exact bytes and distortions are the truncation points PCRD-opt will see, so the slope
  * is found again over all of them (the model's cleanup elsewhere) and each block's set is the
  * one holding its best point at that slope (with the bytes measured, a coarser set would only
@@ -22,7 +23,8 @@
  * when every plane is measured.
  *
  * Written once for both backends (J2KI_HD): ref/ht_plane.c runs the steps on the worker pool,
- * cuda/ht_kern.cu one thread per code-block (the slope searches: one thread block). The byte
+ * cuda/ht_kern.cu a thread per block or measured set (each bisection step of a slope search
+ * a launch over every block, its decisions replayed from the steps' sums). The byte
  * sums are integers in 1/32 bytes (q4 units: exact, whatever the order of the sum); the slope
  * search bisects the bit patterns of positive doubles (ordered as their values), so it ends on
  * the same double on either side with no exp2 / log2, whose last bit differs between libm and
