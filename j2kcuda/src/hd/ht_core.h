@@ -88,15 +88,27 @@ typedef struct J2kiHtScratch {
 } J2kiHtScratch;
 
 /** Per-sample significance of one HT set, one bit per sample (bit i % 32 of word i / 32, i =
- *  y w + x): sig, significant in the cleanup (written by j2ki_ht_cleanup); sp, made
- *  significant by SigProp (written by j2ki_ht_refine). Small enough for a thread's stack. */
+ *  y w + x): sig, significant in the cleanup (written by j2ki_ht_cleanup); any, significant
+ *  in the cleanup or made so by SigProp (written by j2ki_ht_refine: SigProp's new samples are
+ *  those of any not in sig). Small enough for a thread's stack. */
 typedef struct J2kiHtSig {
     uint32_t sig[J2KI_HT_MAX_AREA / 32];
-    uint32_t sp[J2KI_HT_MAX_AREA / 32];
+    uint32_t any[J2KI_HT_MAX_AREA / 32];
 } J2kiHtSig;
 
 J2KI_HD int j2ki_ht_sig_get(const uint32_t *m, int i) { return (int)(m[i >> 5] >> (i & 31)) & 1; }
 J2KI_HD void j2ki_ht_sig_set(uint32_t *m, int i) { m[i >> 5] |= 1u << (i & 31); }
+
+/** The bits of samples x0..x1 (x0 <= x1 < w, at most 3) of row y of a w-wide bitmap, as the
+ *  low bits of an integer (a row's bits are consecutive; two words where they straddle). */
+J2KI_HD uint32_t j2ki_ht_sig_run(const uint32_t *m, int w, int y, int x0, int x1)
+{
+    const int i = y * w + x0, n = x1 - x0 + 1;
+    uint64_t v = m[i >> 5];
+    if ((i & 31) + n > 32)
+        v |= (uint64_t)m[(i >> 5) + 1] << 32;
+    return (uint32_t)(v >> (i & 31)) & ((1u << n) - 1u);
+}
 
 /** Number of significant bits of v (0 for 0). */
 J2KI_HD int j2ki_ht_bits32(uint32_t v)
@@ -567,26 +579,22 @@ J2KI_HD int j2ki_ht_bit(const int32_t *coefs, ptrdiff_t stride, int frac_bits, i
 }
 
 /** SigProp's neighbourhood test (7.4): a neighbour (8-connected) significant in the cleanup,
- *  or made significant by this pass before (a sample not yet visited has no sp bit). */
+ *  or made significant by this pass before (a sample not yet visited has no bit in any). The
+ *  sample's own bit counts too: it is 0 (not significant in the cleanup, not yet visited). */
 J2KI_HD int j2ki_ht_sp_nbr(const J2kiHtSig *sg, int w, int h, int x, int y)
 {
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) {
-            int nx = x + dx, ny = y + dy, i;
-            if ((!dx && !dy) || nx < 0 || ny < 0 || nx >= w || ny >= h)
-                continue;
-            i = ny * w + nx;
-            if (j2ki_ht_sig_get(sg->sig, i) | j2ki_ht_sig_get(sg->sp, i))
-                return 1;
-        }
-    return 0;
+    const int x0 = x > 0 ? x - 1 : 0, x1 = x + 1 < w ? x + 1 : w - 1;
+    uint32_t acc = 0;
+    for (int ny = y > 0 ? y - 1 : 0; ny <= y + 1 && ny < h; ny++)
+        acc |= j2ki_ht_sig_run(sg->any, w, ny, x0, x1);
+    return acc != 0;
 }
 
 /**
  * SigProp and MagRef at bit-plane p - 1 (7.4, 7.5; p >= 1) into out[0..cap): SigProp's bytes
  * (*lsp) then MagRef's (*lmr, laid out backwards from out[*lsp + *lmr - 1]); out NULL: counted
- * only. sg->sig must be the cleanup's significance (j2ki_ht_cleanup); SigProp sets sg->sp for
- * the samples it makes significant. Returns 0 or J2KC_ERR_BUFSIZE.
+ * only. sg->sig must be the cleanup's significance (j2ki_ht_cleanup); sg->any becomes it and
+ * the samples SigProp makes significant. Returns 0 or J2KC_ERR_BUFSIZE.
  */
 J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
                            int p, J2kiHtSig *sg, uint8_t *out, uint32_t cap, uint32_t *lsp,
@@ -600,7 +608,7 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
     if (p < 1)
         return J2KC_ERR_INVAL;
     for (int i = 0; i < (w * h + 31) / 32; i++)
-        sg->sp[i] = 0;
+        sg->any[i] = sg->sig[i];
     j2ki_ht_fwd_init(&sp, out, cap);
     for (int y0 = 0; y0 < h; y0 += 4) {
         int y1 = j2ki_imin(y0 + 4, h);
@@ -614,12 +622,12 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
                         int bit = j2ki_ht_bit(coefs, stride, frac_bits, x, y, b);
                         j2ki_ht_fwd_lsb(&sp, (uint32_t)bit, 1);
                         if (bit)
-                            j2ki_ht_sig_set(sg->sp, y * w + x);
+                            j2ki_ht_sig_set(sg->any, y * w + x);
                     }
                 }
             for (int x = x0; x < x1; x++)
                 for (int y = y0; y < y1; y++)
-                    if (j2ki_ht_sig_get(sg->sp, y * w + x))
+                    if (j2ki_ht_sig_get(sg->any, y * w + x) && !j2ki_ht_sig_get(sg->sig, y * w + x))
                         j2ki_ht_fwd_lsb(&sp, coefs[(ptrdiff_t)y * stride + x] < 0, 1);
         }
     }
@@ -653,12 +661,12 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
 /**
  * Distortion decreases of the three passes of the HT set at bit-plane p (in squared index
  * units, as tier-1's J2kiPass.dist), after j2ki_ht_refine (or with p = 0 after the cleanup
- * alone: d[1] = d[2] = 0; sp NULL: no SigProp, d[1] = 0). Reconstruction at the midpoint of
+ * alone: d[1] = d[2] = 0; any NULL: no SigProp, d[1] = 0). Reconstruction at the midpoint of
  * the interval left: (mu + 1/2) 2^p after the cleanup, 3/2 2^(p-1) for SigProp's new samples
- * (sp), (mu' + 1/2) 2^(p-1) after MagRef.
+ * (those of any insignificant in the cleanup), (mu' + 1/2) 2^(p-1) after MagRef.
  */
 J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
-                          int p, const uint32_t *sp, double d[3])
+                          int p, const uint32_t *any, double d[3])
 {
     double unit = 1.0, step = 1.0;
     for (int i = 0; i < frac_bits; i++)
@@ -681,7 +689,7 @@ J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, 
                     e2 = xv - ((double)(q >> (p - 1)) + 0.5) * step * 0.5;
                     d[2] += e1 - e2 * e2;
                 }
-            } else if (p > 0 && sp && j2ki_ht_sig_get(sp, y * w + x)) {
+            } else if (p > 0 && any && j2ki_ht_sig_get(any, y * w + x)) {
                 e0 = xv * xv;
                 e2 = xv - 1.5 * step * 0.5;
                 d[1] += e0 - e2 * e2;
@@ -760,7 +768,7 @@ J2KI_HD int j2ki_ht_encode_set(const int32_t *coefs, ptrdiff_t stride, int w, in
         if (ret < 0)
             return ret;
     }
-    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, refine ? sg.sp : NULL, d);   /* d[0] alone without refine */
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, p, refine ? sg.any : NULL, d);   /* d[0] alone without refine */
     *numbps = p + 1;
     *nb_passes = refine ? 3 : 1;
     *len = lcup + lsp + lmr;

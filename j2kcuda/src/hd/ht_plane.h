@@ -197,7 +197,7 @@ J2KI_HD int j2ki_ht_measure_set(const int32_t *coefs, ptrdiff_t stride, int w, i
     if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, NULL, &sg, NULL, cap, &lcup) < 0 ||
         (refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, &sg, NULL, cap - lcup, &lsp, &lmr) < 0))
         return -1;
-    j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, refine ? sg.sp : NULL, d);
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, refine ? sg.any : NULL, d);
     rate[0] = lcup;
     rate[1] = lcup + lsp;
     rate[2] = lcup + lsp + lmr;
