@@ -443,6 +443,15 @@ static void one_block(int w, int h, int maxbits, int density, int frac)
         }
         CHECK(rc == rs && (rc || (c_lcup == s_lcup && c_lsp == s_lsp && c_lmr == s_lmr)),
               "%dx%d p=%d in %u bytes: counted %d, coded %d", w, h, p, small, rc, rs);
+        /* the plane chooser's measured set (its parts joined) fails in that buffer exactly
+         * when the coded set does */
+        {
+            uint32_t mr[3];
+            double md[3];
+            int rm = j2ki_ht_measure_set(coefs, w, w, h, frac, p, 1, small, mr, md);
+            CHECK((rm != 0) == (rs != 0) && (rm || (mr[0] == s_lcup && mr[2] == s_lcup + s_lsp + s_lmr)),
+                  "%dx%d p=%d in %u bytes: measured %d, coded %d", w, h, p, small, rm, rs);
+        }
         cap_fail += rs != 0;
         /* the stored bytes of the full run are needed below: code them again */
         j2ki_ht_cleanup(coefs, w, w, h, frac, p, &scratch, &sig, buf, sizeof(buf), &lcup);
