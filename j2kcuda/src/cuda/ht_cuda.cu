@@ -92,7 +92,7 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
     if (budget) {
         const uint32_t g_stats = ht_wide_grid((uint64_t)nb_cblks * 32u, HT_WIDE_THREADS);
-        const uint32_t g_measure = ht_wide_grid((uint64_t)nb_cblks * HT_MEASURE_LANES, HT_WIDE_THREADS);
+        const uint32_t g_measure = ht_wide_grid((uint64_t)nb_cblks * HT_SET_LANES, HT_WIDE_THREADS);
         const uint32_t g_commit = ht_wide_grid(nb_cblks, HT_THREADS);
         const uint32_t g_slope = ht_wide_grid(nb_cblks, HT_WIDE_THREADS);
         if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, g_stats, HT_WIDE_THREADS, 0, st, p)) != CUDA_SUCCESS ||

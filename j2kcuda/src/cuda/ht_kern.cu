@@ -2,8 +2,7 @@
  * The HT block coder's kernels (device code only, ISO/IEC 15444-15 clause 7), see ht_cuda.h:
  * the steps of ref/ht_plane.c and ref/ht_ref.c, calling the same J2KI_HD functions
  * (hd/ht_plane.h, hd/ht_core.h): the statistics a warp per code-block (a lane per plane), the
- * measured sets a warp per code-block (a lane per part of a set), the final set a thread per
- * code-block, and each step of the slope
+ * measured sets a thread per set, the final set a thread per code-block, and each step of the slope
  * searches over the whole device, its byte sums integers (atomic adds in any order give the
  * same sum).
  */
@@ -126,65 +125,57 @@ __device__ __forceinline__ void ht_slope_end(const J2kiHtParams &p)
     *p.lambda = j2ki_ht_slope(hi);
 }
 
-/* MEASURE: the sets around each block's pick at the last slope, counted without storing a byte,
- * into the block's staging parts: a warp per block, lane l measures part l / 8 (cleanup;
- * refinement; distortions) of the set at plane lo + l % 8; in a later round only for the
- * blocks whose pick lies outside their measured planes (ref/ht_plane.c measure_item). Lane 0
- * records the planes, or none. Every lane reads the block's points and writes only staging
- * fields and its own part's. */
+/* MEASURE: the sets around each block's pick at the last slope, a thread per set (lane k of
+ * the block's HT_SET_LANES: plane lo + k), counted without storing a byte, into the block's
+ * staging points; in a later round only for the blocks whose pick lies outside their measured
+ * planes (ref/ht_plane.c measure_item). Lane 0 records the planes, or none. Every lane reads
+ * the block's points and writes only staging fields and its own set's. */
 __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
 {
     const uint32_t nb_threads = gridDim.x * blockDim.x;
     const double lambda = *p.lambda;
-    for (uint64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < (uint64_t)p.nb_cblks * HT_MEASURE_LANES; t += nb_threads) {
-        const uint32_t i = (uint32_t)(t / HT_MEASURE_LANES);
-        const int lane = (int)(t % HT_MEASURE_LANES), part = lane / HT_SET_LANES, k = lane % HT_SET_LANES;
+    for (uint64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < (uint64_t)p.nb_cblks * HT_SET_LANES; t += nb_threads) {
+        const uint32_t i = (uint32_t)(t / HT_SET_LANES);
+        const int k = (int)(t % HT_SET_LANES);
         HT_BLOCK(p, i);
         J2kiHtPlaneStat *st = &p.st[i];
         int measured = st->top > 0, b0, lo, hi;
         if (measured && p.round)
             measured = j2ki_ht_plane_stale(st, p.weight[i], lambda);
         if (!measured) {
-            if (lane == 0) {
+            if (k == 0) {
                 st->mlo = 1;
                 st->mhi = 0;
             }
             continue;
         }
         b0 = j2ki_ht_plane_span(st, p.weight[i], lambda, &lo, &hi);
-        if (lane == 0) {
+        if (k == 0) {
             if (p.round)
                 atomicOr(&p.stale[p.round], 1u);
             st->mb0 = b0;
             st->mlo = lo;
             st->mhi = hi;
         }
-        if (lo + k > hi)
-            continue;
-        if (part == 0)
-            j2ki_ht_part_cleanup(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k, cb.data_cap, &st->mparts[k]);
-        else if (part == 1)
-            j2ki_ht_part_refine(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k, st->refine, &st->mparts[k]);
-        else if (part == 2)
-            j2ki_ht_part_dist(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k, &st->mparts[k]);
+        if (lo + k <= hi)
+            st->mfail[k] = (uint8_t)(j2ki_ht_measure_set(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k,
+                                                         st->refine, cb.data_cap, st->mrate[k], st->msdist[k]) < 0);
     }
 }
 
-/* COMMIT: a block's measured sets, their parts joined, become its points once every one of
- * them fitted (j2ki_ht_plane_measure's rule). */
+/* COMMIT: a block's measured sets become its points once every one of them fitted
+ * (j2ki_ht_plane_measure's rule). */
 __device__ __forceinline__ void ht_commit(const J2kiHtParams &p)
 {
     const uint32_t nb_threads = gridDim.x * blockDim.x;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.nb_cblks; i += nb_threads) {
         J2kiHtPlaneStat *st = &p.st[i];
-        uint32_t rate[J2KI_HT_PLANE_SETS][3];
-        double sdist[J2KI_HT_PLANE_SETS][3];
         int ok = st->mlo <= st->mhi;
         for (int k = 0; ok && k <= st->mhi - st->mlo; k++)
-            ok = j2ki_ht_parts_join(&st->mparts[k], p.cblks[i].data_cap, rate[k], sdist[k]) == 0;
+            ok = !st->mfail[k];
         if (ok)
-            j2ki_ht_plane_commit(st, st->mb0, st->mlo, st->mhi, (const uint32_t (*)[3])rate,
-                                 (const double (*)[3])sdist);
+            j2ki_ht_plane_commit(st, st->mb0, st->mlo, st->mhi, (const uint32_t (*)[3])st->mrate,
+                                 (const double (*)[3])st->msdist);
     }
 }
 

@@ -11,7 +11,7 @@ extern "C" {
 }
 
 /** Every HT kernel's parameters. STATS runs a warp per code-block (lane b: plane b), MEASURE a
- *  warp per code-block (a lane per part of a set), COMMIT, SLOPE_STEP and CODE a
+ *  thread per code-block and set (HT_SET_LANES lanes a block), COMMIT, SLOPE_STEP and CODE a
  *  thread per code-block (CODE with scratch[t]); each takes further code-blocks by a grid
  *  stride. SLOPE_END is one thread. */
 typedef struct J2kiHtParams {
@@ -43,12 +43,11 @@ typedef struct J2kiHtParams {
  *  code-blocks (a 4K 4:4:4 frame has about 6,500 of 64x64) spread over every SM rather than
  *  filling some (64 threads a block would leave 30 of an H100's 132 idle). */
 #define HT_THREADS 32
-/** Threads per thread block of STATS, MEASURE and SLOPE_STEP (4 warps). */
+/** Threads per thread block of STATS and MEASURE (4 warps: 4 code-blocks, or 16 blocks' sets). */
 #define HT_WIDE_THREADS 128
-/** MEASURE's lanes per part of a set (J2KI_HT_PLANE_SETS, rounded up to a power of two), and
- *  per code-block: a warp, 8 lanes for each of the 3 parts (J2kiHtSetParts), 8 idle. */
+/** MEASURE's threads per code-block: one per set (J2KI_HT_PLANE_SETS), rounded up to a power
+ *  of two. */
 #define HT_SET_LANES 8
-#define HT_MEASURE_LANES 32
 /** Bisection steps of a slope search: J2KI_HT_SLOPE_BITS_MAX - MIN is 10 x 2^56 < 2^60, and
  *  each step halves the range (rounding up) until it is 1. */
 #define HT_SLOPE_STEPS 60

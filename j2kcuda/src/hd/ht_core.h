@@ -570,21 +570,6 @@ J2KI_HD int j2ki_ht_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h
     return 0;
 }
 
-/** The cleanup's significance at plane p (what j2ki_ht_cleanup writes to sg->sig), from the
- *  samples alone. */
-J2KI_HD void j2ki_ht_sig_plane(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int p,
-                               J2kiHtSig *sg)
-{
-    for (int i = 0; i < (w * h + 31) / 32; i++)
-        sg->sig[i] = 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int32_t v = coefs[(ptrdiff_t)y * stride + x];
-            if (((v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v) >> frac_bits) >> p)
-                j2ki_ht_sig_set(sg->sig, y * w + x);
-        }
-}
-
 /** Bit b of the magnitude index of sample (x, y) (|v| >> frac_bits), and its sign. */
 J2KI_HD int j2ki_ht_bit(const int32_t *coefs, ptrdiff_t stride, int frac_bits, int x, int y, int b)
 {
@@ -673,13 +658,6 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
     return 0;
 }
 
-/** A SigProp sample's distortion decrease: x^2 against (x - 3/2 2^(p-1))^2 (step = 2^p). */
-J2KI_HD double j2ki_ht_d1_term(double xv, double step)
-{
-    double e2 = xv - 1.5 * step * 0.5;
-    return xv * xv - e2 * e2;
-}
-
 /**
  * Distortion decreases of the three passes of the HT set at bit-plane p (in squared index
  * units, as tier-1's J2kiPass.dist), after j2ki_ht_refine (or with p = 0 after the cleanup
@@ -712,28 +690,11 @@ J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, 
                     d[2] += e1 - e2 * e2;
                 }
             } else if (p > 0 && any && j2ki_ht_sig_get(any, y * w + x)) {
-                d[1] += j2ki_ht_d1_term(xv, step);
+                e0 = xv * xv;
+                e2 = xv - 1.5 * step * 0.5;
+                d[1] += e0 - e2 * e2;
             }
         }
-}
-
-/** d[1] of j2ki_ht_dist alone (the same sum in the same order), for p > 0. */
-J2KI_HD double j2ki_ht_dist_sp(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int p,
-                               const J2kiHtSig *sg)
-{
-    double unit = 1.0, step = 1.0, d1 = 0.0;
-    for (int i = 0; i < frac_bits; i++)
-        unit *= 0.5;
-    for (int i = 0; i < p; i++)
-        step *= 2.0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            if (j2ki_ht_sig_get(sg->any, y * w + x) && !j2ki_ht_sig_get(sg->sig, y * w + x)) {
-                int32_t v = coefs[(ptrdiff_t)y * stride + x];
-                uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-                d1 += j2ki_ht_d1_term((double)a * unit, step);
-            }
-    return d1;
 }
 
 /** The magnitude bit-planes of a block's indices (|v| >> frac_bits): the most significant

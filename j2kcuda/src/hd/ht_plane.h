@@ -63,16 +63,6 @@
 #define J2KI_HT_SLOPE_BITS_MIN 0x3AF0000000000000ull
 #define J2KI_HT_SLOPE_BITS_MAX 0x44F0000000000000ull
 
-/** A measured set in three parts that need not wait for one another (the device measures
- *  them on separate threads): the cleanup's bytes; SigProp's and MagRef's bytes (counted
- *  without a cap: j2ki_ht_parts_join applies it) and SigProp's distortion decrease; the
- *  cleanup's and MagRef's decreases. fail_c: the cleanup did not fit. */
-typedef struct J2kiHtSetParts {
-    uint32_t lcup, lsp, lmr;
-    double   d0, d1, d2;
-    uint8_t  fail_c, fail_r;
-} J2kiHtSetParts;
-
 /** One code-block's statistics and measured points. */
 typedef struct J2kiHtPlaneStat {
     uint64_t q4[J2KI_HT_MAX_PLANES];    /* per plane: the cleanup's bytes, 1/32 units (model
@@ -85,11 +75,13 @@ typedef struct J2kiHtPlaneStat {
     uint32_t exact;                     /* planes whose q4 is a measured cleanup's (top <= 32:
                                            j2ki_ht_top_planes counts the bits of a uint32_t) */
     int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
-    /* a measuring round's sets before they become the block's points (the device measures
-     * each set's parts on threads of their own, then joins them and j2ki_ht_plane_commit):
-     * the planes mlo..mhi around mb0 (mlo > mhi: none this round), per set its parts */
-    J2kiHtSetParts mparts[J2KI_HT_PLANE_SETS];
+    /* a measuring round's sets before they become the block's points (the device codes them
+     * one thread a set, then j2ki_ht_plane_commit): the planes mlo..mhi around mb0 (mlo > mhi:
+     * none this round), per set its points and whether it did not fit */
+    uint32_t mrate[J2KI_HT_PLANE_SETS][3];
+    double   msdist[J2KI_HT_PLANE_SETS][3];
     int32_t  mb0, mlo, mhi;
+    uint8_t  mfail[J2KI_HT_PLANE_SETS];
 } J2kiHtPlaneStat;
 
 /** The start of a block's statistics: top magnitude planes, nothing measured yet. */
@@ -192,69 +184,27 @@ J2KI_HD int j2ki_ht_plane_span(const J2kiHtPlaneStat *st, double weight, double 
     return b0;
 }
 
-/** Part 0 of the set at plane b: the cleanup's bytes, counted as j2ki_ht_cleanup would code
- *  them into cap bytes. */
-J2KI_HD void j2ki_ht_part_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
-                                  uint32_t cap, J2kiHtSetParts *pt)
-{
-    pt->fail_c = j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, NULL, NULL, NULL, cap, &pt->lcup) < 0;
-}
-
-/** Part 1: SigProp's and MagRef's bytes, counted without a cap, and SigProp's distortion
- *  decrease (none for b = 0 or without refinement passes). */
-J2KI_HD void j2ki_ht_part_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
-                                 int refine, J2kiHtSetParts *pt)
-{
-    J2kiHtSig sg;
-    pt->lsp = pt->lmr = 0;
-    pt->d1 = 0.0;
-    pt->fail_r = 0;
-    if (!refine || b < 1)
-        return;
-    j2ki_ht_sig_plane(coefs, stride, w, h, frac_bits, b, &sg);
-    pt->fail_r = j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, &sg, NULL, 0xffffffffu, &pt->lsp, &pt->lmr) < 0;
-    pt->d1 = j2ki_ht_dist_sp(coefs, stride, w, h, frac_bits, b, &sg);
-}
-
-/** Part 2: the cleanup's and MagRef's distortion decreases. */
-J2KI_HD void j2ki_ht_part_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
-                               J2kiHtSetParts *pt)
-{
-    double d[3];
-    j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, NULL, d);
-    pt->d0 = d[0];
-    pt->d2 = d[2];
-}
-
-/** A measured set's points from its parts (rates in bytes, cumulative distortion decreases),
- *  as j2ki_ht_encode_set would code the set into cap bytes: the refinement segment's streams
- *  fit what the cleanup leaves exactly when their stored writers would not overflow. Returns
- *  0, or < 0 when the set does not fit cap. */
-J2KI_HD int j2ki_ht_parts_join(const J2kiHtSetParts *pt, uint32_t cap, uint32_t rate[3], double sdist[3])
-{
-    if (pt->fail_c || pt->fail_r || pt->lsp > cap - pt->lcup || pt->lmr > cap - pt->lcup - pt->lsp)
-        return -1;
-    rate[0] = pt->lcup;
-    rate[1] = pt->lcup + pt->lsp;
-    rate[2] = pt->lcup + pt->lsp + pt->lmr;
-    sdist[0] = pt->d0;
-    sdist[1] = pt->d0 + pt->d1;
-    sdist[2] = pt->d0 + pt->d1 + pt->d2;
-    return 0;
-}
-
 /** One measured set: the points of the HT set at plane b (cleanup, + SigProp, + MagRef: rates
  *  in bytes, cumulative distortion decreases) as j2ki_ht_encode_set would code it into cap
- *  bytes, counted without storing a byte: its three parts, then their join. Returns 0, or < 0
- *  when it does not fit cap. */
+ *  bytes, counted without storing a byte. Returns 0, or < 0 when it does not fit cap. */
 J2KI_HD int j2ki_ht_measure_set(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
                                 int refine, uint32_t cap, uint32_t rate[3], double sdist[3])
 {
-    J2kiHtSetParts pt;
-    j2ki_ht_part_cleanup(coefs, stride, w, h, frac_bits, b, cap, &pt);
-    j2ki_ht_part_refine(coefs, stride, w, h, frac_bits, b, refine, &pt);
-    j2ki_ht_part_dist(coefs, stride, w, h, frac_bits, b, &pt);
-    return j2ki_ht_parts_join(&pt, cap, rate, sdist);
+    J2kiHtSig sg;
+    uint32_t lcup, lsp = 0, lmr = 0;
+    double d[3];
+    refine = refine && b > 0;
+    if (j2ki_ht_cleanup(coefs, stride, w, h, frac_bits, b, NULL, &sg, NULL, cap, &lcup) < 0 ||
+        (refine && j2ki_ht_refine(coefs, stride, w, h, frac_bits, b, &sg, NULL, cap - lcup, &lsp, &lmr) < 0))
+        return -1;
+    j2ki_ht_dist(coefs, stride, w, h, frac_bits, b, refine ? sg.any : NULL, d);
+    rate[0] = lcup;
+    rate[1] = lcup + lsp;
+    rate[2] = lcup + lsp + lmr;
+    sdist[0] = d[0];
+    sdist[1] = d[0] + d[1];
+    sdist[2] = d[0] + d[1] + d[2];
+    return 0;
 }
 
 /** The sets of planes lo..hi around the pick b0, every one measured (rate[b - lo], sdist[b -
