@@ -75,7 +75,7 @@ typedef struct J2kiHtPlaneStat {
     uint32_t exact;                     /* planes whose q4 is a measured cleanup's (top <= 32:
                                            j2ki_ht_top_planes counts the bits of a uint32_t) */
     int32_t  refine;                    /* the sets have SigProp and MagRef (ht_refine) */
-    /* a measuring round's sets before they become the block's points (the device codes them
+    /* a measuring round's sets before they become the block's points (the device counts them
      * one thread a set, then j2ki_ht_plane_commit): the planes mlo..mhi around mb0 (mlo > mhi:
      * none this round), per set its points and whether it did not fit */
     uint32_t mrate[J2KI_HT_PLANE_SETS][3];
