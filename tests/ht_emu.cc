@@ -7,12 +7,12 @@
  * everything) or none, random samples whose magnitudes reach every band's M_b, with and
  * without the refinement passes (ht_refine; without: one pass per block). The code-block
  * descriptors are laid out as backend_cuda.cu lays them out (j2ki_cblk_offset, 16-byte
- * aligned buffers), and the kernels run with few threads (HT_MAX_THREADS, HT_MAX_WIDE), so
- * each thread (or warp) takes several blocks, CODE's with one scratch. A run fails unless some
- * case chose planes above 0, measured sets and coded refinement passes.
+ * aligned buffers), and the kernels run with few threads (HT_MAX_CODE_WARPS, HT_MAX_WIDE),
+ * so each thread (or warp) takes several blocks, CODE's warps with one scratch each. A run
+ * fails unless some case chose planes above 0, measured sets and coded refinement passes.
  * Not a GPU: the device compiler (no contraction: --fmad=false) and memory are check_cuda's.
  * Build and run: make B=build check-ht-emu (g++ with C++20, the CUDA headers; no GPU).
- *   J2KC_TEST_SEED=N replays a run.
+ *   J2KC_TEST_SEED=N replays a run; HT_EMU_DUMP=1 prints a differing block's passes and bytes.
  */
 #include <cuda.h>              /* first: the CUDA headers' types and qualifiers, redefined below */
 #include <cuda_runtime.h>
@@ -30,7 +30,7 @@ extern "C" {
 #include "core/plan.h"          /* the C library's: its declarations with C linkage */
 }
 
-#define HT_MAX_THREADS 5
+#define HT_MAX_CODE_WARPS 5
 #define HT_MAX_WIDE 160
 #include "cuda/cuda_launch.h"
 #include "cuda/ht_kern.cu"
@@ -245,6 +245,17 @@ static int run(int iter, J2kiPool *pool)
         }
         if (!bad && !r->err && len && memcmp(&data[hc[i].data_off], cb->data, len))
             bad = 2;
+        if (bad && getenv("HT_EMU_DUMP")) {   /* the passes' rates and the first bytes, '*' where they differ */
+            for (int k = 0; k < cb->nb_passes; k++)
+                printf("  pass %d: device rate %u, ref %u\n", k, passes[hc[i].pass_off + k].rate, cb->passes[k].rate);
+            printf("  device:");
+            for (uint32_t k = 0; k < len && k < 80; k++)
+                printf(" %02x%s", data[hc[i].data_off + k], data[hc[i].data_off + k] != cb->data[k] ? "*" : "");
+            printf("\n  ref:   ");
+            for (uint32_t k = 0; k < len && k < 80; k++)
+                printf(" %02x", cb->data[k]);
+            printf("\n");
+        }
         if (bad) {
             printf("FAIL ht_emu: iteration %d: code-block %u (%ux%u, plane %d, budget %llu): device %s "
                    "(err %d passes %d numbps %d len %u) vs ref (ret %d passes %d numbps %d len %u)\n",

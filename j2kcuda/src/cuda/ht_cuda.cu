@@ -5,7 +5,7 @@
  * order). A search is HT_SLOPE_STEPS + 1 launches of SLOPE_STEP and one of SLOPE_END.
  *
  * Scratch: the slope (a double) and the rounds' stale flags in 256 bytes, the searches' byte
- * sums, then a J2kiHtPlaneStat per code-block, then a J2kiHtScratch per CODE thread.
+ * sums, then a J2kiHtPlaneStat per code-block, then a J2kiHtScratch per CODE warp.
  */
 #include "cuda/cuda_launch.h"
 #include "cuda/ht_kern.h"
@@ -21,9 +21,10 @@ static size_t ht_sums_size(void) { return ht_align((size_t)HT_SEARCHES * HT_SLOP
 /* The J2kiHtPlaneStat array's offset. */
 static size_t ht_stats_off(void) { return 256 + ht_sums_size(); }
 
-static uint32_t ht_threads(uint32_t nb_cblks)
+/* CODE's warps: one per code-block, at most HT_MAX_CODE_WARPS. */
+static uint32_t ht_code_warps(uint32_t nb_cblks)
 {
-    return nb_cblks < HT_MAX_THREADS ? nb_cblks : HT_MAX_THREADS;
+    return nb_cblks < HT_MAX_CODE_WARPS ? nb_cblks : HT_MAX_CODE_WARPS;
 }
 
 /* Thread blocks of n threads of bs each, n capped at HT_MAX_WIDE. */
@@ -48,7 +49,7 @@ static CUresult ht_search(J2kiHtParams *p, int search, uint32_t grid, CUstream s
 extern "C" size_t j2ki_ht_cuda_scratch_size(uint32_t nb_cblks)
 {
     return ht_stats_off() + ht_align((size_t)(nb_cblks ? nb_cblks : 1) * sizeof(J2kiHtPlaneStat)) +
-           (size_t)(ht_threads(nb_cblks) ? ht_threads(nb_cblks) : 1) * sizeof(J2kiHtScratch);
+           (size_t)(ht_code_warps(nb_cblks) ? ht_code_warps(nb_cblks) : 1) * sizeof(J2kiHtScratch);
 }
 
 extern "C" void *j2ki_ht_cuda_stats(void *d_scratch)
@@ -86,13 +87,13 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
     p.flag = d_flag;
     p.target32 = target32;
     p.nb_cblks = nb_cblks;
-    p.threads = ht_threads(nb_cblks);
+    p.code_warps = ht_code_warps(nb_cblks);
     p.budget = budget;
     p.refine = refine;
-    grid = (p.threads + HT_THREADS - 1) / HT_THREADS;
+    grid = (p.code_warps + HT_CODE_WARPS - 1) / HT_CODE_WARPS;
     if (budget) {
         const uint32_t g_stats = ht_wide_grid((uint64_t)nb_cblks * 32u, HT_WIDE_THREADS);
-        const uint32_t g_measure = ht_wide_grid((uint64_t)nb_cblks * HT_SET_LANES, HT_WIDE_THREADS);
+        const uint32_t g_measure = ht_wide_grid((uint64_t)nb_cblks * HT_SET_WARPS * 32u, HT_WIDE_THREADS);
         const uint32_t g_commit = ht_wide_grid(nb_cblks, HT_THREADS);
         const uint32_t g_slope = ht_wide_grid(nb_cblks, HT_WIDE_THREADS);
         if ((e = j2ki_launch(j2ki_kernel<J2KI_K_HT_STATS>, g_stats, HT_WIDE_THREADS, 0, st, p)) != CUDA_SUCCESS ||
@@ -104,5 +105,5 @@ extern "C" CUresult j2ki_ht_cuda(const void *d_samples, const J2kiCblkDev *d_cbl
                 (e = ht_search(&p, p.round + 1, g_slope, st)) != CUDA_SUCCESS)
                 return e;
     }
-    return j2ki_launch(j2ki_kernel<J2KI_K_HT_CODE>, grid, HT_THREADS, 0, st, p);
+    return j2ki_launch(j2ki_kernel<J2KI_K_HT_CODE>, grid, 32 * HT_CODE_WARPS, 0, st, p);
 }

@@ -2,11 +2,12 @@
  * The HT block coder's kernels (device code only, ISO/IEC 15444-15 clause 7), see ht_cuda.h:
  * the steps of ref/ht_plane.c and ref/ht_ref.c, calling the same J2KI_HD functions
  * (hd/ht_plane.h, hd/ht_core.h): the statistics a warp per code-block (a lane per plane), the
- * measured sets a thread per set, the final set a thread per code-block, and each step of the slope
+ * measured sets and the final set a warp each (ht_warp.cuh), and each step of the slope
  * searches over the whole device, its byte sums integers (atomic adds in any order give the
  * same sum).
  */
 #include "cuda/ht_kern.h"
+#include "cuda/ht_warp.cuh"
 
 /* The code-block's samples and geometry. */
 #define HT_BLOCK(p, i) const J2kiCblkDev cb = (p).cblks[i]; \
@@ -125,41 +126,55 @@ __device__ __forceinline__ void ht_slope_end(const J2kiHtParams &p)
     *p.lambda = j2ki_ht_slope(hi);
 }
 
-/* MEASURE: the sets around each block's pick at the last slope, a thread per set (lane k of
- * the block's HT_SET_LANES: plane lo + k), counted without storing a byte, into the block's
- * staging points; in a later round only for the blocks whose pick lies outside their measured
- * planes (ref/ht_plane.c measure_item). Lane 0 records the planes, or none. Every lane reads
- * the block's points and writes only staging fields and its own set's. */
+/* MEASURE: the sets around each block's pick at the last slope, a warp per set (warp k of the
+ * block's HT_SET_WARPS: plane lo + k; ht_warp.cuh), counted without storing a byte, into the
+ * block's staging points; in a later round only for the blocks whose pick lies outside their
+ * measured planes (ref/ht_plane.c measure_item). Warp 0's lane 0 records the planes, or none.
+ * Every warp reads the block's points and writes only staging fields and its own set's. */
 __device__ __forceinline__ void ht_measure(const J2kiHtParams &p)
 {
-    const uint32_t nb_threads = gridDim.x * blockDim.x;
+    __shared__ HtWarpSmem sm[HT_WIDE_THREADS / 32];
+    const uint64_t nb_warps = (gridDim.x * blockDim.x) >> 5;
+    const uint32_t lane = threadIdx.x & 31u;
     const double lambda = *p.lambda;
-    for (uint64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < (uint64_t)p.nb_cblks * HT_SET_LANES; t += nb_threads) {
-        const uint32_t i = (uint32_t)(t / HT_SET_LANES);
-        const int k = (int)(t % HT_SET_LANES);
+    for (uint64_t t = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; t < (uint64_t)p.nb_cblks * HT_SET_WARPS;
+         t += nb_warps) {
+        const uint32_t i = (uint32_t)(t / HT_SET_WARPS);
+        const int k = (int)(t % HT_SET_WARPS);
         HT_BLOCK(p, i);
         J2kiHtPlaneStat *st = &p.st[i];
         int measured = st->top > 0, b0, lo, hi;
         if (measured && p.round)
             measured = j2ki_ht_plane_stale(st, p.weight[i], lambda);
         if (!measured) {
-            if (k == 0) {
+            if (k == 0 && lane == 0) {
                 st->mlo = 1;
                 st->mhi = 0;
             }
             continue;
         }
         b0 = j2ki_ht_plane_span(st, p.weight[i], lambda, &lo, &hi);
-        if (k == 0) {
+        if (k == 0 && lane == 0) {
             if (p.round)
                 atomicOr(&p.stale[p.round], 1u);
             st->mb0 = b0;
             st->mlo = lo;
             st->mhi = hi;
         }
-        if (lo + k <= hi)
-            st->mfail[k] = (uint8_t)(j2ki_ht_measure_set(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k,
-                                                         st->refine, cb.data_cap, st->mrate[k], st->msdist[k]) < 0);
+        if (lo + k <= hi) {
+            uint32_t rate[3];
+            double sdist[3];
+            const int fail = ht_warp_measure_set(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, lo + k, st->refine,
+                                                 cb.data_cap, &sm[threadIdx.x >> 5], rate, sdist);
+            if (lane == 0) {
+                st->mfail[k] = (uint8_t)(fail < 0);
+                if (!fail)
+                    for (int m = 0; m < 3; m++) {
+                        st->mrate[k][m] = rate[m];
+                        st->msdist[k][m] = sdist[m];
+                    }
+            }
+        }
     }
 }
 
@@ -179,26 +194,30 @@ __device__ __forceinline__ void ht_commit(const J2kiHtParams &p)
     }
 }
 
-/* CODE: each block's set at its plane (ref/ht_plane.c's final picks, ref/ht_ref.c's coding)
- * and its result, as tier-1's kernels store it (t1_kern.cu t1_code_loaded). */
+/* CODE: each block's set at its plane (ref/ht_plane.c's final picks, ref/ht_ref.c's coding),
+ * a warp per block (ht_warp.cuh), and its result, as tier-1's kernels store it (t1_kern.cu
+ * t1_code_loaded). */
 __device__ __forceinline__ void ht_code(const J2kiHtParams &p)
 {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.threads)
+    __shared__ HtWarpSmem sm[HT_CODE_WARPS];
+    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
+    if (warp >= p.code_warps)
         return;
     const double lambda = p.budget ? *p.lambda : 0.0;
-    for (uint32_t i = t; i < p.nb_cblks; i += p.threads) {
+    for (uint32_t i = warp; i < p.nb_cblks; i += p.code_warps) {
         HT_BLOCK(p, i);
         J2kiCblkRes r;
         int plane = p.budget ? j2ki_ht_plane_final(&p.st[i], p.weight[i], lambda) : 0;
-        r.err = j2ki_ht_encode_set(coefs, cb.stride, cb.w, cb.h, cb.nb_mag_bits, cb.frac_bits, plane, p.refine,
-                                   &p.scratch[t], p.data + cb.data_off, cb.data_cap, p.passes + cb.pass_off,
-                                   cb.max_passes, &r.nb_passes, &r.numbps, &r.len);
-        if (r.err) {
-            r.nb_passes = 0;
-            atomicOr(p.flag, 1u);
+        r.err = ht_warp_encode_set(coefs, cb.stride, cb.w, cb.h, cb.nb_mag_bits, cb.frac_bits, plane, p.refine,
+                                   &p.scratch[warp], &sm[threadIdx.x >> 5], p.data + cb.data_off, cb.data_cap,
+                                   p.passes + cb.pass_off, cb.max_passes, &r.nb_passes, &r.numbps, &r.len);
+        if (lane == 0) {
+            if (r.err) {
+                r.nb_passes = 0;
+                atomicOr(p.flag, 1u);
+            }
+            p.res[i] = r;
         }
-        p.res[i] = r;
     }
 }
 
@@ -227,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_commit(const 
     ht_commit(p);
 }
 
-extern "C" __global__ void __launch_bounds__(HT_THREADS) j2ki_k_ht_code(const __grid_constant__ J2kiHtParams p)
+extern "C" __global__ void __launch_bounds__(32 * HT_CODE_WARPS) j2ki_k_ht_code(const __grid_constant__ J2kiHtParams p)
 {
     ht_code(p);
 }

@@ -260,37 +260,62 @@ J2KI_HD int j2ki_ht_exponent(uint32_t mu)
     return mu ? j2ki_ht_bits32(2u * mu - 1u) : 0;
 }
 
-/** Writes the U-VLC prefix of u >= 1 (7.3.6): 1 -> "1", 2 -> "01", 3..4 -> "001", 5.. ->
- *  "000" (bits in stream order). */
-J2KI_HD void j2ki_ht_uvlc_prefix(J2kiHtBwd *vlc, int u)
+/** Bits collected in stream order, least significant first, before they go to a writer: a
+ *  quad pair's VLC bits (at most 2 x 7 codeword bits and 2 x 12 U-VLC bits), so that the
+ *  serial coder and the warp coder (cuda/ht_warp.cuh) form them alike. */
+typedef struct J2kiHtBits {
+    uint64_t v;
+    int      n;
+} J2kiHtBits;
+
+J2KI_HD void j2ki_ht_bits_put(J2kiHtBits *b, uint32_t v, int n)
+{
+    b->v |= (uint64_t)(v & (uint32_t)((1ull << n) - 1u)) << b->n;
+    b->n += n;
+}
+
+/** Appends collected bits to a backward writer. */
+J2KI_HD void j2ki_ht_bwd_bits(J2kiHtBwd *w, const J2kiHtBits *b)
+{
+    if (b->n > 32) {
+        j2ki_ht_bwd_lsb(w, (uint32_t)b->v, 32);
+        j2ki_ht_bwd_lsb(w, (uint32_t)(b->v >> 32), b->n - 32);
+    } else if (b->n) {
+        j2ki_ht_bwd_lsb(w, (uint32_t)b->v, b->n);
+    }
+}
+
+/** The U-VLC prefix of u >= 1 (7.3.6): 1 -> "1", 2 -> "01", 3..4 -> "001", 5.. -> "000"
+ *  (bits in stream order). */
+J2KI_HD void j2ki_ht_uvlc_prefix(J2kiHtBits *vlc, int u)
 {
     if (u == 1)
-        j2ki_ht_bwd_lsb(vlc, 1, 1);
+        j2ki_ht_bits_put(vlc, 1, 1);
     else if (u == 2)
-        j2ki_ht_bwd_lsb(vlc, 2, 2);
+        j2ki_ht_bits_put(vlc, 2, 2);
     else if (u <= 4)
-        j2ki_ht_bwd_lsb(vlc, 4, 3);
+        j2ki_ht_bits_put(vlc, 4, 3);
     else
-        j2ki_ht_bwd_lsb(vlc, 0, 3);
+        j2ki_ht_bits_put(vlc, 0, 3);
 }
 
 /** The U-VLC suffix: 1 bit (u - 3) for 3..4, 5 bits for u >= 5 (u - 5 below 28, else 28 +
  *  the low 2 bits of u - 33). */
-J2KI_HD void j2ki_ht_uvlc_suffix(J2kiHtBwd *vlc, int u)
+J2KI_HD void j2ki_ht_uvlc_suffix(J2kiHtBits *vlc, int u)
 {
     if (u == 3 || u == 4)
-        j2ki_ht_bwd_lsb(vlc, (uint32_t)(u - 3), 1);
+        j2ki_ht_bits_put(vlc, (uint32_t)(u - 3), 1);
     else if (u >= 5 && u - 5 < 28)
-        j2ki_ht_bwd_lsb(vlc, (uint32_t)(u - 5), 5);
+        j2ki_ht_bits_put(vlc, (uint32_t)(u - 5), 5);
     else if (u >= 5)
-        j2ki_ht_bwd_lsb(vlc, (uint32_t)(28 + ((u - 33) & 3)), 5);
+        j2ki_ht_bits_put(vlc, (uint32_t)(28 + ((u - 33) & 3)), 5);
 }
 
 /** The U-VLC extension: 4 bits ((u - 33) >> 2) when u >= 33. */
-J2KI_HD void j2ki_ht_uvlc_ext(J2kiHtBwd *vlc, int u)
+J2KI_HD void j2ki_ht_uvlc_ext(J2kiHtBits *vlc, int u)
 {
     if (u >= 33)
-        j2ki_ht_bwd_lsb(vlc, (uint32_t)((u - 33) >> 2), 4);
+        j2ki_ht_bits_put(vlc, (uint32_t)((u - 33) >> 2), 4);
 }
 
 /** MEL encoder state (7.3.3). */
@@ -356,21 +381,14 @@ J2KI_HD void j2ki_ht_load_quad(const int32_t *coefs, ptrdiff_t stride, int w, in
 }
 
 /**
- * Codes quad q of context c: MEL significance in context 0, the CxtVLC codeword, and sets
- * q->U, q->u, q->uoff, q->ek. kappa is the exponent floor (7.3.7: 1 in the initial row).
- * Returns 0, or J2KC_ERR_INTERNAL when the tables have no codeword (cannot happen).
+ * The CxtVLC codeword of a significant quad, or of any quad outside context 0 (7.3.5, 7.3.7):
+ * sets q->U, q->u, q->uoff, q->ek and returns the table entry (J2KI_HT_VLC_CWD / _LEN), 0 when
+ * the tables have none (cannot happen). kappa is the exponent floor (1 in the initial row).
  */
-J2KI_HD int j2ki_ht_code_quad(J2kiHtQuad *q, int c, int kappa, int initial, J2kiHtMel *mel,
-                              J2kiHtFwd *melw, J2kiHtBwd *vlc)
+J2KI_HD uint16_t j2ki_ht_quad_vlc(J2kiHtQuad *q, int c, int kappa, int initial)
 {
     int emax = 0, t = 0;
     uint16_t ent;
-    q->U = 0; q->u = 0; q->uoff = 0; q->ek = 0;
-    if (c == 0) {
-        j2ki_ht_mel_sym(mel, melw, q->rho != 0);
-        if (!q->rho)
-            return 0;
-    }
     for (int n = 0; n < 4; n++)
         emax = j2ki_imax(emax, q->e[n]);
     q->U = j2ki_imax(emax, kappa);
@@ -383,10 +401,29 @@ J2KI_HD int j2ki_ht_code_quad(J2kiHtQuad *q, int c, int kappa, int initial, J2ki
                       : J2KI_HT_VLC(j2ki_ht_vlc1_u1)[(c << 8) | (q->rho << 4) | t];
     else
         ent = initial ? J2KI_HT_VLC(j2ki_ht_vlc0_u0)[(c << 4) | q->rho] : J2KI_HT_VLC(j2ki_ht_vlc1_u0)[(c << 4) | q->rho];
+    q->ek = ent ? J2KI_HT_VLC_EK(ent) : 0;
+    return ent;
+}
+
+/**
+ * Codes quad q of context c: MEL significance in context 0, the CxtVLC codeword, and sets
+ * q->U, q->u, q->uoff, q->ek. kappa is the exponent floor (7.3.7: 1 in the initial row).
+ * Returns 0, or J2KC_ERR_INTERNAL when the tables have no codeword (cannot happen).
+ */
+J2KI_HD int j2ki_ht_code_quad(J2kiHtQuad *q, int c, int kappa, int initial, J2kiHtMel *mel,
+                              J2kiHtFwd *melw, J2kiHtBwd *vlc)
+{
+    uint16_t ent;
+    q->U = 0; q->u = 0; q->uoff = 0; q->ek = 0;
+    if (c == 0) {
+        j2ki_ht_mel_sym(mel, melw, q->rho != 0);
+        if (!q->rho)
+            return 0;
+    }
+    ent = j2ki_ht_quad_vlc(q, c, kappa, initial);
     if (!ent)
         return J2KC_ERR_INTERNAL;
     j2ki_ht_bwd_lsb(vlc, J2KI_HT_VLC_CWD(ent), J2KI_HT_VLC_LEN(ent));
-    q->ek = J2KI_HT_VLC_EK(ent);
     return 0;
 }
 
@@ -400,14 +437,16 @@ J2KI_HD void j2ki_ht_magsgn_quad(const J2kiHtQuad *q, J2kiHtFwd *ms)
     }
 }
 
-/** The u values of a quad pair (7.3.6); q2 NULL for a lone last quad. */
-J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int initial,
-                                 J2kiHtMel *mel, J2kiHtFwd *melw, J2kiHtBwd *vlc)
+/**
+ * The U-VLC bits of a quad pair (7.3.6; q2 NULL for a lone last quad), appended to *vlc; in the
+ * initial quad row, when both quads have u > 0, the MEL symbol "both u > 2" is returned (0 or
+ * 1), else -1: it precedes the bits.
+ */
+J2KI_HD int j2ki_ht_u_pair_bits(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int initial, J2kiHtBits *vlc)
 {
     if (q2 && q1->uoff && q2->uoff) {
         if (initial) {
             int both = q1->u > 2 && q2->u > 2;
-            j2ki_ht_mel_sym(mel, melw, both);
             if (both) {
                 j2ki_ht_uvlc_prefix(vlc, q1->u - 2);
                 j2ki_ht_uvlc_prefix(vlc, q2->u - 2);
@@ -415,15 +454,15 @@ J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int
                 j2ki_ht_uvlc_suffix(vlc, q2->u - 2);
                 j2ki_ht_uvlc_ext(vlc, q1->u - 2);
                 j2ki_ht_uvlc_ext(vlc, q2->u - 2);
-                return;
+                return 1;
             }
             if (q1->u > 2) {
                 /* then q2->u is 1 or 2: one bit */
                 j2ki_ht_uvlc_prefix(vlc, q1->u);
-                j2ki_ht_bwd_lsb(vlc, (uint32_t)(q2->u - 1), 1);
+                j2ki_ht_bits_put(vlc, (uint32_t)(q2->u - 1), 1);
                 j2ki_ht_uvlc_suffix(vlc, q1->u);
                 j2ki_ht_uvlc_ext(vlc, q1->u);
-                return;
+                return 0;
             }
         }
         j2ki_ht_uvlc_prefix(vlc, q1->u);
@@ -432,7 +471,7 @@ J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int
         j2ki_ht_uvlc_suffix(vlc, q2->u);
         j2ki_ht_uvlc_ext(vlc, q1->u);
         j2ki_ht_uvlc_ext(vlc, q2->u);
-        return;
+        return initial ? 0 : -1;
     }
     if (q1->uoff) {
         j2ki_ht_uvlc_prefix(vlc, q1->u);
@@ -443,6 +482,18 @@ J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int
         j2ki_ht_uvlc_suffix(vlc, q2->u);
         j2ki_ht_uvlc_ext(vlc, q2->u);
     }
+    return -1;
+}
+
+/** The u values of a quad pair (7.3.6); q2 NULL for a lone last quad. */
+J2KI_HD void j2ki_ht_code_u_pair(const J2kiHtQuad *q1, const J2kiHtQuad *q2, int initial,
+                                 J2kiHtMel *mel, J2kiHtFwd *melw, J2kiHtBwd *vlc)
+{
+    J2kiHtBits b = { 0, 0 };
+    int sym = j2ki_ht_u_pair_bits(q1, q2, initial, &b);
+    if (sym >= 0)
+        j2ki_ht_mel_sym(mel, melw, sym);
+    j2ki_ht_bwd_bits(vlc, &b);
 }
 
 /** Exponent E (7.3.7) of sample (x, y)'s magnitude index at bit-plane p; 0 outside the block
@@ -658,43 +709,89 @@ J2KI_HD int j2ki_ht_refine(const int32_t *coefs, ptrdiff_t stride, int w, int h,
     return 0;
 }
 
+/** Lanes of the distortion sums: sample i = y w + x goes to partial sum i % 32, each partial
+ *  adds its samples in scan order, and the partials are added in lane order. Both backends
+ *  follow it (cuda/ht_warp.cuh: a lane per partial), so their doubles round alike. */
+#define J2KI_HT_DIST_LANES 32
+
+/** One sample's distortion decreases (j2ki_ht_dist) added to d[3]; unit = 2^-frac_bits, step =
+ *  2^p, any_new: the sample became significant in SigProp. */
+J2KI_HD void j2ki_ht_dist_sample(int32_t v, int frac_bits, int p, double unit, double step, int any_new, double d[3])
+{
+    uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+    uint32_t q = a >> frac_bits, mu = q >> p;
+    double xv = (double)a * unit, e0, e1, e2;
+    if (mu) {
+        e0 = xv * xv;
+        e1 = xv - ((double)mu + 0.5) * step;
+        e1 *= e1;
+        d[0] += e0 - e1;
+        if (p > 0) {
+            e2 = xv - ((double)(q >> (p - 1)) + 0.5) * step * 0.5;
+            d[2] += e1 - e2 * e2;
+        }
+    } else if (p > 0 && any_new) {
+        e0 = xv * xv;
+        e2 = xv - 1.5 * step * 0.5;
+        d[1] += e0 - e2 * e2;
+    }
+}
+
+/** 2^-frac_bits and 2^p, as j2ki_ht_dist scales. */
+J2KI_HD void j2ki_ht_dist_scale(int frac_bits, int p, double *unit, double *step)
+{
+    *unit = 1.0;
+    *step = 1.0;
+    for (int i = 0; i < frac_bits; i++)
+        *unit *= 0.5;
+    for (int i = 0; i < p; i++)
+        *step *= 2.0;
+}
+
+/** Partial sum `lane` of j2ki_ht_dist (samples i = lane, lane + 32, ...), into d[3]. */
+J2KI_HD void j2ki_ht_dist_lane(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int p,
+                               const uint32_t *any, int lane, double d[3])
+{
+    double unit, step;
+    j2ki_ht_dist_scale(frac_bits, p, &unit, &step);
+    d[0] = d[1] = d[2] = 0.0;
+    /* sample i = y w + x, stepped without a division */
+    for (int i = lane, y = 0, x = lane; i < w * h; i += J2KI_HT_DIST_LANES) {
+        while (x >= w) {
+            x -= w;
+            y++;
+        }
+        j2ki_ht_dist_sample(coefs[(ptrdiff_t)y * stride + x], frac_bits, p, unit, step,
+                            any && j2ki_ht_sig_get(any, i), d);
+        x += J2KI_HT_DIST_LANES;
+    }
+}
+
 /**
  * Distortion decreases of the three passes of the HT set at bit-plane p (in squared index
  * units, as tier-1's J2kiPass.dist), after j2ki_ht_refine (or with p = 0 after the cleanup
  * alone: d[1] = d[2] = 0; any NULL: no SigProp, d[1] = 0). Reconstruction at the midpoint of
  * the interval left: (mu + 1/2) 2^p after the cleanup, 3/2 2^(p-1) for SigProp's new samples
- * (those of any insignificant in the cleanup), (mu' + 1/2) 2^(p-1) after MagRef.
+ * (those of any insignificant in the cleanup), (mu' + 1/2) 2^(p-1) after MagRef. Summed in
+ * J2KI_HT_DIST_LANES partial sums (their order above).
  */
 J2KI_HD void j2ki_ht_dist(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits,
                           int p, const uint32_t *any, double d[3])
 {
-    double unit = 1.0, step = 1.0;
-    for (int i = 0; i < frac_bits; i++)
-        unit *= 0.5;
-    for (int i = 0; i < p; i++)
-        step *= 2.0;
-    d[0] = d[1] = d[2] = 0.0;
+    double unit, step, part[J2KI_HT_DIST_LANES][3];
+    j2ki_ht_dist_scale(frac_bits, p, &unit, &step);
+    for (int l = 0; l < J2KI_HT_DIST_LANES; l++)
+        part[l][0] = part[l][1] = part[l][2] = 0.0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            int32_t v = coefs[(ptrdiff_t)y * stride + x];
-            uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-            uint32_t q = a >> frac_bits, mu = q >> p;
-            double xv = (double)a * unit, e0, e1, e2;
-            if (mu) {
-                e0 = xv * xv;
-                e1 = xv - ((double)mu + 0.5) * step;
-                e1 *= e1;
-                d[0] += e0 - e1;
-                if (p > 0) {
-                    e2 = xv - ((double)(q >> (p - 1)) + 0.5) * step * 0.5;
-                    d[2] += e1 - e2 * e2;
-                }
-            } else if (p > 0 && any && j2ki_ht_sig_get(any, y * w + x)) {
-                e0 = xv * xv;
-                e2 = xv - 1.5 * step * 0.5;
-                d[1] += e0 - e2 * e2;
-            }
+            const int i = y * w + x;
+            j2ki_ht_dist_sample(coefs[(ptrdiff_t)y * stride + x], frac_bits, p, unit, step,
+                                any && j2ki_ht_sig_get(any, i), part[i % J2KI_HT_DIST_LANES]);
         }
+    d[0] = d[1] = d[2] = 0.0;
+    for (int l = 0; l < J2KI_HT_DIST_LANES; l++)
+        for (int k = 0; k < 3; k++)
+            d[k] += part[l][k];
 }
 
 /** The magnitude bit-planes of a block's indices (|v| >> frac_bits): the most significant
