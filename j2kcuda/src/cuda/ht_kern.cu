@@ -14,12 +14,17 @@
                        const int32_t *coefs = (p).samples + cb.buf
 
 /* STATS: the model's statistics of every block (ref/ht_plane.c stat_item), a warp per block:
- * the lanes find its top plane together, then lane b sums plane b over the whole block in
- * scan order (the reference's order, plane by plane). */
+ * the lanes find its top plane together, then, plane by plane, lane l sums the quads l, l + 32,
+ * ... in scan order (j2ki_ht_plane_stats_at's partial l), the byte model's integers are added
+ * in any order and the distortions' partials by lane 0 in lane order, as the reference adds
+ * them. */
 __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
 {
+    __shared__ double part[HT_WIDE_THREADS];
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31u;
     const uint32_t nb_warps = (gridDim.x * blockDim.x) >> 5;
+    double *wpart = &part[threadIdx.x & ~31u];
+    static_assert(J2KI_HT_DIST_LANES == 32, "a lane per partial sum");
     if (t == 0) {
         for (int r = 0; r < J2KI_HT_PLANE_ROUNDS; r++)
             p.stale[r] = 0;
@@ -28,6 +33,7 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
     }
     for (uint32_t i = t >> 5; i < p.nb_cblks; i += nb_warps) {   /* the same i across the warp */
         HT_BLOCK(p, i);
+        const int qw = (cb.w + 1) / 2, nq = qw * ((cb.h + 1) / 2);
         uint32_t acc = 0;
         int top;
         for (int k = (int)lane; k < cb.w * cb.h; k += 32) {
@@ -39,8 +45,33 @@ __device__ __forceinline__ void ht_stats(const J2kiHtParams &p)
         top = j2ki_ht_bits32(acc);
         if (lane == 0)
             j2ki_ht_plane_stats_head(&p.st[i], top, p.refine);
-        if ((int)lane < top)
-            j2ki_ht_plane_stats_at(&p.st[i], coefs, cb.stride, cb.w, cb.h, cb.frac_bits, (int)lane);
+        for (int b = 0; b < top; b++) {
+            double unit, step, dist = 0.0;
+            unsigned long long q4 = 0;
+            j2ki_ht_dist_scale(cb.frac_bits, b, &unit, &step);
+            for (int q = (int)lane, qx = (int)lane, qy = 0; q < nq; q += 32, qx += 32) {
+                while (qx >= qw) {
+                    qx -= qw;
+                    qy++;
+                }
+                uint64_t q4q = 0;
+                j2ki_ht_plane_stats_quad(coefs, cb.stride, cb.w, cb.h, cb.frac_bits, b, unit, step, qx, qy, &q4q,
+                                         &dist);
+                q4 += q4q;
+            }
+            for (int o = 16; o; o >>= 1)
+                q4 += __shfl_xor_sync(0xffffffffu, q4, o);
+            wpart[lane] = dist;
+            __syncwarp();
+            if (lane == 0) {
+                double sum = 0.0;
+                for (int l = 0; l < 32; l++)
+                    sum += wpart[l];
+                p.st[i].q4[b] = q4;
+                p.st[i].dist[b] = sum;
+            }
+            __syncwarp();
+        }
     }
 }
 

@@ -96,37 +96,48 @@ J2KI_HD void j2ki_ht_plane_stats_head(J2kiHtPlaneStat *st, int top, int refine)
     st->mhi = 0;
 }
 
+/** Quad (qx, qy)'s share of the model at plane b (j2ki_ht_plane_stats_at): its modelled
+ *  quarter bits added to *q4, its distortion decrease to *dist; unit = 2^-frac_bits, step =
+ *  2^b. */
+J2KI_HD void j2ki_ht_plane_stats_quad(const int32_t *coefs, ptrdiff_t stride, int w, int h, int frac_bits, int b,
+                                      double unit, double step, int qx, int qy, uint64_t *q4, double *dist)
+{
+    int nsig = 0, emax = 0;
+    for (int n = 0; n < 4; n++) {
+        int x = 2 * qx + (n >> 1), y = 2 * qy + (n & 1);
+        if (x < w && y < h) {
+            int32_t v = coefs[(ptrdiff_t)y * stride + x];
+            uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+            uint32_t mu = (a >> frac_bits) >> b;
+            if (mu) {
+                double xv = (double)a * unit, e = xv - ((double)mu + 0.5) * step;
+                nsig++;
+                emax = j2ki_imax(emax, j2ki_ht_exponent(mu));
+                *dist += xv * xv - e * e;
+            }
+        }
+    }
+    *q4 += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
+}
+
 /** The model's statistics of plane b of a w x h block (values as t1_ref.h describes): q4[b]
- *  modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1 units),
- *  summed quad by quad in scan order. */
+ *  modelled quarter bits of a cleanup at b, dist[b] its distortion decrease (tier-1 units).
+ *  The distortion is J2KI_HT_DIST_LANES partial sums, quad q (in scan order) to partial q %
+ *  32, added in lane order: the device gives each partial a lane (cuda/ht_kern.cu STATS). */
 J2KI_HD void j2ki_ht_plane_stats_at(J2kiHtPlaneStat *st, const int32_t *coefs, ptrdiff_t stride, int w, int h,
                                     int frac_bits, int b)
 {
-    double unit = 1.0, step = 1.0, dist = 0.0;
+    double unit, step, part[J2KI_HT_DIST_LANES], dist = 0.0;
     uint64_t q4 = 0;
-    for (int i = 0; i < frac_bits; i++)
-        unit *= 0.5;
-    for (int i = 0; i < b; i++)
-        step *= 2.0;
-    for (int qy = 0; qy < (h + 1) / 2; qy++)
-        for (int qx = 0; qx < (w + 1) / 2; qx++) {
-            int nsig = 0, emax = 0;
-            for (int n = 0; n < 4; n++) {
-                int x = 2 * qx + (n >> 1), y = 2 * qy + (n & 1);
-                if (x < w && y < h) {
-                    int32_t v = coefs[(ptrdiff_t)y * stride + x];
-                    uint32_t a = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-                    uint32_t mu = (a >> frac_bits) >> b;
-                    if (mu) {
-                        double xv = (double)a * unit, e = xv - ((double)mu + 0.5) * step;
-                        nsig++;
-                        emax = j2ki_imax(emax, j2ki_ht_exponent(mu));
-                        dist += xv * xv - e * e;
-                    }
-                }
-            }
-            q4 += nsig ? (uint64_t)(4 * nsig * emax + J2KI_HT_MODEL_VLC_Q4) : J2KI_HT_MODEL_MEL_Q4;
-        }
+    const int qw = (w + 1) / 2;
+    j2ki_ht_dist_scale(frac_bits, b, &unit, &step);
+    for (int l = 0; l < J2KI_HT_DIST_LANES; l++)
+        part[l] = 0.0;
+    for (int q = 0; q < qw * ((h + 1) / 2); q++)
+        j2ki_ht_plane_stats_quad(coefs, stride, w, h, frac_bits, b, unit, step, q % qw, q / qw, &q4,
+                                 &part[q % J2KI_HT_DIST_LANES]);
+    for (int l = 0; l < J2KI_HT_DIST_LANES; l++)
+        dist += part[l];
     st->q4[b] = q4;
     st->dist[b] = dist;
 }
