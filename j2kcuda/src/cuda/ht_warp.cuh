@@ -221,6 +221,7 @@ __device__ int ht_warp_cleanup(const int32_t *coefs, ptrdiff_t stride, int w, in
     *lcup = 0;
     if (w <= 0 || h <= 0 || w > J2KI_HT_MAX_W || w * h > J2KI_HT_MAX_AREA || p < 0 || p > 30 || (out && !s))
         return J2KC_ERR_INVAL;
+    __syncwarp();   /* the last set's reads of sm are done (a set that failed returns early) */
     for (int k = (int)lane; k < (w * h + 31) / 32; k += 32)
         sm->sg.sig[k] = 0;
     for (int k = (int)lane; k < HT_WARP_MS_WORDS; k += 32)
