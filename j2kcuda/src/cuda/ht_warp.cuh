@@ -1,13 +1,14 @@
 /*
- * The HT cleanup pass (Rec. ITU-T T.814 | ISO/IEC 15444-15, 7.3) coded by one warp per
- * code-block, for ht_kern.cu's CODE: the bytes of hd/ht_core.h's j2ki_ht_cleanup, which the
- * reference backend runs, formed 32 quad pairs at a time.
+ * One HT set (Rec. ITU-T T.814 | ISO/IEC 15444-15, clause 7) coded by the 32 lanes of a warp,
+ * for ht_kern.cu's CODE (the final set of a code-block) and MEASURE (a counted set): the bytes,
+ * points and errors of hd/ht_core.h's j2ki_ht_encode_set and hd/ht_plane.h's
+ * j2ki_ht_measure_set, which the reference backend runs on one thread.
  *
- * Everything a quad codes is a function of the samples: its context and exponent floor read
- * the row above and the quad to its left (7.3.5, 7.3.7), so the lanes take consecutive quad
- * pairs (raster order over the block, across row ends) and each forms its pair's CxtVLC and
- * U-VLC bits (j2ki_ht_quad_vlc, j2ki_ht_u_pair_bits), its MagSgn bits and its MEL symbols at
- * once. What is serial is kept small:
+ * The cleanup (7.3): everything a quad codes is a function of the samples: its context and
+ * exponent floor read the row above and the quad to its left (7.3.5, 7.3.7), so the lanes take
+ * consecutive quad pairs (raster order over the block, across row ends) and each forms its
+ * pair's CxtVLC and U-VLC bits (j2ki_ht_quad_vlc, j2ki_ht_u_pair_bits), its MagSgn bits and its
+ * MEL symbols at once. What is serial is kept small:
  *  - the bit positions: warp prefix sums of the pairs' bit counts place each pair's MagSgn and
  *    VLC bits in a ring of unstuffed bits in shared memory;
  *  - the stuffing (7.1), which makes a byte's width depend on the bytes before it: the lanes
@@ -18,7 +19,7 @@
  *  - the MEL coder (7.3.3), adaptive run lengths over a few symbols per quad pair at most: one
  *    lane, symbols in pair order.
  * The streams' ends, the layout of the segment and Scup are j2ki_ht_cleanup's own functions on
- * one lane.
+ * one lane. SigProp and MagRef (7.4, 7.5): ht_warp_refine; the distortions: ht_warp_dist.
  */
 #ifndef J2KI_HT_WARP_CUH
 #define J2KI_HT_WARP_CUH
@@ -28,7 +29,8 @@ extern "C" {
 }
 
 /** Words of a ring of unstuffed bits: a batch of 32 quad pairs adds at most 8 x 32 MagSgn bits a
- *  pair (8,192) or 2 x 7 + 2 x 12 VLC bits a pair (1,216), to fewer than 8 bits left over. */
+ *  pair (8,192 a batch) or 2 x 7 + 2 x 12 VLC bits a pair (1,216), to fewer than 8 bits left
+ *  over; SigProp and MagRef reuse them (at most 256 and 128 bits a batch of 32 columns). */
 #define HT_WARP_MS_WORDS  512
 #define HT_WARP_VLC_WORDS 64
 

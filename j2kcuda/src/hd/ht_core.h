@@ -26,8 +26,9 @@
  * and drops it (or a final 0xFF), which a decoder supplies; MEL, SigProp and the backward
  * streams pad with 0s. Nothing is fused: each stream keeps its own bytes.
  *
- * Everything here is integer except the distortion sums, which are doubles added in the
- * fixed order of the scan, so that a device port without contraction gets the same bits.
+ * Everything here is integer except the distortion sums, which are doubles added in a fixed
+ * order (J2KI_HT_DIST_LANES partial sums), so that a device port without contraction, one
+ * thread or a warp, gets the same bits.
  */
 #ifndef J2KI_HT_CORE_H
 #define J2KI_HT_CORE_H
