@@ -69,6 +69,13 @@ if [ $rc -eq 0 ] && [ $# -eq 0 ] && [ -z "${J2KC_CUDA_T1_VARIANT:-}" ]; then
     for n in 32 3; do
         forced J2KC_RC_PROBES=$n "" layers-bytes empty-prec-97 bypass-32-97 try-12bit-97 try-again-97
     done
+    # Every precinct's headers coded by a team of warps (t2_cuda.h, J2KC_T2_TEAM_MIN=1: rate
+    # control's sizing and tier-2's writing), and teams from 2 code-blocks up beside warps: the
+    # same bytes as the reference.
+    for n in 1 2; do
+        forced J2KC_T2_TEAM_MIN=$n "" layers-bytes empty-prec-97 bypass-32-97 style-all-97 offset-tiles-53 \
+            subsampled-420-97 max-levels-53 ht-32x32-97 ht-tiles-97
+    done
 fi
 if [ $# -eq 0 ]; then
     # The embedded device code through the driver (cuda/cu_code.h, tests/cu_code_probe.c): a
@@ -100,6 +107,11 @@ if [ $rc -eq 0 ] && [ "${CHECK_CUDA_SANITIZE:-0}" = 1 ] && command -v compute-sa
         echo "compute-sanitizer --tool $tool ($cases)"
         for c in $cases; do
             compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" --only "$c" >/dev/null || { echo "FAIL $tool $c"; rc=1; }
+        done
+        # the header coder's teams of warps (t2_cuda.h) on every precinct
+        for c in layers-bytes offset-tiles-53; do
+            J2KC_T2_TEAM_MIN=1 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" --only "$c" >/dev/null ||
+                { echo "FAIL $tool $c (J2KC_T2_TEAM_MIN=1)"; rc=1; }
         done
     done
 fi

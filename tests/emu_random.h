@@ -12,6 +12,17 @@
 static uint32_t rnd_state = 2463534242u;
 static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 17; rnd_state ^= rnd_state << 5; return rnd_state; }
 
+/* The CUDA tier-2's team threshold (hooks.h J2KC_T2_TEAM_MIN) for iteration iter: the
+ * default, every precinct with code-blocks by a team, and a few in between, so that both
+ * header coders and their mixes run on the random cases. light: only one iteration in five
+ * by teams everywhere and one with a mix (a team's barriers are a block's, each a switch of
+ * 256 fibers here: rate control's emulation ran five times as long with four in five). */
+static int emu_team_min(int iter, int light)
+{
+    static const int m[] = { 0, 1, 2, 9, 40 }, l[] = { 0, 1, 0, 16, 0 };
+    return light ? l[iter % 5] : m[iter % 5];
+}
+
 static void random_cp(J2kiCodingParams *cp)
 {
     static const int styles[] = { 0, 0, J2KI_CBLK_BYPASS, J2KI_CBLK_TERMALL, J2KI_CBLK_BYPASS | J2KI_CBLK_TERMALL };

@@ -118,6 +118,7 @@ static int run(int iter, long *stats)
     J2kiPlan *pl = NULL;
     random_cp(&cp);
     cp.hooks = g_hooks;
+    cp.hooks.t2_team_min = emu_team_min(iter, 1);
     int ret = j2ki_plan_create(&pl, &cp, NULL);
     if (ret == J2KC_ERR_UNSUPPORTED)
         return -1;

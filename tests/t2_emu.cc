@@ -9,7 +9,9 @@
  * frame runs: import, the per-precinct header coder counting (what rate control's sizing runs)
  * and writing, the tile-part cells, the scan (done here serially), the bodies. The header bytes
  * are cut by a warp 32 units at a time (j2ki_t2_warp_emit); the run fails unless some of those
- * steps met a 0xFF. A buffer one byte short must give J2KC_ERR_BUFSIZE.
+ * steps met a 0xFF. Precincts are coded by a warp or by a team of warps (the threshold varies
+ * per case: emu_team_min); the run fails unless some team needed more than one round. A
+ * buffer one byte short must give J2KC_ERR_BUFSIZE.
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-t2-emu (g++ with C++20, the CUDA headers, and the host
  * sources plan.c, quant_ref.c, dwt_ref.c, mct_ref.c, t2_ref.c, markers.c, tgt.c; no GPU).
@@ -26,6 +28,8 @@
 
 static long g_steps, g_ff_steps, g_launches;
 #define J2KI_T2_EMIT_HOOK(n, ff) (t_lane == 0 ? (void)(g_steps++, g_ff_steps += (ff) != 0) : (void)0)
+static long g_team_rounds, g_team_later;  /* rounds of a team of warps; those after a precinct's first */
+#define J2KI_T2_ROUND_HOOK(nw, g) ((nw) > 1 ? (void)(g_team_rounds++, g_team_later += (g) > 0) : (void)0)
 #define J2KI_T2_EMU 1
 #include "cuda/cuda_launch.h"
 #include "cuda/t2_kern.cu"
@@ -64,6 +68,7 @@ static int run(int iter, long *bytes)
     J2kiCodingParams cp;
     J2kiPlan *pl = NULL;
     random_cp(&cp);
+    cp.hooks.t2_team_min = emu_team_min(iter, 0);
     int ret = j2ki_plan_create(&pl, &cp, NULL);
     if (ret == J2KC_ERR_UNSUPPORTED)
         return -1;                         /* > 255 tile-parts */
@@ -140,10 +145,12 @@ int main(int argc, char **argv)
             done++;
         }
     }
-    const int ff_ok = g_ff_steps > 0;
+    const int ff_ok = g_ff_steps > 0, team_ok = g_team_later > 0;
     printf("%s t2_emu: %d codestreams (%ld bytes), %d differ from the reference; %ld launches, header "
-           "emission %ld warp steps, %ld of them met a 0xFF%s\n",
-           fails || !ff_ok ? "FAIL" : "ok", done, bytes, fails, g_launches, g_steps, g_ff_steps,
-           ff_ok ? "" : " (none: the 0xFF path untested)");
-    return fails || !ff_ok;
+           "emission %ld warp steps, %ld of them met a 0xFF%s; %ld rounds of teams of warps, %ld of them "
+           "after a precinct's first%s\n",
+           fails || !ff_ok || !team_ok ? "FAIL" : "ok", done, bytes, fails, g_launches, g_steps, g_ff_steps,
+           ff_ok ? "" : " (none: the 0xFF path untested)", g_team_rounds, g_team_later,
+           team_ok ? "" : " (none: a team's later rounds untested)");
+    return fails || !ff_ok || !team_ok;
 }

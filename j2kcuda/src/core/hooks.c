@@ -18,6 +18,7 @@ void j2ki_hooks_read(J2kiHooks *h)
     h->rc_probes = env_int("J2KC_RC_PROBES", J2KI_TUNE_RC_PROBES);
     h->multi_standin = env_int("J2KC_MULTI_STANDIN", 0);
     h->multi_fail = env_int("J2KC_MULTI_FAIL", -1);
+    h->t2_team_min = env_int("J2KC_T2_TEAM_MIN", J2KI_TUNE_T2_TEAM_MIN_CBLKS);
 }
 
 const char *j2ki_hooks_cuda_driver(void)

@@ -33,6 +33,10 @@ typedef struct J2kiHooks {
     /** J2KC_MULTI_FAIL=D: in a multi-device encoder, device D fails every frame at its wait,
      *  as a device lost mid-stream does; -1: none. */
     int multi_fail;
+    /** J2KC_T2_TEAM_MIN=N: the CUDA tier-2 and rate control code the headers of precincts of
+     *  at least N code-blocks by a thread block, the others by a warp (t2_cuda.h), so that
+     *  tests run both coders on the same frames; J2KI_TUNE_T2_TEAM_MIN_CBLKS by default. */
+    int t2_team_min;
 } J2kiHooks;
 
 /** Fills every field of *h from the environment (the defaults where a variable is unset or

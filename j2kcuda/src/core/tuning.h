@@ -52,6 +52,16 @@
  * and fastest of the three (#column-parallel-tier-1). */
 #define J2KI_TUNE_T1P_SPLIT 2
 
+/* ---- CUDA tier-2 and rate control's sizing (t2_cuda.cu, rc_kern.cu) ---- */
+
+/* Precincts of at least this many code-blocks have their packet headers coded by a thread
+ * block (a team of warps, t2_cuda.h) instead of one warp: a precinct without a partition
+ * holds every code-block of its resolution, and one warp coding thousands of them at every
+ * probe held a 4K frame's rate control. 32 to 256 gave the same at 32x32, 64 and 32 the
+ * shortest rate control at 64x64; 64 leaves the profiles' precincts (at most 48 code-blocks)
+ * to warps (#precinct-teams). */
+#define J2KI_TUNE_T2_TEAM_MIN_CBLKS 64
+
 /* ---- rate control (rc_ref.c, rc_cuda.cu) ---- */
 
 /* Thresholds sized per guided step of a byte-budget search: one; sizing up to 32 at once

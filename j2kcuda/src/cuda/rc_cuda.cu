@@ -39,10 +39,11 @@
  *   apply, fill_apply                       0 (deferred)
  *   size                                    2: one warp per precinct whose code-blocks'
  *                                           layer_passes changed since its last sizing codes
- *                                           its headers (j2ki_t2_dev_prec_size_warp), sync, one
+ *                                           its headers (j2ki_t2_dev_prec; a precinct of many
+ *                                           code-blocks: a block's warps), sync, one
  *                                           warp per tile-part adds its packets and header (PLT
  *                                           with t2_core.h's rule), sync, totals as j2ki_t2_size
- *   size_multi                              2: one warp per precinct, each of its distinct
+ *   size_multi                              2: one warp (or block) per precinct, each of its distinct
  *                                           selections over the probes sized, sync, one warp
  *                                           per (tile-part, probe), sync
  *   fill_prepare                            collect 1, then with n2 <= C candidates block 0
@@ -70,8 +71,8 @@
  *
  * Grid: RC_THREADS-thread blocks (256: eight warps of sizing scratch share 16 KiB of shared
  * memory with the sort chunk, and small blocks keep the per-block reductions short), as many
- * as give one warp per precinct (sizing is the longest step of a probe) and a few code-blocks
- * per thread, but never more than cudaOccupancyMaxActiveBlocksPerMultiprocessor * SMs /
+ * as give one warp per precinct and a block per team precinct (sizing is the longest step of
+ * a probe) and a few code-blocks per thread, but never more than cudaOccupancyMaxActiveBlocksPerMultiprocessor * SMs /
  * nb_busy, nb_busy the frames whose device work is queued when this one is enqueued (itself
  * included; the backend counts its slots): the decide grids of all of them can then be
  * resident together, so none waits at a grid.sync for blocks that cannot be scheduled (a
@@ -168,6 +169,7 @@ static int rc_grid_size(J2kiRcCuda *rc, const J2kiPlan *plan, const J2kiT2DevVie
     cap = fit > cap ? fit : cap;
     fit = ((long long)v->nb_tps + RC_WARPS - 1) / RC_WARPS;
     cap = fit > cap ? fit : cap;
+    cap = (long long)v->nb_team > cap ? (long long)v->nb_team : cap;   /* a block per team precinct */
     fit = (long long)per_sm * nb_sm;
     rc->dev_blocks = fit < INT_MAX ? (int)fit : INT_MAX;
     cap = fit < cap ? fit : cap;

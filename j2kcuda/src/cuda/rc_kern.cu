@@ -119,6 +119,22 @@ static __device__ void phase_end(RcBlock *sh, RcAcc *g)
 /* Accumulators were written by atomics in L2: read them there, past any stale L1 line. */
 static __device__ unsigned long long ld_acc(const unsigned long long *p) { return __ldcg(p); }
 
+/** Whether x is set in any thread of a team of NW warps (t2_cuda.h: a warp, or the block),
+ *  in every thread; slots: the block's RC_WARPS words. */
+template <int NW> static __device__ int team_any(int x, uint32_t *slots)
+{
+    x = __any_sync(RC_FULL, x);
+    if (NW == 1)
+        return x;
+    if (lane_id() == 0)
+        slots[threadIdx.x / 32] = (uint32_t)x;
+    __syncthreads();
+    for (int q = 0; q < NW; q++)
+        x |= (int)slots[q];
+    __syncthreads();                        /* the slots read before their next use */
+    return x;
+}
+
 /* ---- deferred writes of layer_passes ----------------------------------------------------- */
 
 /** Writes code-block i's layer_passes as the deferred apply / fill_apply would have. */
@@ -149,7 +165,8 @@ static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
 }
 
 /**
- * The deferred writes of precinct p's code-blocks, by the lanes of one warp, or with probe,
+ * The deferred writes of precinct p's code-blocks, by the threads of a team of NW warps (one
+ * warp, or the block), or with probe,
  * the selection of that threshold instead (layers l0 <= l < l1 at it, j2ki_rc_cblk_apply_x;
  * size_multi), and whether p needs sizing: not sized yet in this frame (a->prec_done, all 0
  * at the frame's start), or some of its code-blocks' layer_passes differ from those of its
@@ -157,9 +174,11 @@ static __device__ void settle_all(const J2kiRcCtx *c, RcDev *d, int sync)
  * during the decision, so the precinct's hdr_len / body_len from that sizing still hold when
  * nothing differs.
  */
+template <int NW>
 static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l0 = 0, int l1 = 0,
                                           const J2kiRcCfg *probe = NULL)
 {
+    const uint32_t tid = threadIdx.x % (32 * NW);
     const J2kiT2DevView *v = &d->a->v;
     const J2kiT2PrecDev *pd = &v->precs[p];
     const int L = v->nb_layers;
@@ -169,7 +188,7 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
         const J2kiPrecBand *pb = &pd->prec.bands[k];
         const J2kiBand *band = &v->bands[pd->first_band + k];
         uint32_t w = pb->cbx1 - pb->cbx0, n = w * (pb->cby1 - pb->cby0);
-        for (uint32_t j = lane_id(); j < n; j += 32) {
+        for (uint32_t j = tid; j < n; j += 32 * NW) {
             uint32_t i = band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w;
             J2kiCblk *cb = &v->cblks[i];
             const uint16_t *lp = cb->layer_passes;
@@ -186,22 +205,24 @@ static __device__ int prec_settle_changed(const J2kiRcCtx *c, const RcDev *d, ui
             }
         }
     }
-    changed = __any_sync(RC_FULL, changed);
-    __syncwarp();                           /* every lane has read prec_done[p] */
-    if (changed && lane_id() == 0)
+    changed = team_any<NW>(changed, d->sh->t_any);
+    __syncwarp();                           /* every lane has read prec_done[p] (a team: above) */
+    if (changed && tid == 0)
         d->a->prec_done[p] = 1;
     return changed;
 }
 
 /**
  * Whether precinct p's selection differs between probes lo and hi (layers l0 <= l < l1 at
- * them), by the lanes of one warp. Every count of j2ki_rc_cblk_sel_x is monotone in the
+ * them), by a team of NW warps. Every count of j2ki_rc_cblk_sel_x is monotone in the
  * threshold, so when the lowest and the highest probe select alike, every probe between them
  * does too (size_multi sizes such a precinct once).
  */
+template <int NW>
 static __device__ int prec_probes_differ(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l0, int l1,
                                          J2kiRcCfg lo, J2kiRcCfg hi)
 {
+    const uint32_t tid = threadIdx.x % (32 * NW);
     const J2kiT2DevView *v = &d->a->v;
     const J2kiT2PrecDev *pd = &v->precs[p];
     const int L = v->nb_layers;
@@ -211,7 +232,7 @@ static __device__ int prec_probes_differ(const J2kiRcCtx *c, const RcDev *d, uin
         const J2kiPrecBand *pb = &pd->prec.bands[k];
         const J2kiBand *band = &v->bands[pd->first_band + k];
         uint32_t w = pb->cbx1 - pb->cbx0, n = w * (pb->cby1 - pb->cby0);
-        for (uint32_t j = lane_id(); j < n && !differ; j += 32) {
+        for (uint32_t j = tid; j < n && !differ; j += 32 * NW) {
             uint32_t i = band->first_cblk + (pb->cby0 + j / w) * band->nb_cblks_w + pb->cbx0 + j % w;
             const J2kiCblk *cb = &v->cblks[i];
             j2ki_rc_cblk_sel_x(c, cb, i, cblk_comp(v, cb), l0, l1, lo, a);
@@ -220,7 +241,7 @@ static __device__ int prec_probes_differ(const J2kiRcCtx *c, const RcDev *d, uin
                 differ |= a[l] != b[l];
         }
     }
-    return __any_sync(RC_FULL, differ);
+    return team_any<NW>(differ, d->sh->t_any);
 }
 
 /* ---- sizing ----------------------------------------------------------------------------- */
@@ -298,6 +319,42 @@ static __device__ void tp_size_warp(const J2kiT2DevView *v, uint32_t k, const ui
     }
 }
 
+/**
+ * size_multi's phase 1 for precinct p, by a team of NW warps with scratch w (see
+ * j2ki_rc_dev_size_multi).
+ */
+template <int NW>
+static __device__ void multi_prec(const J2kiRcCtx *c, const RcDev *d, uint32_t p, int l, int l1, const uint64_t *t,
+                                  int n, uint32_t *w)
+{
+    const RcArgs *a = d->a;
+    const J2kiT2DevView *v = &a->v;
+    const int L = v->nb_layers;
+    const size_t plen = (size_t)v->nb_precs * L;
+    const uint32_t tid = threadIdx.x % (32 * NW);
+    J2kiRcCfg x0, x1;
+    int ret;
+    x0.t = j2ki_rc_from_bits(t[0]);
+    x1.t = j2ki_rc_from_bits(t[n - 1]);
+    x0.k = x1.k = 0;
+    const int nj = n > 1 && prec_probes_differ<NW>(c, d, p, l, l1, x0, x1) ? n : 1;
+    for (int j = 0; j < nj; j++) {
+        J2kiRcCfg x;
+        x.t = j2ki_rc_from_bits(t[j]);
+        x.k = 0;
+        if (prec_settle_changed<NW>(c, d, p, l, l1, &x) && (ret = j2ki_t2_dev_prec<NW>(v, p, w, NULL)) < 0 &&
+            tid == 0)
+            atomicMin(&d->sh->err, ret);
+        j2ki_t2_team_sync<NW>();            /* thread 0 wrote hdr_len / body_len */
+        for (int m = (int)tid; m < L; m += 32 * NW) {
+            size_t i = (size_t)p * L + m;
+            uint32_t len = v->hdr_len[i] + v->body_len[i];
+            for (int q = j; q < (nj == n ? j + 1 : n); q++)    /* one selection for all: each probe */
+                a->mlen[q * plen + i] = len;
+        }
+    }
+}
+
 extern "C" {
 
 __device__ __noinline__ void j2ki_rc_dev_hull(J2kiRcCtx *c)
@@ -343,11 +400,19 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
     unsigned long long sum;
     int ret;
 
-    /* headers of each precinct whose code-blocks changed since its last sizing, all layers
-     * (warp-uniform loop: the warp sizes together) */
-    for (uint32_t p = w; p < v->nb_precs; p += nw) {
-        if (prec_settle_changed(c, d, p) &&
-            (ret = j2ki_t2_dev_prec_size_warp(v, p, sh->u.warp[threadIdx.x / 32])) < 0 && lane_id() == 0)
+    /* headers of each precinct whose code-blocks changed since its last sizing, all layers:
+     * those of many code-blocks a block each, then the others a warp each (block- and
+     * warp-uniform loops: the team sizes together) */
+    for (uint32_t q = blockIdx.x; q < v->nb_team; q += gridDim.x) {
+        const uint32_t p = v->prec_order[q];
+        if (prec_settle_changed<RC_WARPS>(c, d, p) &&
+            (ret = j2ki_t2_dev_prec<RC_WARPS>(v, p, &sh->u.warp[0][0], NULL)) < 0 && threadIdx.x == 0)
+            atomicMin(&sh->err, ret);
+    }
+    for (uint32_t q = v->nb_team + w; q < v->nb_precs; q += nw) {
+        const uint32_t p = v->prec_order[q];
+        if (prec_settle_changed<1>(c, d, p) &&
+            (ret = j2ki_t2_dev_prec<1>(v, p, sh->u.warp[threadIdx.x / 32], NULL)) < 0 && lane_id() == 0)
             atomicMin(&sh->err, ret);
     }
     d->pend = RC_PEND_NONE;
@@ -378,7 +443,7 @@ __device__ __noinline__ int j2ki_rc_dev_size(J2kiRcCtx *c)
 /**
  * size_multi (rc_core.h): the n probes' selections sized at once, with the two-level
  * reduction of the paper (code-blocks into packets, packets into tile-parts and totals).
- * Phase 1, one warp per precinct: a precinct whose lowest and highest probe select alike
+ * Phase 1, one warp per precinct (a block per team precinct: multi_prec): a precinct whose lowest and highest probe select alike
  * (prec_probes_differ) has that selection at every probe and is handled as probe 0 alone;
  * otherwise the probes in order: each lane writes its code-blocks' layer_passes for probe j,
  * and the warp sizes the precinct only when they differ from its last sizing
@@ -410,28 +475,10 @@ __device__ __noinline__ int j2ki_rc_dev_size_multi(J2kiRcCtx *c, int l, const ui
             z[q] = 0;
     }
     d->nmulti++;
-    for (uint32_t p = w; p < v->nb_precs; p += nw) {
-        J2kiRcCfg x0, x1;
-        x0.t = j2ki_rc_from_bits(t[0]);
-        x1.t = j2ki_rc_from_bits(t[n - 1]);
-        x0.k = x1.k = 0;
-        const int nj = n > 1 && prec_probes_differ(c, d, p, l, l1, x0, x1) ? n : 1;
-        for (int j = 0; j < nj; j++) {
-            J2kiRcCfg x;
-            x.t = j2ki_rc_from_bits(t[j]);
-            x.k = 0;
-            if (prec_settle_changed(c, d, p, l, l1, &x) &&
-                (ret = j2ki_t2_dev_prec_size_warp(v, p, sh->u.warp[threadIdx.x / 32])) < 0 && lane_id() == 0)
-                atomicMin(&sh->err, ret);
-            __syncwarp();                   /* lane 0 wrote hdr_len / body_len */
-            for (int m = lane_id(); m < L; m += 32) {
-                size_t i = (size_t)p * L + m;
-                uint32_t len = v->hdr_len[i] + v->body_len[i];
-                for (int q = j; q < (nj == n ? j + 1 : n); q++)    /* one selection for all: each probe */
-                    a->mlen[q * plen + i] = len;
-            }
-        }
-    }
+    for (uint32_t q = blockIdx.x; q < v->nb_team; q += gridDim.x)
+        multi_prec<RC_WARPS>(c, d, v->prec_order[q], l, l1, t, n, &sh->u.warp[0][0]);
+    for (uint32_t q = v->nb_team + w; q < v->nb_precs; q += nw)
+        multi_prec<1>(c, d, v->prec_order[q], l, l1, t, n, sh->u.warp[threadIdx.x / 32]);
     d->pend = RC_PEND_NONE;
     grid_sync();
     for (uint32_t q = w; q < v->nb_tps * (uint32_t)n; q += nw) {

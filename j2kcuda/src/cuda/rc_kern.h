@@ -58,6 +58,7 @@ typedef struct RcBlock {
     unsigned long long layer[J2KI_MAX_LAYERS];
     unsigned long long sum, nmin, umax;
     int                err;
+    uint32_t           t_any[RC_WARPS];         /* team_any's exchange (rc_kern.cu) */
     union {
         uint32_t       warp[RC_WARPS][J2KI_T2_WARP_WORDS]; /* size: each warp's sizing scratch */
         J2kiRcFillCand sort[RC_SORT_CHUNK];                 /* fill_prepare: one chunk */

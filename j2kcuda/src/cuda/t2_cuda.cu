@@ -1,8 +1,8 @@
 /*
  * CUDA tier-2, see t2_cuda.h for the cell table. Kernels (t2_kern.cu), in frame order:
  *   T2_IMPORT    one thread per code-block: nb_passes, numbps from tier-1's results
- *   T2_PREC_WARP one warp per precinct (t2_par.h): header and body bytes of each layer's
- *                packet, counted
+ *   T2_PREC_WARP one warp per precinct (t2_par.h), a block per precinct of many code-blocks
+ *                (t2_cuda.h's teams): header and body bytes of each layer's packet, counted
  *   T2_TP_SIZE   one thread per tile-part: its cells' lengths
  *   (j2ki_scan_cuda, exclusive, over the cell lengths: offsets; scan_cuda.h)
  *   T2_FINAL     length, capacity check, EOC
@@ -17,6 +17,7 @@
  */
 extern "C" {
 #include "core/markers.h"
+#include "core/tuning.h"
 #include "ref/t2_ref.h"
 }
 #include <stdlib.h>
@@ -115,6 +116,17 @@ void j2ki_t2_cuda_free(J2kiT2Cuda **pt)
     *pt = NULL;
 }
 
+/** Code-blocks of a precinct in the bands its header coder visits (those with tag trees,
+ *  j2ki_t2_dev_prec's count). */
+static uint32_t prec_cblks(const J2kiPrec *pr)
+{
+    uint32_t n = 0;
+    for (int k = 0; k < pr->nb_bands && k < 3; k++)
+        if (pr->bands[k].incl)
+            n += (pr->bands[k].cbx1 - pr->bands[k].cbx0) * (pr->bands[k].cby1 - pr->bands[k].cby0);
+    return n;
+}
+
 int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cblks, uint8_t *d_data,
                       J2kiPass *d_passes, const J2kiLog *log, int *sticky)
 {
@@ -161,7 +173,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         J2kiT2DevView *v = &t->v;
         size_t nb_pkts = (size_t)nb_precs * L, nb_tps = plan->nb_tile_parts;
         size_t nb_cells = nb_pkts + nb_tps + 2;
-        size_t off[17], sz[17], total = 0;
+        size_t off[18], sz[18], total = 0;
         int n = 0;
 
         j2ki_bytes_init(&mh, NULL, 0);
@@ -169,7 +181,8 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         t->scan_tmp_size = j2ki_scan_cuda_temp_size(nb_cells, 8);
         /* carve: 0 cblks, 1 layer tables, 2 bands, 3 precs, 4 trees, 5 pkts, 6 tps, 7 pkt_of,
          * 8 hdr_len, 9 body_len, 10 cell_len, 11 cell_off, 12 dst, 13 scan tmp, 14 mh, 15 result,
-         * 16 parallel header coder's node scratch (one per inclusion-tree node) */
+         * 16 parallel header coder's node scratch (one per inclusion-tree node), 17 precinct
+         * order (teams first) */
         sz[0] = (size_t)plan->nb_cblks * sizeof(J2kiCblk);
         sz[1] = (size_t)plan->nb_cblks * L * sizeof(uint16_t);
         sz[2] = (size_t)plan->nb_bands * sizeof(J2kiBand);
@@ -187,7 +200,8 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         sz[14] = mh.pos;
         sz[15] = sizeof(J2kiT2CudaResult);
         sz[16] = (size_t)(nb_nodes / 2) * sizeof(J2kiT2pNode);
-        for (n = 0; n < 17; n++) {
+        sz[17] = (size_t)nb_precs * sizeof(uint32_t);
+        for (n = 0; n < 18; n++) {
             off[n] = total;
             total += align256(sz[n] ? sz[n] : 1);
         }
@@ -213,6 +227,7 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
         t->d_mh = d + off[14];
         v->result = (J2kiT2CudaResult *)(d + off[15]);
         v->pnodes = (J2kiT2pNode *)(d + off[16]);
+        v->prec_order = (const uint32_t *)(d + off[17]);
         v->nb_cblks = plan->nb_cblks;
         v->nb_bands = plan->nb_bands;
         v->nb_precs = nb_precs;
@@ -278,6 +293,20 @@ int j2ki_t2_cuda_init(J2kiT2Cuda **out, J2kiPlan *plan, const J2kiCblkDev *h_cbl
                     }
                 }
 
+        /* the precincts a team codes first, then the others (each in index order) */
+        {
+            const int hook = cp->hooks.t2_team_min;
+            const uint32_t team_min = hook > 0 ? (uint32_t)hook : J2KI_TUNE_T2_TEAM_MIN_CBLKS;
+            uint32_t *order = (uint32_t *)(h + off[17]), at = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                for (uint32_t p = 0; p < nb_precs; p++)
+                    if ((prec_cblks(&hp[p].prec) >= team_min) == !pass)
+                        order[at++] = p;
+                if (!pass)
+                    v->nb_team = at;
+            }
+        }
+
         ord.plan = plan;
         ord.prec_base = prec_base;
         ord.pkts = (J2kiT2PktDev *)(h + off[5]);
@@ -319,6 +348,12 @@ J2kiT2CudaResult *j2ki_t2_cuda_result(const J2kiT2Cuda *t) { return t->v.result;
 
 static unsigned grid(uint32_t n, unsigned threads) { return n ? (unsigned)((n + threads - 1) / threads) : 1u; }
 
+/** The precinct kernel's blocks: one per team precinct, then one per PREC_WARPS others. */
+static unsigned prec_grid(const J2kiT2DevView *v)
+{
+    return v->nb_team + (v->nb_precs > v->nb_team ? grid(v->nb_precs - v->nb_team, PREC_WARPS) : 0);
+}
+
 int j2ki_t2_cuda_import(J2kiT2Cuda *t, const J2kiCblkRes *d_res, CUstream st)
 {
     const J2kiT2ImportParams p = { t->v, d_res };
@@ -331,7 +366,7 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
     const J2kiT2OutParams count = { *v, NULL, 0 }, write = { *v, d_out, cap };
     int ret;
 
-    if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, count)) < 0 ||
+    if ((ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, prec_grid(v), PREC_WARPS * 32, st, count)) < 0 ||
         (ret = T2_LAUNCH(t, J2KI_K_T2_TP_SIZE, grid(v->nb_tps, 64), 64, st, count)) < 0)
         return ret;
     /* tests/t2_emu.cc runs this source on the host with its own j2ki_scan_cuda */
@@ -345,7 +380,7 @@ int j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap)
         (ret = T2DRV(t, cuMemcpyDtoDAsync, j2ki_dptr(d_out), j2ki_dptr(t->d_mh), v->main_len, st)) < 0)
         return ret;
     if ((ret = T2_LAUNCH(t, J2KI_K_T2_TP_WRITE, grid(v->nb_tps, 64), 64, st, write)) < 0 ||
-        (ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, grid(v->nb_precs, PREC_WARPS), PREC_WARPS * 32, st, write)) < 0)
+        (ret = T2_LAUNCH(t, J2KI_K_T2_PREC_WARP, prec_grid(v), PREC_WARPS * 32, st, write)) < 0)
         return ret;
     return T2_LAUNCH(t, J2KI_K_T2_BODY, grid(v->nb_cblks, 8), 256, st, write);
 }

@@ -11,12 +11,14 @@
  *                     then one cell per packet of it: [SOP] header [EPH] body
  *   last cell                   EOC
  * Per frame: one warp per precinct codes its headers layer by layer (counting; t2_par.h: a lane
- * per code-block, the same bits as t2_core.h's serial coder) -> header and body bytes per
+ * per code-block, the same bits as t2_core.h's serial coder; a precinct of many code-blocks,
+ * as every resolution's without a precinct partition, is coded by a team: the warps of a
+ * thread block, j2ki_t2_dev_prec) -> header and body bytes per
  * (precinct, layer); one thread per tile-part turns them into cell lengths (PLT sized with
  * t2_core.h's rule); an exclusive scan (scan_cuda.h) gives every cell's offset; then the cells are
  * written in parallel: tile-part headers (Psot, PLT, TLM entries from the offsets) by one
- * thread per tile-part, packet headers by one warp per precinct (the header coder again,
- * writing), code-block bodies by one warp per code-block, the main header by a device copy of
+ * thread per tile-part, packet headers by one warp or team per precinct (the header coder
+ * again, writing), code-block bodies by one warp per code-block, the main header by a device copy of
  * the template made at init.
  */
 #ifndef J2KI_T2_CUDA_H
@@ -92,6 +94,9 @@ typedef struct J2kiT2DevView {
                                         packets of lower resolutions and the tile-parts they start */
     uint64_t main_len;             /**< main header bytes (cell 0) */
     uint64_t tlm_start;            /**< offset of the first TLM segment in the main header */
+    const uint32_t *prec_order;    /**< every precinct once: those a team codes first (nb_team of
+                                        them, a thread block each), then the others */
+    uint32_t nb_team;
 } J2kiT2DevView;
 
 typedef struct J2kiT2Cuda J2kiT2Cuda;
@@ -131,12 +136,21 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap);
 }
 #endif
 
-/** Per-warp shared-memory scratch of j2ki_t2_dev_prec_size_warp, in 32-bit words: the bit
- *  buffer of t2_par.h (the last word stays 0: j2ki_t2p_get reads one word ahead). A group of
- *  code-blocks must fit it: 511 x 32 bits is far above one code-block's header bits (at most
- *  about 34 tag-tree levels x 2 trees, 16 + 33 for the pass count and Lblock, and 164 lengths
- *  of at most 32 + 7 bits with TERMALL). */
+/** Per-warp shared-memory scratch of the header coder (j2ki_t2_dev_prec), in 32-bit words; a
+ *  team of n warps has n times as many, contiguous. Its end holds the team's exchange
+ *  (J2KI_T2_TEAM_SLOTS), the rest is the bit buffer of t2_par.h (its last word stays 0:
+ *  j2ki_t2p_get reads one word ahead). A code-block's bits must fit one warp's buffer: 503 x 32
+ *  bits is far above one code-block's header bits (at most about 34 tag-tree levels x 2 trees,
+ *  16 + 33 for the pass count and Lblock, and 164 lengths of at most 32 + 7 bits with
+ *  TERMALL). */
 #define J2KI_T2_WARP_WORDS 512
+
+/** Warps of a team: the thread block that codes the headers of a precinct of many code-blocks
+ *  (at least J2KI_TUNE_T2_TEAM_MIN_CBLKS, tuning.h), 32 code-blocks a warp at a time: the
+ *  precinct kernel's blocks (PREC_WARPS, t2_kern.h) and rate control's (RC_WARPS, rc_kern.h). */
+
+/** Words at the end of a team's scratch for its exchange: four per warp and three more. */
+#define J2KI_T2_TEAM_SLOTS(nw) (4 * (nw) + 4)
 
 #if defined(__CUDACC__) || defined(J2KI_T2_EMU)
 /* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part); ----
@@ -176,17 +190,28 @@ static __device__ uint32_t j2ki_t2_warp_scan(uint32_t x)
     return x;
 }
 
-/* Node minima of one band's trees, a level at a time, each parent gathering its (up to four)
- * children: plain loads and stores by the one warp (one SM), so no atomics are needed.
- * fvi_only: this layer's fvi (the leaves' fvi set by the caller); else vi, vz and fvz. */
-static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const J2kiPrecBand *pb, int fvi_only)
+/** Barrier of a team of NW warps: the warp itself, or the whole thread block (a team of more
+ *  than one warp is its block). */
+template <int NW> static __device__ __forceinline__ void j2ki_t2_team_sync()
 {
-    const uint32_t lane = threadIdx.x & 31;
+    if (NW == 1)
+        __syncwarp();
+    else
+        __syncthreads();
+}
+
+/* Node minima of one band's trees, a level at a time, each parent gathering its (up to four)
+ * children: plain loads and stores by the one team (one SM), so no atomics are needed.
+ * fvi_only: this layer's fvi (the leaves' fvi set by the caller); else vi, vz and fvz. */
+template <int NW>
+static __device__ void j2ki_t2_team_sweep(const J2kiT2WarpPrec *wp, int k, const J2kiPrecBand *pb, int fvi_only)
+{
+    const uint32_t tid = threadIdx.x % (32 * NW);
     J2kiT2pNode *nd = wp->nd[k];
     uint32_t lw = pb->cbx1 - pb->cbx0, lh = pb->cby1 - pb->cby0, base = 0;
     while (lw > 1 || lh > 1) {
         uint32_t pw = (lw + 1) >> 1, ph = (lh + 1) >> 1, pbase = base + lw * lh;
-        for (uint32_t i = lane; i < pw * ph; i += 32) {
+        for (uint32_t i = tid; i < pw * ph; i += 32 * NW) {
             uint32_t X = i % pw, Y = i / pw;
             J2kiT2pNode m;
             m.vi = INT32_MAX;
@@ -212,7 +237,7 @@ static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const
                 nd[pbase + i].fvz = m.fvz;
             }
         }
-        __syncwarp();
+        j2ki_t2_team_sync<NW>();
         base = pbase;
         lw = pw;
         lh = ph;
@@ -228,6 +253,9 @@ static __device__ void j2ki_t2_warp_sweep(const J2kiT2WarpPrec *wp, int k, const
  */
 #ifndef J2KI_T2_EMIT_HOOK
 #define J2KI_T2_EMIT_HOOK(n, ff) ((void)0)   /* tests/t2_emu.cc counts the steps and their 0xFF */
+#endif
+#ifndef J2KI_T2_ROUND_HOOK
+#define J2KI_T2_ROUND_HOOK(nw, g) ((void)0)  /* tests/t2_emu.cc counts the teams' rounds (thread 0) */
 #endif
 static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w, uint32_t pos, uint32_t end)
 {
@@ -255,17 +283,30 @@ static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w,
 }
 
 /**
- * The headers of every layer of precinct p, by the 32 lanes of a warp (t2_par.h), with the bits
- * of j2ki_t2_prec_header. out NULL: counts them into v->hdr_len / v->body_len (SOP, header and
- * EPH bytes; code-block bytes). out set: writes SOP, header and EPH of each packet at its cell
- * (cell_off) and each code-block's body destination (dst), as prec_write_kernel did; the
- * lengths must be the counted ones. Every lane calls it with the same p; w is the warp's
- * J2KI_T2_WARP_WORDS words of shared memory. Returns the same 0 or < 0 in every lane.
+ * The headers of every layer of precinct p, by a team of NW warps (t2_par.h): one warp, or the
+ * NW warps of a thread block of 32 * NW threads, with the bits of j2ki_t2_prec_header. out
+ * NULL: counts them into v->hdr_len / v->body_len (SOP, header and EPH bytes; code-block
+ * bytes). out set: writes SOP, header and EPH of each packet at its cell (cell_off) and each
+ * code-block's body destination (dst), as prec_write_kernel did; the lengths must be the
+ * counted ones. Every thread of the team calls it with the same p; w is the team's
+ * NW * J2KI_T2_WARP_WORDS words of shared memory. Returns the same 0 or < 0 in every thread,
+ * after a barrier of the team (w may then be used again).
+ *
+ * A round takes the next 32 * NW code-blocks in packet order, warp i the i-th 32: each lane
+ * counts its code-block's bits, a warp scan and the warps' totals (exchanged in w's slots)
+ * place them, the code-blocks whose bits fit the buffer write them, and warp 0 cuts the
+ * buffer into bytes (j2ki_t2_warp_emit) while the others wait; the bits of an unfinished byte
+ * move to the buffer's start for the next round.
  */
-static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, uint32_t *w, uint8_t *out)
+template <int NW>
+static __device__ int j2ki_t2_dev_prec(const J2kiT2DevView *v, uint32_t p, uint32_t *w, uint8_t *out)
 {
     const unsigned FULL = 0xFFFFFFFFu;
-    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t T = 32 * NW, tid = threadIdx.x % T, lane = tid & 31, wid = tid >> 5;
+    const uint32_t nwords = NW * J2KI_T2_WARP_WORDS - J2KI_T2_TEAM_SLOTS(NW);
+    const uint32_t cap = (nwords - 1) * 32;           /* bits; the last word stays 0 */
+    uint32_t *const s_tot = w + nwords, *const s_use = s_tot + NW, *const s_end = s_use + NW,
+             *const s_body = s_end + NW, *const s_misc = s_body + NW;
     const J2kiT2PrecDev *pd = &v->precs[p];
     const int L = v->nb_layers;
     const uint32_t extra = (v->sop ? J2KI_T2_SOP_BYTES : 0) + (v->eph ? J2KI_T2_EPH_BYTES : 0);
@@ -287,7 +328,7 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
     }
 
     /* leaves: first layer, tree values, refusals (j2ki_t2_prec_load / _header), Lblock = 3 */
-    for (uint32_t j = lane; j < wp.n; j += 32) {
+    for (uint32_t j = tid; j < wp.n; j += T) {
         int k;
         uint32_t r;
         J2kiCblk *cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
@@ -299,34 +340,46 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
     err = __any_sync(FULL, err);
     for (int o = 16; o > 0; o >>= 1)
         mask |= __shfl_xor_sync(FULL, mask, o);
-    __syncwarp();
+    if (NW > 1) {                                      /* a warp alone is done: shuffles */
+        if (lane == 0) {
+            s_tot[wid] = (uint32_t)err;
+            s_use[wid] = (uint32_t)mask;
+            s_end[wid] = (uint32_t)(mask >> 32);
+        }
+        j2ki_t2_team_sync<NW>();
+        for (int q = 0; q < NW; q++) {
+            err |= (int)s_tot[q];
+            mask |= s_use[q] | (unsigned long long)s_end[q] << 32;
+        }
+    }
+    j2ki_t2_team_sync<NW>();              /* the leaves before the sweeps, the slots before reuse */
     if (err)
         return J2KC_ERR_INTERNAL;
     for (int k = 0; k < pd->prec.nb_bands && k < 3; k++)
         if (wp.nk[k])
-            j2ki_t2_warp_sweep(&wp, k, &pd->prec.bands[k], 0);
+            j2ki_t2_team_sweep<NW>(&wp, k, &pd->prec.bands[k], 0);
 
     for (int l = 0; l < L; l++) {
         const size_t i = (size_t)p * L + l;
         const int P = j2ki_t2p_prev(mask, l), nonempty = (int)(mask >> l & 1);
         uint8_t *hout = NULL;
         uint64_t off = 0, body_run = 0;
-        uint32_t carry = 1, bytes = 0;
+        uint32_t carry = 1, bytes;
         J2kiT2pEmit em;
 
         for (int k = 0; k < pd->prec.nb_bands && k < 3; k++) {
             if (!wp.nk[k])
                 continue;
-            for (uint32_t n = lane; n < wp.nk[k]; n += 32)
+            for (uint32_t n = tid; n < wp.nk[k]; n += T)
                 wp.nd[k][n].fvi = wp.nd[k][n].vi >= l ? n : UINT32_MAX;
-            __syncwarp();
-            j2ki_t2_warp_sweep(&wp, k, &pd->prec.bands[k], 1);
+            j2ki_t2_team_sync<NW>();
+            j2ki_t2_team_sweep<NW>(&wp, k, &pd->prec.bands[k], 1);
         }
         if (out) {
             uint32_t pj = v->pkt_of[i];
             off = v->cell_off[pj + v->pkts[pj].tp + 2];
             hout = out + off + (v->sop ? J2KI_T2_SOP_BYTES : 0);
-            if (lane == 0 && v->sop) {
+            if (tid == 0 && v->sop) {
                 uint32_t nsop = v->pkts[pj].nsop & 0xFFFF;
                 uint8_t *o = out + off;
                 o[0] = 0xFF;
@@ -337,79 +390,115 @@ static __device__ int j2ki_t2_dev_prec_warp(const J2kiT2DevView *v, uint32_t p, 
                 o[5] = (uint8_t)nsop;
             }
         }
-        for (uint32_t q = lane; q < J2KI_T2_WARP_WORDS; q += 32)
+        for (uint32_t q = tid; q < nwords; q += T)
             w[q] = 0;
-        __syncwarp();
-        if (lane == 0)
+        j2ki_t2_team_sync<NW>();
+        if (tid == 0)
             w[0] = (uint32_t)nonempty << 31;           /* B.10.3: 0 = empty packet */
-        j2ki_t2p_emit_init(&em, hout);                 /* the same in every lane */
-        __syncwarp();
+        j2ki_t2p_emit_init(&em, hout);                 /* the same in every thread; warp 0 cuts */
+        j2ki_t2_team_sync<NW>();
         for (uint32_t g = 0; nonempty && g < wp.n;) {
-            const uint32_t j = g + lane;
+            const uint32_t j = g + tid;
             J2kiCblk *cb = NULL;
             int k = 0, lbn = 0;
-            uint32_t r = 0, cnt = 0, incl, use, bd = 0, bsum, end;
+            uint32_t r = 0, cnt = 0, bd = 0, at = carry, used = 0, end = carry, bbase = 0, btot = 0;
             if (j < wp.n) {
                 J2kiT2pBits b = { NULL, 0 };
                 cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
                 lbn = j2ki_t2p_cblk_bits(&b, cb, wp.tn[k], wp.nd[k], r, l, P, cb->lblock, v->scan);
                 cnt = b.pos;
             }
-            incl = j2ki_t2_warp_scan(cnt);
-            use = __popc(__ballot_sync(FULL, j < wp.n && incl <= (J2KI_T2_WARP_WORDS - 1) * 32 - carry));
-            if (!use)
-                return J2KC_ERR_INTERNAL;              /* one code-block over the buffer: cannot happen */
-            if (lane < use) {
-                J2kiT2pBits b = { w, carry + incl - cnt };
+            const uint32_t incl = j2ki_t2_warp_scan(cnt);
+            if (NW > 1) {
+                if (lane == 31)
+                    s_tot[wid] = incl;
+                j2ki_t2_team_sync<NW>();
+                for (int q = 0; q < (int)wid; q++)
+                    at += s_tot[q];
+            }
+            /* the code-blocks that fit are a prefix in packet order (the ends only grow) */
+            const int fits = j < wp.n && at + incl <= cap;
+            const uint32_t use = __popc(__ballot_sync(FULL, fits));
+            if (fits) {
+                J2kiT2pBits b = { w, at + incl - cnt };
                 j2ki_t2p_cblk_bits(&b, cb, wp.tn[k], wp.nd[k], r, l, P, cb->lblock, v->scan);
                 cb->lblock = lbn;
                 bd = j2ki_t2p_cblk_body(cb, l);
             }
-            bsum = j2ki_t2_warp_scan(bd);
-            if (out && lane < use && cb->layer_passes[l] > (l ? cb->layer_passes[l - 1] : 0))
-                v->dst[(size_t)(cb - v->cblks) * L + l] = off + v->hdr_len[i] + body_run + bsum - bd;
-            body_run += __shfl_sync(FULL, bsum, 31);
-            end = carry + __shfl_sync(FULL, incl, use - 1);
-            __syncwarp();
-            uint32_t pos = j2ki_t2_warp_emit(&em, w, 0, end);
-            uint32_t rest = end - pos, keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
-            __syncwarp();                              /* every lane's reads of w before the clearing */
-            for (uint32_t q = lane; q <= (end >> 5) + 1 && q < J2KI_T2_WARP_WORDS; q += 32)
+            const uint32_t wend = at + __shfl_sync(FULL, incl, use ? use - 1 : 0);
+            const uint32_t bsum = j2ki_t2_warp_scan(bd);
+            if (NW > 1) {
+                if (lane == 31) {
+                    s_use[wid] = use;
+                    s_end[wid] = use ? wend : 0;
+                    s_body[wid] = bsum;
+                }
+                j2ki_t2_team_sync<NW>();               /* every bit written, the slots filled */
+                for (int q = 0; q < NW; q++) {
+                    used += s_use[q];
+                    end = s_end[q] > end ? s_end[q] : end;
+                    bbase += q < (int)wid ? s_body[q] : 0;
+                    btot += s_body[q];
+                }
+            } else {
+                used = use;
+                end = use ? wend : end;
+                btot = __shfl_sync(FULL, bsum, 31);
+                __syncwarp();                          /* every bit written */
+            }
+            if (!used)
+                return J2KC_ERR_INTERNAL;              /* one code-block over the buffer: cannot happen */
+            if (out && fits && cb->layer_passes[l] > (l ? cb->layer_passes[l - 1] : 0))
+                v->dst[(size_t)(cb - v->cblks) * L + l] = off + v->hdr_len[i] + body_run + bbase + bsum - bd;
+            body_run += btot;
+            uint32_t keep = 0, rest = 0;
+            if (wid == 0) {
+                uint32_t pos = j2ki_t2_warp_emit(&em, w, 0, end);
+                rest = end - pos;
+                keep = rest ? j2ki_t2p_get(w, pos, (int)rest) : 0;
+                if (NW > 1 && lane == 0) {
+                    s_misc[0] = keep;
+                    s_misc[1] = rest;
+                }
+            }
+            j2ki_t2_team_sync<NW>();                   /* warp 0's reads of w before the clearing */
+            if (NW > 1) {
+                keep = s_misc[0];
+                rest = s_misc[1];
+            }
+            for (uint32_t q = tid; q <= (end >> 5) + 1 && q < nwords; q += T)
                 w[q] = 0;
-            __syncwarp();
-            if (lane == 0)
+            if (tid == 0)                              /* it cleared word 0 itself */
                 w[0] = rest ? keep << (32 - rest) : 0;
             carry = rest;
-            __syncwarp();
-            g += use;
+            if (tid == 0)
+                J2KI_T2_ROUND_HOOK(NW, g);
+            g += used;
+            j2ki_t2_team_sync<NW>();
         }
-        if (lane == 0) {
+        if (tid == 0) {
             j2ki_t2p_emit(&em, w, 0, carry, 1);
-            bytes = em.bytes;
+            if (NW > 1)
+                s_misc[2] = em.bytes;
         }
-        bytes = __shfl_sync(FULL, bytes, 0);
+        j2ki_t2_team_sync<NW>();
+        bytes = NW > 1 ? s_misc[2] : __shfl_sync(FULL, em.bytes, 0);
         if (!out) {
-            if (lane == 0) {
+            if (tid == 0) {
                 v->hdr_len[i] = bytes + extra;
                 v->body_len[i] = (uint32_t)body_run;
             }
         } else {
             if (bytes + extra != v->hdr_len[i] || body_run != v->body_len[i])
                 return J2KC_ERR_INTERNAL;
-            if (lane == 0 && v->eph) {
+            if (tid == 0 && v->eph) {
                 hout[bytes] = 0xFF;                    /* EPH, A.8.2 */
                 hout[bytes + 1] = 0x92;
             }
         }
-        __syncwarp();
+        j2ki_t2_team_sync<NW>();                       /* s_misc read before its next use */
     }
     return 0;
-}
-
-/** The sizes of precinct p's packets by a whole warp (j2ki_t2_dev_prec_warp counting). */
-static __device__ int j2ki_t2_dev_prec_size_warp(const J2kiT2DevView *v, uint32_t p, uint32_t *smem)
-{
-    return j2ki_t2_dev_prec_warp(v, p, smem, NULL);
 }
 
 /**

@@ -31,15 +31,30 @@ static __device__ void set_err(J2kiT2CudaResult *r, int err)
     atomicCAS(&r->err, 0, err);
 }
 
-/* One warp per precinct (t2_par.h through j2ki_t2_dev_prec_warp): out NULL counts, else writes. */
-__device__ __forceinline__ void prec_warp(const J2kiT2DevView &v, uint8_t *out)
+/* The precincts' headers (t2_par.h through j2ki_t2_dev_prec): the first v.nb_team blocks code a
+ * precinct of many code-blocks each as a team, every other block one precinct per warp (in
+ * v.prec_order). out NULL counts, else writes. */
+__device__ __forceinline__ void prec_kernel(const J2kiT2DevView &v, uint8_t *out)
 {
     __shared__ uint32_t smem[PREC_WARPS][J2KI_T2_WARP_WORDS];
-    const uint32_t wi = threadIdx.x >> 5, p = blockIdx.x * PREC_WARPS + wi;
+    __shared__ int skip;
+    const uint32_t wi = threadIdx.x >> 5;
     int ret;
-    if (p >= v.nb_precs || v.result->err || (out && !v.result->len))
+    if (threadIdx.x == 0)                        /* read once: another block may set err */
+        skip = v.result->err || (out && !v.result->len);
+    __syncthreads();
+    if (skip)
+        return;                                  /* block-uniform */
+    if (blockIdx.x < v.nb_team) {
+        if ((ret = j2ki_t2_dev_prec<PREC_WARPS>(&v, v.prec_order[blockIdx.x], &smem[0][0], out)) < 0 &&
+            threadIdx.x == 0)
+            set_err(v.result, ret);
+        return;
+    }
+    const uint32_t q = v.nb_team + (blockIdx.x - v.nb_team) * PREC_WARPS + wi;
+    if (q >= v.nb_precs)
         return;                                  /* warp-uniform */
-    if ((ret = j2ki_t2_dev_prec_warp(&v, p, smem[wi], out)) < 0 && (threadIdx.x & 31) == 0)
+    if ((ret = j2ki_t2_dev_prec<1>(&v, v.prec_order[q], smem[wi], out)) < 0 && (threadIdx.x & 31) == 0)
         set_err(v.result, ret);
 }
 
@@ -163,7 +178,7 @@ extern "C" __global__ void j2ki_k_t2_import(const __grid_constant__ J2kiT2Import
 extern "C" __global__ void __launch_bounds__(PREC_WARPS * 32)
 j2ki_k_t2_prec_warp(const __grid_constant__ J2kiT2OutParams p)
 {
-    prec_warp(p.v, p.out);
+    prec_kernel(p.v, p.out);
 }
 
 extern "C" __global__ void j2ki_k_t2_tp_size(const __grid_constant__ J2kiT2OutParams p) { tp_size(p.v); }

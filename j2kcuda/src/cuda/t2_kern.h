@@ -7,7 +7,9 @@
 
 #include "cuda/t2_cuda.h"
 
-/* Warps per block of the precinct kernels, each with its J2KI_T2_WARP_WORDS of shared memory. */
+/* Warps per block of the precinct kernel, each with its J2KI_T2_WARP_WORDS of shared memory; a
+ * block is a team (t2_cuda.h). 8 made the DCI frames' precinct kernels 10 % slower (fewer,
+ * larger blocks for a few hundred precincts: #precinct-teams). */
 #define PREC_WARPS 4
 
 /** J2KI_K_T2_IMPORT: the frame's view and tier-1's results. */

@@ -1,7 +1,7 @@
 /*
  * Packet headers of one precinct coded in parallel, one code-block per lane, with exactly the
  * bits the serial coder of t2_core.h writes (j2ki_t2_prec_header). Used by the device tier-2
- * and rate control (t2_cuda.h: a warp per precinct), checked against the serial coder on the
+ * and rate control (t2_cuda.h: a warp, or a thread block's warps, per precinct), checked against the serial coder on the
  * host (tests/unit/test_t2_core.c).
  *
  * Why it can be parallel. The serial coder's only state is the two tag trees of each band
