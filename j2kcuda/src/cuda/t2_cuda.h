@@ -156,17 +156,18 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap);
 /* ---- device pieces shared by t2_cuda.cu and rc_cuda.cu (one precinct / one tile-part); ----
  * ---- tests/t2_emu.cc runs them on the host                                                 ---- */
 
-/** The code-blocks of a precinct in packet order (J2KI_T2_FOR_CBLKS), for a warp. */
-typedef struct J2kiT2WarpPrec {
+/** The code-blocks of a precinct in packet order (J2KI_T2_FOR_CBLKS), for the warp or team that
+ *  codes its headers. */
+typedef struct J2kiT2TeamPrec {
     uint32_t           nk[3];        /* code-blocks of each band in the precinct */
     uint32_t           nn[3];        /* tag-tree nodes of each band */
     const J2kiTgtNode *tn[3];        /* parent links (the inclusion tree; both trees have its shape) */
-    J2kiT2pNode       *nd[3];        /* the warp's scratch of each band's nodes */
+    J2kiT2pNode       *nd[3];        /* the coder's scratch of each band's nodes */
     uint32_t           n;            /* code-blocks in all */
-} J2kiT2WarpPrec;
+} J2kiT2TeamPrec;
 
-static __device__ J2kiCblk *j2ki_t2_warp_cblk(const J2kiT2DevView *v, const J2kiT2PrecDev *pd,
-                                              const J2kiT2WarpPrec *wp, uint32_t j, int *k, uint32_t *r)
+static __device__ J2kiCblk *j2ki_t2_team_cblk(const J2kiT2DevView *v, const J2kiT2PrecDev *pd,
+                                              const J2kiT2TeamPrec *wp, uint32_t j, int *k, uint32_t *r)
 {
     int b = 0;
     while (j >= wp->nk[b])
@@ -204,7 +205,7 @@ template <int NW> static __device__ __forceinline__ void j2ki_t2_team_sync()
  * children: plain loads and stores by the one team (one SM), so no atomics are needed.
  * fvi_only: this layer's fvi (the leaves' fvi set by the caller); else vi, vz and fvz. */
 template <int NW>
-static __device__ void j2ki_t2_team_sweep(const J2kiT2WarpPrec *wp, int k, const J2kiPrecBand *pb, int fvi_only)
+static __device__ void j2ki_t2_team_sweep(const J2kiT2TeamPrec *wp, int k, const J2kiPrecBand *pb, int fvi_only)
 {
     const uint32_t tid = threadIdx.x % (32 * NW);
     J2kiT2pNode *nd = wp->nd[k];
@@ -310,7 +311,7 @@ static __device__ int j2ki_t2_dev_prec(const J2kiT2DevView *v, uint32_t p, uint3
     const J2kiT2PrecDev *pd = &v->precs[p];
     const int L = v->nb_layers;
     const uint32_t extra = (v->sop ? J2KI_T2_SOP_BYTES : 0) + (v->eph ? J2KI_T2_EPH_BYTES : 0);
-    J2kiT2WarpPrec wp;
+    J2kiT2TeamPrec wp;
     uint32_t base = pd->node_base;
     unsigned long long mask = 0;
     int err = 0;
@@ -331,7 +332,7 @@ static __device__ int j2ki_t2_dev_prec(const J2kiT2DevView *v, uint32_t p, uint3
     for (uint32_t j = tid; j < wp.n; j += T) {
         int k;
         uint32_t r;
-        J2kiCblk *cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
+        J2kiCblk *cb = j2ki_t2_team_cblk(v, pd, &wp, j, &k, &r);
         const J2kiBand *band = &v->bands[pd->first_band + k];
         int first = j2ki_t2p_first(cb, band, L, &mask, &err);
         j2ki_t2p_leaf(wp.nd[k], r, cb, band, first, L);
@@ -404,7 +405,7 @@ static __device__ int j2ki_t2_dev_prec(const J2kiT2DevView *v, uint32_t p, uint3
             uint32_t r = 0, cnt = 0, bd = 0, at = carry, used = 0, end = carry, bbase = 0, btot = 0;
             if (j < wp.n) {
                 J2kiT2pBits b = { NULL, 0 };
-                cb = j2ki_t2_warp_cblk(v, pd, &wp, j, &k, &r);
+                cb = j2ki_t2_team_cblk(v, pd, &wp, j, &k, &r);
                 lbn = j2ki_t2p_cblk_bits(&b, cb, wp.tn[k], wp.nd[k], r, l, P, cb->lblock, v->scan);
                 cnt = b.pos;
             }
