@@ -10,8 +10,9 @@
  * and writing, the tile-part cells, the scan (done here serially), the bodies. The header bytes
  * are cut by a warp 32 units at a time (j2ki_t2_warp_emit); the run fails unless some of those
  * steps met a 0xFF. Precincts are coded by a warp or by a team of warps (the threshold varies
- * per case: emu_team_min); the run fails unless some team needed more than one round. A
- * buffer one byte short must give J2KC_ERR_BUFSIZE.
+ * per case: emu_team_min), with a smaller header buffer than the device's; the run fails
+ * unless some team needed more than one round and some rounds of teams and of warps were cut
+ * short by the buffer. A buffer one byte short must give J2KC_ERR_BUFSIZE.
  * Not a GPU: memory ordering, timing and the device compiler are check_cuda's (make check-cuda).
  * Build and run: make B=build check-t2-emu (g++ with C++20, the CUDA headers, and the host
  * sources plan.c, quant_ref.c, dwt_ref.c, mct_ref.c, t2_ref.c, markers.c, tgt.c; no GPU).
@@ -28,8 +29,19 @@
 
 static long g_steps, g_ff_steps, g_launches;
 #define J2KI_T2_EMIT_HOOK(n, ff) (t_lane == 0 ? (void)(g_steps++, g_ff_steps += (ff) != 0) : (void)0)
-static long g_team_rounds, g_team_later;  /* rounds of a team of warps; those after a precinct's first */
-#define J2KI_T2_ROUND_HOOK(nw, g) ((nw) > 1 ? (void)(g_team_rounds++, g_team_later += (g) > 0) : (void)0)
+/* rounds of a team of warps; those after a precinct's first; rounds of a team / of a warp
+ * that took fewer code-blocks than they had, their bits over the buffer */
+static long g_team_rounds, g_team_later, g_short_team, g_short_warp;
+#define J2KI_T2_SHORT(nw, g, used, n) ((used) < ((n) - (g) < 32u * (nw) ? (n) - (g) : 32u * (nw)))
+#define J2KI_T2_ROUND_HOOK(nw, g, used, n)                                                   \
+    ((nw) > 1 ? (void)(g_team_rounds++, g_team_later += (g) > 0,                               \
+                       g_short_team += J2KI_T2_SHORT(nw, g, used, n))                          \
+              : (void)(g_short_warp += J2KI_T2_SHORT(nw, g, used, n)))
+/* A header buffer of 34 words a warp instead of the device's 512: 25 x 32 bits for a warp's
+ * code-blocks, above one code-block's bits in the random states, 115 x 32 for a team of 4
+ * warps, so that rounds whose code-blocks' bits pass it are cut short and the rest taken in
+ * the next round (on the device: long TERMALL lists in many code-blocks of a precinct). */
+#define J2KI_T2_WARP_WORDS 34
 #define J2KI_T2_EMU 1
 #include "cuda/cuda_launch.h"
 #include "cuda/t2_kern.cu"
@@ -145,12 +157,12 @@ int main(int argc, char **argv)
             done++;
         }
     }
-    const int ff_ok = g_ff_steps > 0, team_ok = g_team_later > 0;
+    const int ff_ok = g_ff_steps > 0, team_ok = g_team_later > 0 && g_short_team > 0 && g_short_warp > 0;
     printf("%s t2_emu: %d codestreams (%ld bytes), %d differ from the reference; %ld launches, header "
            "emission %ld warp steps, %ld of them met a 0xFF%s; %ld rounds of teams of warps, %ld of them "
-           "after a precinct's first%s\n",
+           "after a precinct's first; rounds cut short by the buffer: %ld of teams, %ld of warps%s\n",
            fails || !ff_ok || !team_ok ? "FAIL" : "ok", done, bytes, fails, g_launches, g_steps, g_ff_steps,
-           ff_ok ? "" : " (none: the 0xFF path untested)", g_team_rounds, g_team_later,
-           team_ok ? "" : " (none: a team's later rounds untested)");
+           ff_ok ? "" : " (none: the 0xFF path untested)", g_team_rounds, g_team_later, g_short_team,
+           g_short_warp, team_ok ? "" : " (a kind of round untested)");
     return fails || !ff_ok || !team_ok;
 }

@@ -143,7 +143,9 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap);
  *  bits is far above one code-block's header bits (at most about 34 tag-tree levels x 2 trees,
  *  16 + 33 for the pass count and Lblock, and 164 lengths of at most 32 + 7 bits with
  *  TERMALL). */
+#ifndef J2KI_T2_WARP_WORDS     /* tests/t2_emu.cc takes fewer, so that rounds are cut short */
 #define J2KI_T2_WARP_WORDS 512
+#endif
 
 /** Warps of a team: the thread block that codes the headers of a precinct of many code-blocks
  *  (at least J2KI_TUNE_T2_TEAM_MIN_CBLKS, tuning.h), 32 code-blocks a warp at a time: the
@@ -256,7 +258,7 @@ static __device__ void j2ki_t2_team_sweep(const J2kiT2TeamPrec *wp, int k, const
 #define J2KI_T2_EMIT_HOOK(n, ff) ((void)0)   /* tests/t2_emu.cc counts the steps and their 0xFF */
 #endif
 #ifndef J2KI_T2_ROUND_HOOK
-#define J2KI_T2_ROUND_HOOK(nw, g) ((void)0)  /* tests/t2_emu.cc counts the teams' rounds (thread 0) */
+#define J2KI_T2_ROUND_HOOK(nw, g, used, n) ((void)0)  /* tests/t2_emu.cc counts the rounds (thread 0) */
 #endif
 static __device__ uint32_t j2ki_t2_warp_emit(J2kiT2pEmit *em, const uint32_t *w, uint32_t pos, uint32_t end)
 {
@@ -473,7 +475,7 @@ static __device__ int j2ki_t2_dev_prec(const J2kiT2DevView *v, uint32_t p, uint3
                 w[0] = rest ? keep << (32 - rest) : 0;
             carry = rest;
             if (tid == 0)
-                J2KI_T2_ROUND_HOOK(NW, g);
+                J2KI_T2_ROUND_HOOK(NW, g, used, wp.n);
             g += used;
             j2ki_t2_team_sync<NW>();
         }
