@@ -16,7 +16,7 @@ static uint32_t rnd() { rnd_state ^= rnd_state << 13; rnd_state ^= rnd_state >> 
  * default, every precinct with code-blocks by a team, and a few in between, so that both
  * header coders and their mixes run on the random cases. light: only one iteration in five
  * by teams everywhere and one with a mix (a team's barriers are a block's, each a switch of
- * 256 fibers here: rate control's emulation ran five times as long with four in five). */
+ * 256 fibers here; bench/results/precinct-teams.md has the times). */
 static int emu_team_min(int iter, int light)
 {
     static const int m[] = { 0, 1, 2, 9, 40 }, l[] = { 0, 1, 0, 16, 0 };

@@ -147,11 +147,11 @@ int  j2ki_t2_cuda_write(J2kiT2Cuda *t, CUstream st, uint8_t *d_out, size_t cap);
 #define J2KI_T2_WARP_WORDS 512
 #endif
 
-/** Warps of a team: the thread block that codes the headers of a precinct of many code-blocks
- *  (at least J2KI_TUNE_T2_TEAM_MIN_CBLKS, tuning.h), 32 code-blocks a warp at a time: the
- *  precinct kernel's blocks (PREC_WARPS, t2_kern.h) and rate control's (RC_WARPS, rc_kern.h). */
-
-/** Words at the end of a team's scratch for its exchange: four per warp and three more. */
+/** Words at the end of the scratch of a team of nw warps for its exchange: four per warp and
+ *  three more. A team is the thread block that codes the headers of a precinct of many
+ *  code-blocks (at least J2KI_TUNE_T2_TEAM_MIN_CBLKS, tuning.h), 32 code-blocks a warp at a
+ *  time: the precinct kernel's blocks (PREC_WARPS, t2_kern.h) and rate control's (RC_WARPS,
+ *  rc_kern.h). */
 #define J2KI_T2_TEAM_SLOTS(nw) (4 * (nw) + 4)
 
 #if defined(__CUDACC__) || defined(J2KI_T2_EMU)

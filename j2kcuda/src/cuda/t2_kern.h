@@ -8,8 +8,8 @@
 #include "cuda/t2_cuda.h"
 
 /* Warps per block of the precinct kernel, each with its J2KI_T2_WARP_WORDS of shared memory; a
- * block is a team (t2_cuda.h). 8 made the DCI frames' precinct kernels 10 % slower (fewer,
- * larger blocks for a few hundred precincts: #precinct-teams). */
+ * block is a team (t2_cuda.h). 8 made the DCI frames' precinct kernels slower (fewer, larger
+ * blocks for a few hundred small precincts: bench/results/history.md#precinct-teams). */
 #define PREC_WARPS 4
 
 /** J2KI_K_T2_IMPORT: the frame's view and tier-1's results. */
